@@ -1,0 +1,42 @@
+// Package mysqlfront serves the Doris FE MySQL protocol for the emulator: the
+// DDL, SHOW and SELECT statements a user or the doris client sends to port
+// 9030. It knows nothing about transactions or storage; it asks a Backend.
+package mysqlfront
+
+import (
+	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/doris/schema"
+)
+
+// Backend is the emulator state the MySQL front reads and changes. Errors
+// carry Doris's message text (without the "errCode = N, detailMessage = "
+// prefix, which the front adds).
+type Backend interface {
+	// CheckPassword reports whether user/password may log in.
+	CheckPassword(user, password string) bool
+	CreateDatabase(name string, ifNotExists bool) error
+	DropDatabase(name string, ifExists bool) error
+	Databases() []string
+	// CreateTable creates t in db (t.Database, when set, overrides db).
+	CreateTable(db string, t *schema.Table, ifNotExists bool) error
+	DropTable(db, table string, ifExists bool) error
+	Tables(db string) ([]string, error)
+	Table(db, table string) (*schema.Table, error)
+	// TableData returns the visible rows (schema column order; values nil,
+	// int64, float64 or string) and a version that changes when they do.
+	TableData(db, table string) (rows [][]any, version uint64, err error)
+	// Transactions answers SHOW TRANSACTION for db: exactly one of ID,
+	// Label, LabelLike or Status is set in q.
+	Transactions(db string, q TxnQuery) ([]doris.Transaction, error)
+	// FrontendConfig answers ADMIN SHOW FRONTEND CONFIG [LIKE pattern]:
+	// pairs of key and value (pattern uses SQL LIKE wildcards; empty = all).
+	FrontendConfig(pattern string) [][2]string
+}
+
+// TxnQuery is the WHERE clause of SHOW TRANSACTION (doris-api.md §6.2).
+type TxnQuery struct {
+	ID        int64 // > 0 when set
+	Label     string
+	LabelLike string
+	Status    doris.TxnStatus
+}

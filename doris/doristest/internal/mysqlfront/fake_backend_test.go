@@ -1,0 +1,211 @@
+package mysqlfront
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/doris/schema"
+)
+
+// fakeBackend is an in-memory Backend for the tests.
+type fakeBackend struct {
+	mu      sync.Mutex
+	users   map[string]string
+	dbs     map[string]map[string]*fakeTable
+	txns    map[string][]doris.Transaction // by db
+	configs [][2]string
+}
+
+type fakeTable struct {
+	t       *schema.Table
+	rows    [][]any
+	version uint64
+}
+
+func newFakeBackend() *fakeBackend {
+	return &fakeBackend{
+		users: map[string]string{"root": ""},
+		dbs:   map[string]map[string]*fakeTable{},
+		txns:  map[string][]doris.Transaction{},
+	}
+}
+
+func (f *fakeBackend) CheckPassword(user, password string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pw, ok := f.users[user]
+	return ok && pw == password
+}
+
+func (f *fakeBackend) CreateDatabase(name string, ifNotExists bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.dbs[name]; ok {
+		if ifNotExists {
+			return nil
+		}
+		return fmt.Errorf("Can't create database '%s'; database exists", name)
+	}
+	f.dbs[name] = map[string]*fakeTable{}
+	return nil
+}
+
+func (f *fakeBackend) DropDatabase(name string, ifExists bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.dbs[name]; !ok {
+		if ifExists {
+			return nil
+		}
+		return fmt.Errorf("Can't drop database '%s'; database doesn't exist", name)
+	}
+	delete(f.dbs, name)
+	return nil
+}
+
+func (f *fakeBackend) Databases() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for n := range f.dbs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (f *fakeBackend) CreateTable(db string, t *schema.Table, ifNotExists bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t.Database != "" {
+		db = t.Database
+	}
+	tables, ok := f.dbs[db]
+	if !ok {
+		return fmt.Errorf("Unknown database '%s'", db)
+	}
+	if _, ok := tables[t.Name]; ok {
+		if ifNotExists {
+			return nil
+		}
+		return fmt.Errorf("Table '%s' already exists", t.Name)
+	}
+	tables[t.Name] = &fakeTable{t: t, version: 1}
+	return nil
+}
+
+func (f *fakeBackend) DropTable(db, table string, ifExists bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tables := f.dbs[db]
+	if _, ok := tables[table]; !ok {
+		if ifExists {
+			return nil
+		}
+		return fmt.Errorf("Unknown table '%s'", table)
+	}
+	delete(tables, table)
+	return nil
+}
+
+func (f *fakeBackend) Tables(db string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tables, ok := f.dbs[db]
+	if !ok {
+		return nil, fmt.Errorf("Unknown database '%s'", db)
+	}
+	var out []string
+	for n := range tables {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (f *fakeBackend) table(db, table string) (*fakeTable, error) {
+	t, ok := f.dbs[db][table]
+	if !ok {
+		return nil, fmt.Errorf("Unknown table '%s'", table)
+	}
+	return t, nil
+}
+
+func (f *fakeBackend) Table(db, table string) (*schema.Table, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.table(db, table)
+	if err != nil {
+		return nil, err
+	}
+	return t.t, nil
+}
+
+func (f *fakeBackend) TableData(db, table string) ([][]any, uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.table(db, table)
+	if err != nil {
+		return nil, 0, err
+	}
+	return slices.Clone(t.rows), t.version, nil
+}
+
+// setRows replaces a table's visible rows (test helper).
+func (f *fakeBackend) setRows(db, table string, rows [][]any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.table(db, table)
+	if err != nil {
+		return err
+	}
+	t.rows = rows
+	t.version++
+	return nil
+}
+
+func (f *fakeBackend) Transactions(db string, q TxnQuery) ([]doris.Transaction, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.dbs[db]; !ok {
+		return nil, errors.New("Unknown database '" + db + "'")
+	}
+	var out []doris.Transaction
+	for _, t := range f.txns[db] {
+		switch {
+		case q.ID > 0 && t.ID == q.ID,
+			q.Label != "" && t.Label == q.Label,
+			q.LabelLike != "" && likeMatch(q.LabelLike, t.Label),
+			q.Status != "" && t.Status == q.Status:
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeBackend) FrontendConfig(pattern string) [][2]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out [][2]string
+	for _, kv := range f.configs {
+		if pattern == "" || likeMatch(pattern, kv[0]) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// pwBackend adds PasswordLookup so that mysql_native_password works with
+// non-empty passwords.
+type pwBackend struct{ *fakeBackend }
+
+func (p pwBackend) Password(user string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pw, ok := p.users[user]
+	return pw, ok
+}

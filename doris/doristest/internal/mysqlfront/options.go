@@ -1,0 +1,46 @@
+package mysqlfront
+
+import "log/slog"
+
+// Option configures a Server.
+type Option interface{ apply(*config) }
+
+type optFunc func(*config)
+
+func (f optFunc) apply(c *config) { f(c) }
+
+type config struct {
+	logger         *slog.Logger
+	serverVersion  string
+	versionComment string
+}
+
+func defaultConfig() config {
+	return config{
+		logger:         slog.New(slog.DiscardHandler),
+		serverVersion:  "5.7.99",
+		versionComment: "Doris version doris-2.1.0-doristest",
+	}
+}
+
+// WithLogger sets the logger for connection-level events (default: discard).
+func WithLogger(l *slog.Logger) Option {
+	return optFunc(func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	})
+}
+
+// WithServerVersion sets the version sent in the handshake and answered to
+// `SELECT @@version` (default "5.7.99", what Doris FE reports).
+func WithServerVersion(v string) Option {
+	return optFunc(func(c *config) { c.serverVersion = v })
+}
+
+// WithVersionComment sets the answer to `SELECT @@version_comment`
+// (default "Doris version doris-2.1.0-doristest"; Doris answers
+// "Doris version doris-<release>-<commit>").
+func WithVersionComment(v string) Option {
+	return optFunc(func(c *config) { c.versionComment = v })
+}

@@ -1,0 +1,216 @@
+package mysqlfront
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// session is the state of one connection and its go-mysql Handler. go-mysql
+// calls a Handler from the connection's goroutine only; mu guards the fields
+// the server goroutine sets after the handshake.
+type session struct {
+	s *Server
+
+	mu     sync.Mutex
+	connID uint32 // go-mysql's connection id, as sent in the handshake
+	db     string
+	user   string
+	host   string
+	vars   map[string]any // session variables changed with SET
+}
+
+func newSession(s *Server) *session {
+	return &session{s: s, vars: make(map[string]any)}
+}
+
+func (ss *session) currentDB() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.db
+}
+
+// UseDB handles COM_INIT_DB and `USE db`.
+func (ss *session) UseDB(db string) error {
+	if db == "" {
+		return errNoDB()
+	}
+	if !slices.Contains(ss.s.b.Databases(), db) {
+		return errUnknownDB(db)
+	}
+	ss.mu.Lock()
+	ss.db = db
+	ss.mu.Unlock()
+	return nil
+}
+
+// HandleQuery handles COM_QUERY.
+func (ss *session) HandleQuery(q string) (*mysql.Result, error) {
+	return ss.query(context.Background(), q, false)
+}
+
+// HandleFieldList handles COM_FIELD_LIST (the mysql CLI's auto-rehash).
+func (ss *session) HandleFieldList(table, _ string) ([]*mysql.Field, error) {
+	db := ss.currentDB()
+	if db == "" {
+		return nil, errNoDB()
+	}
+	t, err := ss.s.b.Table(db, table)
+	if err != nil {
+		return nil, backendError(err)
+	}
+	var fs []*mysql.Field
+	for _, c := range t.Columns {
+		if isHiddenColumn(c.Name) {
+			continue
+		}
+		fs = append(fs, &mysql.Field{Schema: []byte(db), Table: []byte(table), OrgTable: []byte(table),
+			Name: []byte(c.Name), OrgName: []byte(c.Name), Charset: 33, Type: mysql.MYSQL_TYPE_VAR_STRING})
+	}
+	return fs, nil
+}
+
+// HandleOtherCommand handles commands go-mysql does not: COM_SET_OPTION is
+// accepted; anything else is refused.
+func (ss *session) HandleOtherCommand(cmd byte, _ []byte) error {
+	if cmd == mysql.COM_SET_OPTION {
+		return nil
+	}
+	return mysql.NewError(mysql.ER_UNKNOWN_COM_ERROR, "Unknown command")
+}
+
+// query parses one statement and answers it; binary selects the row
+// protocol (prepared statements).
+func (ss *session) query(ctx context.Context, q string, binary bool) (*mysql.Result, error) {
+	text, toks := trimStatement(q)
+	if len(toks) == 0 {
+		return nil, mysql.NewError(mysql.ER_EMPTY_QUERY, "Query was empty")
+	}
+	st := stmt{text: text, toks: toks}
+	spec, err := ss.dispatch(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if spec == nil {
+		return nil, nil // OK packet
+	}
+	r, err := spec.build(binary)
+	if err != nil {
+		return nil, errf("%s", err.Error())
+	}
+	return r, nil
+}
+
+// stmt is one statement: its text (comments kept, trailing `;` dropped) and
+// its tokens (comments dropped).
+type stmt struct {
+	text string
+	toks []token
+}
+
+// at returns token i, or a zero token past the end.
+func (st stmt) at(i int) token {
+	if i < len(st.toks) {
+		return st.toks[i]
+	}
+	return token{kind: tokPunct, val: ""}
+}
+
+// words reports whether the statement starts with the given words.
+func (st stmt) words(ws ...string) bool {
+	for i, w := range ws {
+		if !st.at(i).is(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// dispatch routes a statement to its handler. A nil spec means "send OK".
+func (ss *session) dispatch(ctx context.Context, st stmt) (*resultSpec, error) {
+	first := strings.ToUpper(st.at(0).val)
+	if st.at(0).kind != tokWord {
+		first = ""
+	}
+	switch first {
+	case "USE":
+		db, n := qualifiedName(st.toks, 1)
+		if db.table == "" || n != len(st.toks) {
+			return nil, syntaxError(st)
+		}
+		return nil, ss.UseDB(db.table)
+	case "CREATE":
+		return ss.create(st)
+	case "DROP":
+		return ss.drop(st)
+	case "SHOW":
+		return ss.show(st)
+	case "DESC", "DESCRIBE":
+		return ss.describe(st, 1)
+	case "ADMIN":
+		if st.words("ADMIN", "SHOW", "FRONTEND", "CONFIG") {
+			return ss.frontendConfig(st, 4)
+		}
+	case "SELECT", "WITH":
+		return ss.selectStmt(ctx, st)
+	case "SET":
+		return nil, ss.set(st)
+	case "BEGIN", "COMMIT", "ROLLBACK", "START":
+		// Session transactions have no meaning here; acknowledge them so
+		// that database/sql's Begin/Commit work.
+		return nil, nil
+	}
+	return nil, syntaxError(st)
+}
+
+// syntaxError is the answer to a statement the emulator does not know.
+// (Real Doris answers its parser's "Syntax error in line 1: ..." text, also
+// as 1105 with errCode = 2.)
+func syntaxError(st stmt) error {
+	q := st.text
+	if len(q) > 200 {
+		q = q[:200] + "..."
+	}
+	return errf("Unsupported statement in the Doris emulator: %s", q)
+}
+
+// objName is an optionally qualified name `db`.`table`.
+type objName struct{ db, table string }
+
+// qualifiedName reads `name` or `db`.`name` at toks[i]; it returns the name
+// and the index after it (i when there is no name).
+func qualifiedName(toks []token, i int) (objName, int) {
+	if i >= len(toks) || toks[i].name() == "" {
+		return objName{}, i
+	}
+	first := toks[i].name()
+	if i+2 < len(toks) && toks[i+1].isPunct(".") && toks[i+2].name() != "" {
+		return objName{db: first, table: toks[i+2].name()}, i + 3
+	}
+	return objName{table: first}, i + 1
+}
+
+// resolveDB picks the database of a statement: the explicit one, else the
+// session's, else "No database selected".
+func (ss *session) resolveDB(explicit string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	if db := ss.currentDB(); db != "" {
+		return db, nil
+	}
+	return "", errNoDB()
+}
+
+// knownDB returns errUnknownDB when db does not exist.
+func (ss *session) knownDB(db string) error {
+	if !slices.Contains(ss.s.b.Databases(), db) {
+		return errUnknownDB(db)
+	}
+	return nil
+}
+
+func isHiddenColumn(name string) bool { return strings.HasPrefix(name, "__DORIS_") }

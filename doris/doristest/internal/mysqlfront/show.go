@@ -1,0 +1,227 @@
+package mysqlfront
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/doris-sink/doris-sink/doris/schema"
+)
+
+// show routes SHOW statements.
+func (ss *session) show(st stmt) (*resultSpec, error) {
+	i := 1
+	full := false
+	if st.at(i).is("FULL") {
+		i, full = i+1, true
+	}
+	if st.at(i).is("GLOBAL") || st.at(i).is("SESSION") {
+		i++
+	}
+	switch w := strings.ToUpper(st.at(i).val); {
+	case w == "DATABASES" || w == "SCHEMAS":
+		return ss.showDatabases(st, i+1)
+	case w == "TABLES":
+		return ss.showTables(st, i+1, full)
+	case w == "CREATE" && st.at(i+1).is("TABLE"):
+		return ss.showCreateTable(st, i+2)
+	case w == "COLUMNS" || w == "FIELDS":
+		return ss.showColumns(st, i+1)
+	case w == "TRANSACTION":
+		return ss.showTransaction(st, i+1)
+	case w == "FRONTEND" && st.at(i+1).is("CONFIG"):
+		return ss.frontendConfig(st, i+2)
+	case w == "VARIABLES":
+		return ss.showVariables(st, i+1)
+	case w == "WARNINGS" || w == "ERRORS":
+		// Nothing is ever recorded.
+		spec := stringCols("Level", "Code", "Message")
+		return &spec, nil
+	case w == "STATUS":
+		spec := stringCols("Variable_name", "Value")
+		return &spec, nil
+	}
+	return nil, syntaxError(st)
+}
+
+// likeFilter reads an optional `LIKE 'pattern'` at i. ok is false on a
+// syntax error.
+func likeFilter(st stmt, i int) (pattern string, has, ok bool) {
+	if i == len(st.toks) {
+		return "", false, true
+	}
+	if st.at(i).is("LIKE") && st.at(i+1).kind == tokString && i+2 == len(st.toks) {
+		return st.at(i + 1).val, true, true
+	}
+	return "", false, false
+}
+
+// SHOW DATABASES [LIKE 'p'] — one column, Database.
+func (ss *session) showDatabases(st stmt, i int) (*resultSpec, error) {
+	pat, has, ok := likeFilter(st, i)
+	if !ok {
+		return nil, syntaxError(st)
+	}
+	spec := stringCols("Database")
+	dbs := slices.Clone(ss.s.b.Databases())
+	slices.Sort(dbs)
+	for _, db := range dbs {
+		if !has || likeMatch(pat, db) {
+			spec.rows = append(spec.rows, []any{db})
+		}
+	}
+	return &spec, nil
+}
+
+// SHOW [FULL] TABLES [FROM|IN db] [LIKE 'p'] — Tables_in_<db> (and
+// Table_type with FULL).
+func (ss *session) showTables(st stmt, i int, full bool) (*resultSpec, error) {
+	explicit := ""
+	if st.at(i).is("FROM") || st.at(i).is("IN") {
+		explicit = st.at(i + 1).name()
+		if explicit == "" {
+			return nil, syntaxError(st)
+		}
+		i += 2
+	}
+	pat, has, ok := likeFilter(st, i)
+	if !ok {
+		return nil, syntaxError(st)
+	}
+	db, err := ss.resolveDB(explicit)
+	if err != nil {
+		return nil, err
+	}
+	if err := ss.knownDB(db); err != nil {
+		return nil, err
+	}
+	names, err := ss.s.b.Tables(db)
+	if err != nil {
+		return nil, backendError(err)
+	}
+	names = slices.Clone(names)
+	slices.Sort(names)
+	spec := stringCols("Tables_in_" + db)
+	if full {
+		spec = stringCols("Tables_in_"+db, "Table_type")
+	}
+	for _, n := range names {
+		if has && !likeMatch(pat, n) {
+			continue
+		}
+		if full {
+			spec.rows = append(spec.rows, []any{n, "BASE TABLE"})
+		} else {
+			spec.rows = append(spec.rows, []any{n})
+		}
+	}
+	return &spec, nil
+}
+
+// lookupTable resolves [db.]t and fetches its schema.
+func (ss *session) lookupTable(name objName) (string, *schema.Table, error) {
+	db, err := ss.resolveDB(name.db)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := ss.knownDB(db); err != nil {
+		return "", nil, err
+	}
+	t, err := ss.s.b.Table(db, name.table)
+	if err != nil {
+		return "", nil, backendError(err)
+	}
+	return db, t, nil
+}
+
+// SHOW CREATE TABLE [db.]t — columns Table, Create Table.
+func (ss *session) showCreateTable(st stmt, i int) (*resultSpec, error) {
+	name, n := qualifiedName(st.toks, i)
+	if name.table == "" || n != len(st.toks) {
+		return nil, syntaxError(st)
+	}
+	_, t, err := ss.lookupTable(name)
+	if err != nil {
+		return nil, err
+	}
+	ddl := t.CreateTableSQL()
+	spec := stringCols("Table", "Create Table")
+	spec.rows = [][]any{{name.table, ddl}}
+	return &spec, nil
+}
+
+// DESC|DESCRIBE [db.]t [ALL] — Field, Type, Null, Key, Default, Extra.
+func (ss *session) describe(st stmt, i int) (*resultSpec, error) {
+	name, n := qualifiedName(st.toks, i)
+	if n < len(st.toks) && st.at(n).is("ALL") {
+		n++
+	}
+	if name.table == "" || n != len(st.toks) {
+		return nil, syntaxError(st)
+	}
+	_, t, err := ss.lookupTable(name)
+	if err != nil {
+		return nil, err
+	}
+	return describeTable(t), nil
+}
+
+// SHOW COLUMNS|FIELDS FROM|IN [db.]t [FROM|IN db] — answered like DESC.
+func (ss *session) showColumns(st stmt, i int) (*resultSpec, error) {
+	if !st.at(i).is("FROM") && !st.at(i).is("IN") {
+		return nil, syntaxError(st)
+	}
+	name, n := qualifiedName(st.toks, i+1)
+	if name.table == "" {
+		return nil, syntaxError(st)
+	}
+	if st.at(n).is("FROM") || st.at(n).is("IN") {
+		name.db = st.at(n + 1).name()
+		if name.db == "" {
+			return nil, syntaxError(st)
+		}
+		n += 2
+	}
+	if n != len(st.toks) {
+		return nil, syntaxError(st)
+	}
+	_, t, err := ss.lookupTable(name)
+	if err != nil {
+		return nil, err
+	}
+	return describeTable(t), nil
+}
+
+// describeTable follows Doris's IndexSchemaProcNode (DESC of an OLAP table):
+// Type is lower-case, Null is YES/NO, Key is true/false, Default is NULL when
+// absent, Extra is the aggregation of an AGGREGATE KEY value column (hidden
+// for other models). Hidden __DORIS_*__ columns are not shown.
+func describeTable(t *schema.Table) *resultSpec {
+	spec := stringCols("Field", "Type", "Null", "Key", "Default", "Extra")
+	keys := make(map[string]bool, len(t.KeyColumns))
+	for _, k := range t.KeyColumns {
+		keys[strings.ToLower(k)] = true
+	}
+	for _, c := range t.Columns {
+		if isHiddenColumn(c.Name) {
+			continue
+		}
+		null := "NO"
+		if c.Nullable {
+			null = "YES"
+		}
+		isKey := "false"
+		if keys[strings.ToLower(c.Name)] {
+			isKey = "true"
+		}
+		var def any
+		if c.Default != nil {
+			def = *c.Default
+		}
+		extra := ""
+		if t.Keys == schema.AggregateKeys && c.Agg != schema.AggNone {
+			extra = string(c.Agg)
+		}
+		spec.rows = append(spec.rows, []any{c.Name, strings.ToLower(c.Type), null, isKey, def, extra})
+	}
+	return &spec
+}
