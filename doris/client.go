@@ -1,0 +1,117 @@
+package doris
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// Client talks to one Doris cluster. It is safe for concurrent use. Create
+// it with NewClient and release it with Close. The zero value is not usable.
+type Client struct {
+	cfg    Config
+	fe, be endpoints
+	auth   string // "Basic ..." header value; never logged
+	log    *slog.Logger
+
+	// load sends Stream Load PUTs; redirects are handled by hand
+	// (CheckRedirect returns ErrUseLastResponse).
+	load *http.Client
+	// small sends 2PC and get_load_state with bounded retries; it follows
+	// 307s re-adding Authorization.
+	small *retryablehttp.Client
+	// ownTransport is closed by Close when the client built it.
+	ownTransport *http.Transport
+
+	nextFE atomic.Uint32 // round robin start for small calls
+	nextBE atomic.Uint32 // round robin over Config.BE
+
+	mu     sync.Mutex
+	db     *sql.DB // lazily opened by mysqlDB
+	closed bool
+}
+
+// NewClient validates cfg, applies the defaults documented on Config, and
+// returns a Client. It does not connect.
+func NewClient(cfg Config) (*Client, error) {
+	cfg.applyDefaults()
+	fe, be, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:  cfg,
+		fe:   fe,
+		be:   be,
+		auth: "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.User+":"+cfg.Password)),
+		log:  cfg.Logger,
+	}
+	rt := cfg.HTTPTransport
+	if rt == nil {
+		c.ownTransport = newTransport(&cfg)
+		rt = c.ownTransport
+	}
+	c.load = &http.Client{
+		Transport: rt,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	c.small = c.newSmallClient(rt)
+	return c, nil
+}
+
+func newTransport(cfg *Config) *http.Transport {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           d.DialContext,
+		TLSClientConfig:       cfg.TLS,
+		ForceAttemptHTTP2:     false, // Doris speaks HTTP/1.1; 100-continue relies on it
+		MaxIdleConns:          64,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: cfg.ExpectContinueTimeout,
+	}
+}
+
+// Close releases idle connections and the MySQL pool. In-flight calls are
+// not interrupted (cancel their contexts). Close is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if c.ownTransport != nil {
+		c.ownTransport.CloseIdleConnections()
+	}
+	if c.db != nil {
+		if err := c.db.Close(); err != nil {
+			return fmt.Errorf("close mysql pool: %w", err)
+		}
+	}
+	return nil
+}
+
+var errClosed = errors.New("doris: client closed")
+
+// withTimeout bounds ctx by d when d > 0.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return context.WithCancel(ctx)
+}

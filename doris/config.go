@@ -1,0 +1,137 @@
+package doris
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults applied by NewClient to zero Config fields.
+const (
+	DefaultRequestTimeout        = 30 * time.Second
+	DefaultLoadTimeout           = time.Hour
+	DefaultExpectContinueTimeout = 5 * time.Second
+	DefaultMaxRetries            = 4
+)
+
+// Config configures a Client. The zero value of every field but FE and User
+// is valid and means the documented default.
+type Config struct {
+	// FE lists frontend HTTP endpoints, "http(s)://host:port" (port 8030 by
+	// default in Doris). Required. Stream Load, 2PC and get_load_state go to
+	// the first FE that accepts a connection; a connection refused moves to
+	// the next one.
+	FE []string
+	// BE optionally lists backend HTTP endpoints ("http://host:8040"). When
+	// set, Stream Load goes straight to a BE (round robin) instead of asking
+	// an FE for a redirect. 2PC and get_load_state still use FE.
+	BE []string
+	// MySQL is the FE MySQL protocol address "host:port" (9030 by default in
+	// Doris). Required only by TransactionByLabel, TransactionByID,
+	// ShowCreateTable and FrontendConfig.
+	MySQL string
+	// User and Password are the Doris credentials (HTTP Basic auth and MySQL).
+	User, Password string
+	// TLS configures https endpoints and the MySQL connection (nil: plain).
+	TLS *tls.Config
+	// RequestTimeout bounds every small call (2PC, get_load_state, MySQL
+	// statements, the FE redirect step of Stream Load), retries included.
+	// Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// LoadTimeout bounds a whole StreamLoad call, body streaming included.
+	// Default DefaultLoadTimeout; negative means no bound beyond ctx.
+	LoadTimeout time.Duration
+	// ExpectContinueTimeout is how long a request with "Expect: 100-continue"
+	// waits for the server before the body is sent anyway (only used when
+	// HTTPTransport is nil). Default DefaultExpectContinueTimeout. The FE
+	// redirect step never sends body bytes whatever this value.
+	ExpectContinueTimeout time.Duration
+	// MaxRetries bounds the retries of small idempotent calls (2PC,
+	// get_load_state) on connection errors and 5xx. Default
+	// DefaultMaxRetries; negative means no retry. Stream Load is never
+	// retried.
+	MaxRetries int
+	// Logger receives debug logs (URLs redacted). Default: discard.
+	Logger *slog.Logger
+	// HTTPTransport replaces the client's own transport (tests, proxies).
+	// Its ExpectContinueTimeout should be non-zero.
+	HTTPTransport http.RoundTripper
+}
+
+// endpoints is a validated, normalised list of base URLs.
+type endpoints []*url.URL
+
+func (c *Config) applyDefaults() {
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.LoadTimeout == 0 {
+		c.LoadTimeout = DefaultLoadTimeout
+	}
+	if c.ExpectContinueTimeout == 0 {
+		c.ExpectContinueTimeout = DefaultExpectContinueTimeout
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	} else if c.MaxRetries < 0 {
+		c.MaxRetries = 0
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// validate checks cfg and returns the parsed FE and BE endpoints.
+func (c *Config) validate() (fe, be endpoints, err error) {
+	if len(c.FE) == 0 {
+		return nil, nil, errors.New("doris config: FE: at least one frontend URL is required")
+	}
+	if c.User == "" {
+		return nil, nil, errors.New("doris config: User is required")
+	}
+	if c.RequestTimeout < 0 {
+		return nil, nil, fmt.Errorf("doris config: RequestTimeout %v is negative", c.RequestTimeout)
+	}
+	if c.ExpectContinueTimeout < 0 {
+		return nil, nil, fmt.Errorf("doris config: ExpectContinueTimeout %v is negative", c.ExpectContinueTimeout)
+	}
+	if fe, err = parseEndpoints("FE", c.FE); err != nil {
+		return nil, nil, err
+	}
+	if be, err = parseEndpoints("BE", c.BE); err != nil {
+		return nil, nil, err
+	}
+	if c.MySQL != "" && (strings.Contains(c.MySQL, "/") || !strings.Contains(c.MySQL, ":")) {
+		return nil, nil, fmt.Errorf("doris config: MySQL %q: want host:port", c.MySQL)
+	}
+	return fe, be, nil
+}
+
+func parseEndpoints(field string, raw []string) (endpoints, error) {
+	out := make(endpoints, 0, len(raw))
+	for i, s := range raw {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("doris config: %s[%d]: %w", field, i, err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return nil, fmt.Errorf("doris config: %s[%d] %q: scheme must be http or https", field, i, u.Redacted())
+		}
+		if u.Host == "" {
+			return nil, fmt.Errorf("doris config: %s[%d] %q: missing host:port", field, i, u.Redacted())
+		}
+		if u.User != nil {
+			return nil, fmt.Errorf("doris config: %s[%d] %q: put credentials in User/Password, not the URL", field, i, u.Redacted())
+		}
+		if p := strings.TrimRight(u.Path, "/"); p != "" || u.RawQuery != "" {
+			return nil, fmt.Errorf("doris config: %s[%d] %q: want scheme://host:port without path", field, i, u.Redacted())
+		}
+		out = append(out, &url.URL{Scheme: u.Scheme, Host: u.Host})
+	}
+	return out, nil
+}

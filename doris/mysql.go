@@ -1,0 +1,325 @@
+package doris
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/doris-sink/doris-sink/doris/schema"
+)
+
+// mysqlDB opens the FE MySQL pool on first use (small: the client only
+// sends occasional SHOW statements).
+func (c *Client) mysqlDB() (*sql.DB, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	if c.db != nil {
+		return c.db, nil
+	}
+	if c.cfg.MySQL == "" {
+		return nil, errors.New("doris: Config.MySQL is not set")
+	}
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd = c.cfg.User, c.cfg.Password
+	mc.Net, mc.Addr = "tcp", c.cfg.MySQL
+	// Doris cannot server-side prepare SHOW statements (go-deps.md §3):
+	// arguments are interpolated client-side with proper quoting.
+	mc.InterpolateParams = true
+	mc.Timeout = c.cfg.RequestTimeout
+	mc.ReadTimeout, mc.WriteTimeout = c.cfg.RequestTimeout, c.cfg.RequestTimeout
+	if c.cfg.TLS != nil {
+		mc.TLS = c.cfg.TLS.Clone()
+	}
+	mc.Logger = mysqlLogger{c}
+	conn, err := mysql.NewConnector(mc)
+	if err != nil {
+		return nil, fmt.Errorf("doris mysql %s: %w", c.cfg.MySQL, err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(2)
+	db.SetConnMaxIdleTime(time.Minute)
+	c.db = db
+	return db, nil
+}
+
+type mysqlLogger struct{ c *Client }
+
+func (l mysqlLogger) Print(v ...any) { l.c.log.Debug("mysql driver", "msg", fmt.Sprint(v...)) }
+
+// quoteIdent quotes a MySQL identifier with backticks.
+func quoteIdent(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
+// sqlError carries a driver error and the sentinel its message maps to.
+type sqlError struct {
+	err      error
+	sentinel error
+}
+
+func (e *sqlError) Error() string   { return e.err.Error() }
+func (e *sqlError) Unwrap() []error { return []error{e.err, e.sentinel} }
+
+// classifySQL attaches the sentinel of a Doris error message (one table:
+// messageCodes), e.g. "transaction with label x does not exist" →
+// ErrTxnNotFound, "Access denied" → ErrUnauthorized.
+func classifySQL(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		if s := classify(me.Message); s != nil {
+			return &sqlError{err: err, sentinel: s}
+		}
+	}
+	return err
+}
+
+// TransactionByLabel runs SHOW TRANSACTION FROM db WHERE LABEL = label over
+// the FE MySQL protocol (§6.2) and returns the label's latest txn. Errors:
+// ErrTxnNotFound when no txn has the label (never used or cleaned),
+// ErrUnauthorized, driver errors. A read: safe to retry.
+func (c *Client) TransactionByLabel(ctx context.Context, db, label string) (*Transaction, error) {
+	q := "SHOW TRANSACTION FROM " + quoteIdent(db) + " WHERE LABEL = ?"
+	t, err := c.showTransaction(ctx, q, label)
+	if err != nil {
+		return nil, fmt.Errorf("show transaction label %s in db %s: %w", label, db, err)
+	}
+	return t, nil
+}
+
+// TransactionByID runs SHOW TRANSACTION FROM db WHERE ID = id (§6.2).
+// Errors as TransactionByLabel.
+func (c *Client) TransactionByID(ctx context.Context, db string, id int64) (*Transaction, error) {
+	q := "SHOW TRANSACTION FROM " + quoteIdent(db) + " WHERE ID = " + strconv.FormatInt(id, 10)
+	t, err := c.showTransaction(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("show transaction %d in db %s: %w", id, db, err)
+	}
+	return t, nil
+}
+
+func (c *Client) showTransaction(ctx context.Context, q string, args ...any) (*Transaction, error) {
+	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	db, err := c.mysqlDB()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, classifySQL(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, classifySQL(err)
+		}
+		return nil, ErrTxnNotFound
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	t, err := parseTransaction(cols, vals)
+	if err != nil {
+		return nil, err
+	}
+	return t, rows.Close()
+}
+
+// parseTransaction maps SHOW TRANSACTION columns by name (§6.2,
+// TransactionColumns) so older Dorises with fewer columns still parse.
+func parseTransaction(cols []string, vals []sql.NullString) (*Transaction, error) {
+	var t Transaction
+	for i, col := range cols {
+		v := vals[i].String
+		if !vals[i].Valid || v == `\N` {
+			v = ""
+		}
+		var err error
+		switch col {
+		case "TransactionId":
+			t.ID, err = parseInt(v)
+		case "Label":
+			t.Label = v
+		case "Coordinator":
+			t.Coordinator = v
+		case "TransactionStatus":
+			t.Status = TxnStatus(v)
+		case "LoadJobSourceType":
+			t.SourceType = v
+		case "PrepareTime":
+			t.PrepareTime, err = parseTime(v)
+		case "PreCommitTime":
+			t.PreCommitTime, err = parseTime(v)
+		case "CommitTime":
+			t.CommitTime, err = parseTime(v)
+		case "PublishTime":
+			t.PublishTime, err = parseTime(v)
+		case "FinishTime":
+			t.FinishTime, err = parseTime(v)
+		case "Reason":
+			t.Reason = v
+		case "ErrorReplicasCount":
+			t.ErrorReplicasCount, err = parseInt(v)
+		case "ListenerId":
+			t.ListenerID, err = parseInt(v)
+		case "TimeoutMs":
+			t.TimeoutMs, err = parseInt(v)
+		case "ErrMsg":
+			t.ErrMsg = v
+		}
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", col, err)
+		}
+	}
+	return &t, nil
+}
+
+func parseInt(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// parseTime parses a SHOW TRANSACTION time (TimeLayout, FE local time);
+// "" (NULL or \N) is the zero time.
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return time.ParseInLocation(TimeLayout, s, time.Local)
+}
+
+// ShowCreateTable runs SHOW CREATE TABLE db.table over the FE MySQL
+// protocol and parses the DDL with schema.ParseCreateTable. Table.Database
+// is set to db when the DDL has no qualifier. Errors: ErrNotFound for an
+// unknown db/table (when Doris's message says so), ErrUnauthorized, parse
+// errors.
+func (c *Client) ShowCreateTable(ctx context.Context, db, table string) (*schema.Table, error) {
+	what := fmt.Sprintf("show create table %s.%s", db, table)
+	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	rows, err := c.queryStrings(ctx, "SHOW CREATE TABLE "+quoteIdent(db)+"."+quoteIdent(table))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if len(rows) == 0 || len(rows[0]) < 2 {
+		return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	t, err := schema.ParseCreateTable(rows[0][1])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if t.Database == "" {
+		t.Database = db
+	}
+	return t, nil
+}
+
+// FrontendConfig runs ADMIN SHOW FRONTEND CONFIG LIKE pattern and returns
+// Key → Value (e.g. "stream_load_default_precommit_timeout_second" →
+// "3600"). Needs ADMIN privilege on real Doris.
+func (c *Client) FrontendConfig(ctx context.Context, pattern string) (map[string]string, error) {
+	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	db, err := c.mysqlDB()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, "ADMIN SHOW FRONTEND CONFIG LIKE ?", pattern)
+	if err != nil {
+		return nil, fmt.Errorf("frontend config %q: %w", pattern, classifySQL(err))
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	ki, vi := 0, 1
+	for i, col := range cols {
+		switch strings.ToLower(col) {
+		case "key", "name":
+			ki = i
+		case "value":
+			vi = i
+		}
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		vals, err := scanStrings(rows, len(cols))
+		if err != nil {
+			return nil, err
+		}
+		if ki < len(vals) && vi < len(vals) {
+			out[vals[ki]] = vals[vi]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("frontend config %q: %w", pattern, classifySQL(err))
+	}
+	return out, nil
+}
+
+// queryStrings runs q and returns every row as strings (NULL → "").
+func (c *Client) queryStrings(ctx context.Context, q string, args ...any) ([][]string, error) {
+	db, err := c.mysqlDB()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, classifySQL(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for rows.Next() {
+		vals, err := scanStrings(rows, len(cols))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classifySQL(err)
+	}
+	return out, nil
+}
+
+func scanStrings(rows *sql.Rows, n int) ([]string, error) {
+	vals := make([]sql.NullString, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	out := make([]string, n)
+	for i, v := range vals {
+		out[i] = v.String
+	}
+	return out, nil
+}

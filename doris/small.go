@@ -1,0 +1,118 @@
+package doris
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// callState records, across the retries of one small call, whether any
+// attempt may have reached Doris (for IsAmbiguous).
+type callState struct{ maybeSent atomic.Bool }
+
+type callStateKey struct{}
+
+// newSmallClient builds the retrying client for small idempotent calls: it
+// retries connection errors and 5xx with bounded exponential backoff,
+// rotates to the next FE on each retry, and follows 307 (FE → BE for 2PC,
+// §3.1; FE → master for get_load_state, §6.1) re-adding Authorization.
+func (c *Client) newSmallClient(rt http.RoundTripper) *retryablehttp.Client {
+	hc := &http.Client{
+		Transport: rt,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			req.URL.User = nil // never rely on (or leak) the userinfo Doris puts in Location
+			req.Header.Set("Authorization", c.auth)
+			c.log.Debug("doris redirect", "from", via[len(via)-1].URL.Redacted(), "to", req.URL.Redacted())
+			return nil
+		},
+	}
+	return &retryablehttp.Client{
+		HTTPClient:   hc,
+		Logger:       c.log,
+		RetryWaitMin: 100 * time.Millisecond,
+		RetryWaitMax: 2 * time.Second,
+		RetryMax:     c.cfg.MaxRetries,
+		Backoff:      retryablehttp.DefaultBackoff,
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			if st, ok := ctx.Value(callStateKey{}).(*callState); ok {
+				if (err != nil && !notSent(err)) || (resp != nil && resp.StatusCode >= 500) {
+					st.maybeSent.Store(true)
+				}
+			}
+			return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+		},
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		PrepareRetry: func(req *http.Request) error {
+			if len(c.fe) < 2 {
+				return nil
+			}
+			for i, fe := range c.fe {
+				if fe.Host == req.URL.Host && fe.Scheme == req.URL.Scheme {
+					next := c.fe[(i+1)%len(c.fe)]
+					u := *req.URL
+					u.Scheme, u.Host = next.Scheme, next.Host
+					req.URL, req.Host = &u, ""
+					break
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// smallAnswer is a small call's final HTTP answer.
+type smallAnswer struct {
+	status int
+	body   []byte
+}
+
+// doSmall sends method path?query to an FE with hdr and Authorization,
+// with retries. mutating calls turn a transport error after a possible send
+// (or a final 5xx) into an ambiguous error.
+func (c *Client) doSmall(ctx context.Context, op, method, path string, query url.Values, hdr http.Header, mutating bool) (*smallAnswer, error) {
+	if c.isClosed() {
+		return nil, errClosed
+	}
+	st := &callState{}
+	ctx = context.WithValue(ctx, callStateKey{}, st)
+	fe := c.fe[int(c.nextFE.Add(1)-1)%len(c.fe)]
+	u := fe.JoinPath(path)
+	u.RawQuery = query.Encode()
+	req, err := retryablehttp.NewRequestWithContext(ctx, method, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	req.Header.Set("Authorization", c.auth)
+	resp, err := c.small.Do(req)
+	if err != nil {
+		err = fmt.Errorf("%s via %s: %w", op, u.Redacted(), err)
+		if mutating && st.maybeSent.Load() {
+			return nil, &ambiguousError{op: op, err: err}
+		}
+		return nil, err
+	}
+	body, rerr := readAnswer(resp)
+	if rerr != nil || resp.StatusCode >= 500 {
+		if rerr == nil {
+			rerr = fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(body))
+		}
+		err = fmt.Errorf("%s via %s: %w", op, u.Redacted(), rerr)
+		if mutating {
+			return nil, &ambiguousError{op: op, err: err}
+		}
+		return nil, err
+	}
+	return &smallAnswer{status: resp.StatusCode, body: body}, nil
+}
