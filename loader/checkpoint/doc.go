@@ -1,0 +1,42 @@
+// Package checkpoint is the durable log of doris-sink's two-phase-commit
+// coordinator (DESIGN.md §2): for one job, target table, source and writer
+// it holds the last decided checkpoint, the labels announced but not yet
+// decided, the next checkpoint id, a bounded history of earlier decisions
+// and the operator's resolutions.
+//
+// A Store is written with Save, which durably replaces the whole State, and
+// read with Load. FileStore keeps the state in one file in a data directory
+// (see OpenFile for the format, the lock and ownership rules); Memory keeps
+// it in memory for tests of other packages and can simulate a crash.
+//
+// Nothing corrupt is ever reset: a truncated, hand-edited or otherwise
+// invalid file is refused with a *CorruptError naming the file, and the
+// operator restores it from a backup or rebuilds it from the ledger.
+//
+// # Invariants
+//
+// State.Validate, run by every Save and Load, checks (violations are
+// *InvariantError naming the checkpoint id):
+//
+//   - Owner: Job is a valid label prefix, Writer a valid label scope, DB and
+//     Table are not empty (package label).
+//   - Checkpoint ids start at 1; NextID > every id in the state.
+//   - Every label is exactly Owner.Label(id) (DESIGN.md §3): a label of
+//     another job, table, writer or checkpoint is refused.
+//   - Decided: not Empty ⇒ TxnID > 0; Empty ⇒ TxnID == 0; DecidedAt set;
+//     CommittedAt set only when Committed; Healed ≥ 0; Start and End are
+//     valid JSON when present.
+//   - History: at most MaxHistory decisions, ids strictly increasing and all
+//     below Decided.ID (History holds the decisions Decided replaced; it is
+//     empty while Decided is nil).
+//   - Announced: ids strictly increasing, none equal to Decided.ID or to a
+//     History id (an announced label is by definition undecided). Ids below
+//     Decided.ID are allowed: an abandoned attempt stays announced until
+//     recovery aborts it.
+//   - Resolved: each names a checkpoint id below NextID with its label,
+//     Assumed is ResolvedVisible or ResolvedAborted, By and At are set.
+//
+// Save also refuses to move the store backwards relative to the state last
+// loaded or saved through the same Store: NextID never decreases, and
+// Decided never disappears or moves to a lower id.
+package checkpoint

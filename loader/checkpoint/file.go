@@ -1,0 +1,223 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Names of the files in a store directory.
+const (
+	// FileName is the store file.
+	FileName = "checkpoint.json"
+	// lockName is the lock file, holding the holder's PID.
+	lockName = "LOCK"
+	// tmpInfix marks temporary files of an atomic write: FileName + tmpInfix
+	// + random. Leftovers from a crash are removed by OpenFile.
+	tmpInfix = ".tmp-"
+)
+
+// FileStore is a Store in one directory: dir/checkpoint.json (see Encode
+// for the format) and dir/LOCK. Its methods are safe for concurrent use.
+// Call Close to release the lock.
+type FileStore struct {
+	dir   string
+	path  string
+	owner Owner
+
+	mu     sync.Mutex
+	lock   *os.File // nil once closed
+	last   *State   // last state loaded or saved
+	broken error    // set when a Save's outcome is unknown
+}
+
+var _ Store = (*FileStore)(nil)
+
+// OpenFile opens the store in dir for owner, creating dir (0o755) and the
+// store if missing. It
+//
+//   - validates owner (Owner.Validate);
+//   - takes a non-blocking flock on dir/LOCK, refusing with *LockedError if
+//     another process or another OpenFile in this process holds it;
+//   - removes temporary files left by a crash during Save;
+//   - reads dir/checkpoint.json, refusing a corrupt file (*CorruptError),
+//     or, if the file does not exist, durably writes NewState(owner) so the
+//     owner is recorded from the first open;
+//   - refuses a store recorded for another owner (*OwnerError).
+//
+// On error nothing is locked.
+func OpenFile(dir string, owner Owner) (*FileStore, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, fmt.Errorf("open checkpoint store %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open checkpoint store: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	f := &FileStore{dir: dir, path: filepath.Join(dir, FileName), owner: owner, lock: lock}
+	if err := f.open(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *FileStore) open() error {
+	if err := removeTemps(f.dir); err != nil {
+		return err
+	}
+	s, err := readState(f.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s = NewState(f.owner)
+		b, err := Encode(s)
+		if err != nil {
+			return fmt.Errorf("create checkpoint store %s: %w", f.dir, err)
+		}
+		if _, err := writeAtomic(f.path, b); err != nil {
+			return fmt.Errorf("create checkpoint store %s: %w", f.dir, err)
+		}
+	case err != nil:
+		return err
+	}
+	if s.Owner != f.owner {
+		return &OwnerError{Dir: f.dir, Stored: s.Owner, Config: f.owner}
+	}
+	f.last = s
+	return nil
+}
+
+// removeTemps deletes leftovers of interrupted atomic writes.
+func removeTemps(dir string) error {
+	tmps, err := filepath.Glob(filepath.Join(dir, FileName+tmpInfix+"*"))
+	if err != nil {
+		return fmt.Errorf("list temporary files in %s: %w", dir, err)
+	}
+	for _, t := range tmps {
+		if err := os.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove leftover temporary file: %w", err)
+		}
+	}
+	return nil
+}
+
+// readState reads and decodes a store file; errors name the file.
+func readState(path string) (*State, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint store: %w", err)
+	}
+	s, cerr := decode(b)
+	if cerr != nil {
+		cerr.Path = path
+		return nil, cerr
+	}
+	return s, nil
+}
+
+// ReadFile reads and validates the store in dir without taking its lock,
+// for inspection (`doris-sink checkpoint show`) while a writer may run:
+// Save replaces the file atomically, so the result is a whole state. A
+// missing store is an error wrapping fs.ErrNotExist; a corrupt one a
+// *CorruptError.
+func ReadFile(dir string) (*State, error) {
+	return readState(filepath.Join(dir, FileName))
+}
+
+// Dir returns the store directory.
+func (f *FileStore) Dir() string { return f.dir }
+
+// Load reads the stored state from disk. After Close it returns ErrClosed;
+// after a Save whose outcome is unknown it returns that Save's error (close
+// and reopen the store, then run recovery).
+func (f *FileStore) Load(ctx context.Context) (*State, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load checkpoint state: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.usable(); err != nil {
+		return nil, err
+	}
+	s, err := readState(f.path)
+	if err != nil {
+		return nil, err
+	}
+	if s.Owner != f.owner {
+		return nil, &OwnerError{Dir: f.dir, Stored: s.Owner, Config: f.owner}
+	}
+	f.last = s
+	return s.Clone(), nil
+}
+
+// Save validates s, refuses a state of another owner (*OwnerError) or one
+// that moves the store backwards (*InvariantError), and durably replaces
+// the stored state: when Save returns nil the new state survives a crash;
+// after a crash during Save, Load returns the old or the new state, never a
+// mix. If Save fails after the rename was attempted (rename or directory
+// fsync failed) the durable state is unknown: the store refuses further use
+// and must be reopened. s is not retained.
+func (f *FileStore) Save(ctx context.Context, s *State) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.usable(); err != nil {
+		return err
+	}
+	if s == nil {
+		return fmt.Errorf("save checkpoint state: %w", &InvariantError{Reason: "state is nil"})
+	}
+	if s.Owner != f.owner {
+		return fmt.Errorf("save checkpoint state: %w", &OwnerError{Dir: f.dir, Stored: f.owner, Config: s.Owner})
+	}
+	if err := checkTransition(f.last, s); err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	b, err := Encode(s)
+	if err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	if renamed, err := writeAtomic(f.path, b); err != nil {
+		err = fmt.Errorf("save checkpoint state to %s: %w", f.path, err)
+		if renamed {
+			f.broken = err
+		}
+		return err
+	}
+	f.last = s.Clone()
+	return nil
+}
+
+func (f *FileStore) usable() error {
+	if f.lock == nil {
+		return fmt.Errorf("checkpoint store %s: %w", f.dir, ErrClosed)
+	}
+	if f.broken != nil {
+		return fmt.Errorf("checkpoint store %s unusable after a failed save (reopen it and recover): %w", f.dir, f.broken)
+	}
+	return nil
+}
+
+// Close releases the lock. It is idempotent.
+func (f *FileStore) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lock == nil {
+		return nil
+	}
+	err := f.lock.Close()
+	f.lock = nil
+	if err != nil {
+		return fmt.Errorf("close checkpoint store %s: %w", f.dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+var testOwner = Owner{Job: "orders-eos", DB: "demo", Table: "orders", Source: "kafka:orders", Writer: "0"}
+
+// at returns a fixed UTC time (UTC survives a JSON round trip unchanged).
+func at(sec int) time.Time { return time.Date(2026, 1, 2, 3, 4, sec, 123456789, time.UTC) }
+
+func lbl(t testing.TB, id uint64) string {
+	t.Helper()
+	l, err := testOwner.Label(id)
+	if err != nil {
+		t.Fatalf("label %d: %v", id, err)
+	}
+	return l
+}
+
+func decision(t testing.TB, id uint64) Decision {
+	t.Helper()
+	return Decision{
+		ID: id, Label: lbl(t, id), TxnID: int64(1000 + id),
+		Start:     json.RawMessage(`{"0":10,"1":20}`),
+		End:       json.RawMessage(`{"0":15,"1":22}`),
+		DecidedAt: at(int(id)),
+	}
+}
+
+// fullState returns a valid state with every field of every type set.
+func fullState(t testing.TB) *State {
+	t.Helper()
+	d := decision(t, 5)
+	d.Committed, d.CommittedAt, d.Healed = true, at(30), 2
+	h3 := decision(t, 3)
+	h3.Empty, h3.TxnID = true, 0
+	h4 := decision(t, 4)
+	return &State{
+		Owner:   testOwner,
+		Decided: &d,
+		Announced: []Announcement{
+			{ID: 2, Label: lbl(t, 2), At: at(2)}, // abandoned attempt, still to abort
+			{ID: 6, Label: lbl(t, 6), At: at(6)},
+			{ID: 7, Label: lbl(t, 7), At: at(7)},
+		},
+		NextID:   8,
+		History:  []Decision{h3, h4},
+		Resolved: []Resolution{{CheckpointID: 1, Label: lbl(t, 1), Assumed: ResolvedVisible, By: "ops@host", At: at(40)}},
+	}
+}

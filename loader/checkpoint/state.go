@@ -1,0 +1,108 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// MaxHistory bounds State.History; Decide drops the oldest beyond it.
+const MaxHistory = 64
+
+// Operator assumptions recorded in Resolution.Assumed.
+const (
+	// ResolvedVisible: the operator asserts the label's data is visible.
+	ResolvedVisible = "visible"
+	// ResolvedAborted: the operator asserts the label's data is not loaded.
+	ResolvedAborted = "aborted"
+)
+
+// Owner identifies the one writer a store belongs to (DESIGN.md §3, prefix
+// ownership). A store opened with a different Owner is refused.
+type Owner struct {
+	// Job is the job name, which is the label prefix.
+	Job string `json:"job"`
+	// DB and Table name the target Doris table.
+	DB    string `json:"db"`
+	Table string `json:"table"`
+	// Source names the source, e.g. "kafka:orders". It may be empty.
+	Source string `json:"source"`
+	// Writer is the writer instance (label scope), "0" standalone.
+	Writer string `json:"writer"`
+}
+
+// Decision is a decided checkpoint: its label and transaction are committed
+// (or healed) by recovery, never aborted (DESIGN.md §2 invariant 2).
+type Decision struct {
+	// ID is the checkpoint id, ≥ 1.
+	ID uint64 `json:"id"`
+	// Label is Owner.Label(ID).
+	Label string `json:"label"`
+	// TxnID is the precommitted Doris transaction; 0 when Empty.
+	TxnID int64 `json:"txn_id"`
+	// Start and End are the caller's opaque source positions [Start, End).
+	// They are stored compacted (insignificant JSON whitespace removed).
+	Start json.RawMessage `json:"start,omitempty"`
+	End   json.RawMessage `json:"end,omitempty"`
+	// Empty is true when the checkpoint had no rows and so no transaction.
+	Empty bool `json:"empty,omitempty"`
+	// DecidedAt is when the decision was made durable.
+	DecidedAt time.Time `json:"decided_at"`
+	// Committed is true once Doris reported the transaction VISIBLE or
+	// COMMITTED (or the checkpoint is Empty and needs no commit).
+	Committed bool `json:"committed,omitempty"`
+	// CommittedAt is when Committed became true; zero otherwise.
+	CommittedAt time.Time `json:"committed_at,omitzero"`
+	// Healed counts replays of [Start, End) after the transaction was found
+	// ABORTED (DESIGN.md §2, heal).
+	Healed int `json:"healed,omitempty"`
+}
+
+// Announcement is a label recorded before its Stream Load begins (DESIGN.md
+// §2 invariant 1) and not decided yet. Recovery aborts it.
+type Announcement struct {
+	// ID is the checkpoint id, ≥ 1.
+	ID uint64 `json:"id"`
+	// Label is Owner.Label(ID).
+	Label string `json:"label"`
+	// At is when it was announced.
+	At time.Time `json:"at"`
+}
+
+// Resolution records an operator's decision about a label whose state Doris
+// no longer knows (`checkpoint resolve --assume visible|aborted`).
+type Resolution struct {
+	// CheckpointID and Label name the resolved checkpoint.
+	CheckpointID uint64 `json:"checkpoint_id"`
+	Label        string `json:"label"`
+	// Assumed is ResolvedVisible or ResolvedAborted.
+	Assumed string `json:"assumed"`
+	// By names who resolved it (user, host).
+	By string `json:"by"`
+	// At is when.
+	At time.Time `json:"at"`
+}
+
+// State is the whole content of a store. The zero value is not valid; a new
+// store starts as NewState(owner). A State is not safe for concurrent
+// mutation; Store implementations copy it on Load and Save.
+type State struct {
+	// Owner is the store's owner; Save refuses a State of another owner.
+	Owner Owner `json:"owner"`
+	// Decided is the last decided checkpoint, nil before the first.
+	Decided *Decision `json:"decided,omitempty"`
+	// Announced lists announced, undecided labels, ids increasing.
+	Announced []Announcement `json:"announced,omitempty"`
+	// NextID is the id the next Announce hands out; it starts at 1.
+	NextID uint64 `json:"next_id"`
+	// History holds the decisions Decided replaced, oldest first, newest
+	// last, at most MaxHistory.
+	History []Decision `json:"history,omitempty"`
+	// Resolved lists operator resolutions, oldest first.
+	Resolved []Resolution `json:"resolved,omitempty"`
+}
+
+// NewState returns the state of a new store of owner: nothing decided or
+// announced, NextID 1.
+func NewState(owner Owner) *State {
+	return &State{Owner: owner, NextID: 1}
+}

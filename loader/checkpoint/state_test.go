@@ -1,0 +1,168 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFullStateIsValid(t *testing.T) {
+	t.Parallel()
+	if err := fullState(t).Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if err := NewState(testOwner).Validate(); err != nil {
+		t.Fatalf("NewState: Validate: %v", err)
+	}
+}
+
+func TestValidateRefuses(t *testing.T) {
+	t.Parallel()
+	other := testOwner
+	other.Table = "payments"
+	otherLabel, err := other.Label(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		mutate func(s *State)
+		id     uint64 // checkpoint the error must name
+		want   string // text the reason must contain
+	}{
+		{"invalid job", func(s *State) { s.Owner.Job = "a:b" }, 0, "prefix"},
+		{"empty table", func(s *State) { s.Owner.Table = "" }, 0, "must not be empty"},
+		{"invalid writer", func(s *State) { s.Owner.Writer = "" }, 0, "scope"},
+		{"next_id zero", func(s *State) { s.NextID = 0 }, 0, "next_id is 0"},
+		{"decided not below next_id", func(s *State) { s.NextID = 5; s.Announced = nil }, 5, "next_id 5"},
+		{"decided id zero", func(s *State) { s.Decided.ID = 0 }, 0, "id 0"},
+		{"decided label of another table", func(s *State) { s.Decided.Label = otherLabel }, 5, otherLabel},
+		{"empty with txn", func(s *State) { s.Decided.Empty = true }, 5, "empty but has txn id 1005"},
+		{"txn missing", func(s *State) { s.Decided.TxnID = 0 }, 5, "txn id 0"},
+		{"no decided_at", func(s *State) { s.Decided.DecidedAt = time.Time{} }, 5, "decided_at"},
+		{"committed_at without committed", func(s *State) { s.Decided.Committed = false }, 5, "not committed"},
+		{"negative healed", func(s *State) { s.Decided.Healed = -1 }, 5, "negative healed"},
+		{"bad start", func(s *State) { s.Decided.Start = json.RawMessage(`{`) }, 5, "start position"},
+		{"bad end", func(s *State) { s.Decided.End = json.RawMessage(`x`) }, 5, "end position"},
+		{"history without decided", func(s *State) { s.Decided = nil }, 3, "nothing is decided"},
+		{"history out of order", func(s *State) { s.History[0], s.History[1] = s.History[1], s.History[0] }, 3, "must increase"},
+		{"history at decided", func(s *State) { s.History[1] = decision(t, 5) }, 5, "below the decided"},
+		{"history too long", func(s *State) {
+			s.History = nil
+			for i := range MaxHistory + 1 {
+				s.History = append(s.History, decision(t, uint64(i+1)))
+			}
+			s.Decided = new(decision(t, MaxHistory+2))
+			s.NextID, s.Announced, s.Resolved = MaxHistory+3, nil, nil
+		}, 0, "at most 64"},
+		{"announced and decided", func(s *State) { s.Announced[1] = Announcement{ID: 5, Label: lbl(t, 5), At: at(5)} }, 5, "decided at once"},
+		{"announced and in history", func(s *State) { s.Announced[0] = Announcement{ID: 4, Label: lbl(t, 4), At: at(4)} }, 4, "decided at once"},
+		{"announced out of order", func(s *State) { s.Announced[1], s.Announced[2] = s.Announced[2], s.Announced[1] }, 6, "must increase"},
+		{"announced at next_id", func(s *State) { s.NextID = 7 }, 7, "not below next_id 7"},
+		{"announced wrong label", func(s *State) { s.Announced[2].Label = lbl(t, 6) }, 7, "is not this store's label"},
+		{"announced without time", func(s *State) { s.Announced[2].At = time.Time{} }, 7, "no time"},
+		{"resolution bad assumption", func(s *State) { s.Resolved[0].Assumed = "maybe" }, 1, `"maybe"`},
+		{"resolution anonymous", func(s *State) { s.Resolved[0].By = "" }, 1, "by whom"},
+		{"resolution beyond next_id", func(s *State) { s.Resolved[0].CheckpointID = 9; s.Resolved[0].Label = lbl(t, 9) }, 9, "next_id"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := fullState(t)
+			c.mutate(s)
+			err := s.Validate()
+			var ie *InvariantError
+			if !errors.As(err, &ie) {
+				t.Fatalf("Validate = %v, want *InvariantError", err)
+			}
+			if ie.Checkpoint != c.id {
+				t.Errorf("error names checkpoint %d, want %d: %v", ie.Checkpoint, c.id, err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	t.Parallel()
+	s := fullState(t)
+	c := s.Clone()
+	if !reflect.DeepEqual(s, c) {
+		t.Fatalf("Clone differs:\n%+v\n%+v", s, c)
+	}
+	c.Decided.Start[2] = 'X'
+	c.History[0].End[2] = 'X'
+	c.Announced[0].Label = "x"
+	c.Resolved[0].By = "x"
+	if !reflect.DeepEqual(s, fullState(t)) {
+		t.Fatal("mutating the clone changed the original")
+	}
+	if (*State)(nil).Clone() != nil {
+		t.Fatal("nil Clone is not nil")
+	}
+}
+
+func TestAnnounceDecide(t *testing.T) {
+	t.Parallel()
+	s := NewState(testOwner)
+	a1, err := s.Announce(at(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := s.Announce(at(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a1.ID != 1 || a2.ID != 2 || s.NextID != 3 || a1.Label != lbl(t, 1) || a2.Label != "orders-eos:demo-orders:0:2" {
+		t.Fatalf("announced %+v %+v next %d", a1, a2, s.NextID)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s.Decide(decision(t, 1))
+	if s.Decided.ID != 1 || len(s.Announced) != 1 || s.Announced[0].ID != 2 || len(s.History) != 0 {
+		t.Fatalf("after deciding 1: %+v", s)
+	}
+	// Healing/committing the same checkpoint replaces it in place.
+	d := decision(t, 1)
+	d.TxnID, d.Healed = 77, 1
+	s.Decide(d)
+	if s.Decided.TxnID != 77 || len(s.History) != 0 {
+		t.Fatalf("re-deciding 1: %+v", s)
+	}
+	s.Decide(decision(t, 2))
+	if s.Decided.ID != 2 || len(s.Announced) != 0 || len(s.History) != 1 || s.History[0].TxnID != 77 {
+		t.Fatalf("after deciding 2: %+v", s)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for id := uint64(3); id <= MaxHistory+10; id++ {
+		if _, err := s.Announce(at(0)); err != nil {
+			t.Fatal(err)
+		}
+		s.Decide(decision(t, id))
+	}
+	if len(s.History) != MaxHistory || s.History[0].ID != 10 || s.History[MaxHistory-1].ID != MaxHistory+9 {
+		t.Fatalf("history has %d entries from %d", len(s.History), s.History[0].ID)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Unannounce(1) {
+		t.Fatal("Unannounce of an absent id reported true")
+	}
+}
+
+func TestAnnounceRefusesBadOwner(t *testing.T) {
+	t.Parallel()
+	s := NewState(Owner{Job: "bad job", DB: "d", Table: "t", Writer: "0"})
+	if _, err := s.Announce(at(0)); err == nil || s.NextID != 1 || len(s.Announced) != 0 {
+		t.Fatalf("Announce with invalid job = %v, state %+v", err, s)
+	}
+}

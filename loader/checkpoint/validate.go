@@ -1,0 +1,159 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/doris-sink/doris-sink/label"
+)
+
+// Validate checks o: Job is a valid label prefix, Writer a valid label
+// scope, DB and Table are not empty.
+func (o Owner) Validate() error {
+	if err := label.ValidatePrefix(o.Job); err != nil {
+		return fmt.Errorf("checkpoint owner job: %w", err)
+	}
+	if o.DB == "" || o.Table == "" {
+		return fmt.Errorf("checkpoint owner of job %q: database and table must not be empty (got %q.%q)", o.Job, o.DB, o.Table)
+	}
+	if err := label.ValidateScope(o.Writer); err != nil {
+		return fmt.Errorf("checkpoint owner writer: %w", err)
+	}
+	return nil
+}
+
+// Validate checks the invariants listed in the package documentation. The
+// error is an *InvariantError naming the checkpoint id.
+func (s *State) Validate() error {
+	if s == nil {
+		return &InvariantError{Reason: "state is nil"}
+	}
+	if err := s.Owner.Validate(); err != nil {
+		return &InvariantError{Reason: err.Error()}
+	}
+	if s.NextID == 0 {
+		return &InvariantError{Reason: "next_id is 0; checkpoint ids start at 1"}
+	}
+	if s.Decided != nil {
+		if err := s.validateDecision("decided", s.Decided); err != nil {
+			return err
+		}
+	} else if len(s.History) > 0 {
+		return &InvariantError{Checkpoint: s.History[0].ID, Reason: "history holds decisions but nothing is decided"}
+	}
+	if len(s.History) > MaxHistory {
+		return &InvariantError{Reason: fmt.Sprintf("history holds %d decisions, at most %d allowed", len(s.History), MaxHistory)}
+	}
+	decided := make(map[uint64]bool, len(s.History)+1)
+	var prev uint64
+	for i := range s.History {
+		d := &s.History[i]
+		if err := s.validateDecision("history", d); err != nil {
+			return err
+		}
+		if d.ID <= prev {
+			return &InvariantError{Checkpoint: d.ID, Reason: fmt.Sprintf("history ids must increase, got %d after %d", d.ID, prev)}
+		}
+		if d.ID >= s.Decided.ID {
+			return &InvariantError{Checkpoint: d.ID, Reason: fmt.Sprintf("history id must be below the decided checkpoint %d", s.Decided.ID)}
+		}
+		prev = d.ID
+		decided[d.ID] = true
+	}
+	if s.Decided != nil {
+		decided[s.Decided.ID] = true
+	}
+	prev = 0
+	for _, a := range s.Announced {
+		if err := s.validateID("announced", a.ID, a.Label); err != nil {
+			return err
+		}
+		if a.ID <= prev {
+			return &InvariantError{Checkpoint: a.ID, Reason: fmt.Sprintf("announced ids must increase, got %d after %d", a.ID, prev)}
+		}
+		if decided[a.ID] {
+			return &InvariantError{Checkpoint: a.ID, Reason: "announced (undecided) and decided at once"}
+		}
+		if a.At.IsZero() {
+			return &InvariantError{Checkpoint: a.ID, Reason: "announcement has no time"}
+		}
+		prev = a.ID
+	}
+	for _, r := range s.Resolved {
+		if err := s.validateID("resolved", r.CheckpointID, r.Label); err != nil {
+			return err
+		}
+		if r.Assumed != ResolvedVisible && r.Assumed != ResolvedAborted {
+			return &InvariantError{Checkpoint: r.CheckpointID, Reason: fmt.Sprintf(
+				"resolution assumes %q, want %q or %q", r.Assumed, ResolvedVisible, ResolvedAborted)}
+		}
+		if r.By == "" || r.At.IsZero() {
+			return &InvariantError{Checkpoint: r.CheckpointID, Reason: "resolution must say by whom and when"}
+		}
+	}
+	return nil
+}
+
+// validateID checks an id is in [1, NextID) and its label is Owner.Label(id).
+func (s *State) validateID(what string, id uint64, lbl string) error {
+	if id == 0 {
+		return &InvariantError{Reason: what + " checkpoint has id 0; ids start at 1"}
+	}
+	if id >= s.NextID {
+		return &InvariantError{Checkpoint: id, Reason: fmt.Sprintf("%s id is not below next_id %d", what, s.NextID)}
+	}
+	want, err := s.Owner.Label(id)
+	if err != nil {
+		return &InvariantError{Checkpoint: id, Reason: err.Error()}
+	}
+	if lbl != want {
+		return &InvariantError{Checkpoint: id, Reason: fmt.Sprintf("%s label %q is not this store's label %q", what, lbl, want)}
+	}
+	return nil
+}
+
+func (s *State) validateDecision(what string, d *Decision) error {
+	if err := s.validateID(what, d.ID, d.Label); err != nil {
+		return err
+	}
+	bad := func(format string, args ...any) error {
+		return &InvariantError{Checkpoint: d.ID, Reason: what + " " + fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case d.Empty && d.TxnID != 0:
+		return bad("checkpoint is empty but has txn id %d", d.TxnID)
+	case !d.Empty && d.TxnID <= 0:
+		return bad("checkpoint has txn id %d; a non-empty checkpoint needs its precommitted txn id", d.TxnID)
+	case d.DecidedAt.IsZero():
+		return bad("checkpoint has no decided_at time")
+	case !d.Committed && !d.CommittedAt.IsZero():
+		return bad("checkpoint is not committed but has committed_at %s", d.CommittedAt)
+	case d.Healed < 0:
+		return bad("checkpoint has negative healed count %d", d.Healed)
+	case len(d.Start) > 0 && !json.Valid(d.Start):
+		return bad("checkpoint start position is not valid JSON")
+	case len(d.End) > 0 && !json.Valid(d.End):
+		return bad("checkpoint end position is not valid JSON")
+	}
+	return nil
+}
+
+// checkTransition refuses to move a store backwards from old to s.
+func checkTransition(old, s *State) error {
+	if old == nil {
+		return nil
+	}
+	if s.NextID < old.NextID {
+		return &InvariantError{Reason: fmt.Sprintf("next_id would go back from %d to %d", old.NextID, s.NextID)}
+	}
+	if old.Decided != nil {
+		if s.Decided == nil {
+			return &InvariantError{Checkpoint: old.Decided.ID, Reason: "decided checkpoint would be dropped"}
+		}
+		if s.Decided.ID < old.Decided.ID {
+			return &InvariantError{Checkpoint: s.Decided.ID, Reason: fmt.Sprintf(
+				"decided checkpoint would go back from %d", old.Decided.ID)}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package ledger
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Events recorded in Entry.Event.
+const (
+	// EventDecided: the checkpoint's decision is durable in the store.
+	EventDecided = "decided"
+	// EventCommitted: Doris reported the label VISIBLE or COMMITTED.
+	EventCommitted = "committed"
+	// EventAborted: a transaction was aborted (failed precommit, or an
+	// announced undecided label aborted during recovery).
+	EventAborted = "aborted"
+	// EventHealed: a decided checkpoint found ABORTED was replayed.
+	EventHealed = "healed"
+	// EventResolved: an operator resolved a label Doris no longer knows.
+	EventResolved = "resolved"
+)
+
+// ValidEvent reports whether Append accepts event: one of the Event
+// constants.
+func ValidEvent(event string) bool {
+	switch event {
+	case EventDecided, EventCommitted, EventAborted, EventHealed, EventResolved:
+		return true
+	}
+	return false
+}
+
+// Entry is one ledger line. Field names are stable (snake_case JSON); zero
+// times, an empty State, Ranges and Note are omitted, counts are always
+// written.
+type Entry struct {
+	// Time is when the event happened; Append fills a zero Time with now.
+	Time time.Time `json:"time"`
+	// Event is one of the Event constants.
+	Event string `json:"event"`
+	// Checkpoint is the checkpoint id.
+	Checkpoint uint64 `json:"checkpoint"`
+	// Job, DB, Table name the job and the target table.
+	Job   string `json:"job"`
+	DB    string `json:"db"`
+	Table string `json:"table"`
+	// Label and TxnID name the Stream Load transaction.
+	Label string `json:"label"`
+	TxnID int64  `json:"txn_id"`
+	// Ranges are the source ranges per partition (opaque to the ledger),
+	// stored compacted.
+	Ranges json.RawMessage `json:"ranges,omitempty"`
+	// State is the Doris transaction state when known (e.g. "VISIBLE").
+	State string `json:"state,omitempty"`
+	// Row counts and bytes as Doris reported them for the load.
+	RowsTotal      int64 `json:"rows_total"`
+	RowsLoaded     int64 `json:"rows_loaded"`
+	RowsFiltered   int64 `json:"rows_filtered"`
+	RowsUnselected int64 `json:"rows_unselected"`
+	Bytes          int64 `json:"bytes"`
+	// Times of precommit, decision and commit, zero when not reached.
+	PrecommitAt time.Time `json:"precommit_at,omitzero"`
+	DecidedAt   time.Time `json:"decided_at,omitzero"`
+	CommittedAt time.Time `json:"committed_at,omitzero"`
+	// Attempts counts the load attempts of the checkpoint.
+	Attempts int `json:"attempts"`
+	// Note is free text (an operator's reason, an abort message).
+	Note string `json:"note,omitempty"`
+}
