@@ -1,0 +1,308 @@
+// Package doristest is an in-process Apache Doris for tests: an FE (HTTP
+// Stream Load front door with 307 redirects, get_load_state, and the MySQL
+// protocol), a BE (Stream Load, two-phase commit, error logs) and an admin
+// endpoint, all on loopback, following doris-api.md. It is shaped like
+// net/http/httptest and franz-go's kfake: NewServer starts everything, Close
+// stops it, state readers (Rows, TxnByLabel, LabelState, …) and faults
+// (Fault, BEDown, TimeoutPrecommitted, …) drive tests, and the admin HTTP
+// endpoint exposes the same controls to subprocesses (docs/emulator.md).
+//
+// What is and is not emulated is listed in docs/emulator.md.
+package doristest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/doris-sink/doris-sink/doris/doristest/internal/mysqlfront"
+)
+
+// Host names used in URLs. FE and BE differ so that Go's http.Client drops
+// Authorization on the 307 like it does in production (go-deps.md §4).
+const (
+	feHost = "localhost"
+	beHost = "127.0.0.1"
+)
+
+// Server is an emulated Doris cluster with one FE and one BE. Create it with
+// NewServer and call Close when done. All methods are safe for concurrent
+// use. The zero value is not usable.
+type Server struct {
+	cfg   cfg
+	log   *slog.Logger
+	clock Clock
+	users map[string]string
+
+	// mu guards everything below: the catalog, transactions, FE config and
+	// error logs. It is never held while reading a body or waiting on a fault.
+	mu          sync.Mutex
+	conf        map[string]int64
+	dbs         map[string]*database
+	nextID      int64 // db and table ids
+	nextTxnID   int64
+	holdPublish bool
+	errorLogs   map[string]string
+	nextErrLog  int64
+
+	faults faultSet
+
+	fe, be, admin *endpoint
+	mysql         *mysqlfront.Server
+	mysqlAddr     string
+
+	inflight  sync.WaitGroup
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// NewServer starts an emulated Doris on loopback (ephemeral ports unless
+// options say otherwise). Call Close when done.
+func NewServer(opts ...Opt) (*Server, error) {
+	c := defaultCfg()
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:       c,
+		log:       c.logger,
+		clock:     c.clock,
+		users:     maps.Clone(c.users),
+		conf:      maps.Clone(c.feConfig),
+		dbs:       map[string]*database{},
+		nextID:    10000,
+		nextTxnID: c.firstTxnID - 1,
+		errorLogs: map[string]string{},
+		faults:    faultSet{all: map[int64]*fault{}},
+		done:      make(chan struct{}),
+	}
+	s.holdPublish = c.holdPublish
+	for _, db := range c.databases {
+		if err := s.CreateDatabase(db); err != nil {
+			return nil, fmt.Errorf("doristest: seed database: %w", err)
+		}
+	}
+	s.fe = &endpoint{name: "fe", host: feHost, handler: s.track(s.feMux()), log: s.log}
+	s.be = &endpoint{name: "be", host: beHost, handler: s.track(s.beMux()), log: s.log}
+	if err := s.fe.start(c.feAddr); err != nil {
+		return nil, err
+	}
+	if err := s.be.start(c.beAddr); err != nil {
+		s.fe.stop()
+		return nil, err
+	}
+	if !c.noAdmin {
+		s.admin = &endpoint{name: "admin", host: beHost, handler: s.track(s.adminMux()), log: s.log}
+		if err := s.admin.start(c.adminAddr); err != nil {
+			s.fe.stop()
+			s.be.stop()
+			return nil, err
+		}
+	}
+	if !c.noMySQL {
+		if err := s.startMySQL(c.mysqlAddr); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// track counts in-flight requests so Close can wait for them.
+func (s *Server) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.inflight.Add(1)
+		defer s.inflight.Done()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// FEURL is the FE HTTP base URL, e.g. "http://localhost:8030" (host name
+// "localhost").
+func (s *Server) FEURL() string { return s.fe.url() }
+
+// BEURL is the BE HTTP base URL, e.g. "http://127.0.0.1:8040".
+func (s *Server) BEURL() string { return s.be.url() }
+
+// AdminURL is the admin endpoint's base URL ("" with WithoutAdmin).
+func (s *Server) AdminURL() string {
+	if s.admin == nil {
+		return ""
+	}
+	return s.admin.url()
+}
+
+// MySQLAddr is the FE MySQL protocol address ("host:port"), or "" when the
+// MySQL front is not running.
+func (s *Server) MySQLAddr() string {
+	if s.mysql == nil {
+		return ""
+	}
+	return s.mysqlAddr
+}
+
+// BEDown makes the BE refuse connections: its listener and every open
+// connection are closed (in-flight loads see a transport error; their txns
+// stay as they were). The FE keeps redirecting to it, as a real FE does until
+// its heartbeat notices.
+func (s *Server) BEDown() { s.be.stop() }
+
+// BEUp listens again on the BE's port.
+func (s *Server) BEUp() error { return s.be.restart() }
+
+// FEDown makes the FE HTTP port refuse connections.
+func (s *Server) FEDown() { s.fe.stop() }
+
+// FEUp listens again on the FE's HTTP port.
+func (s *Server) FEUp() error { return s.fe.restart() }
+
+// Close shuts everything down and waits for in-flight requests (logging
+// what it waits on every 5 s). Blocked faults are released. Close is
+// idempotent.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		var wg sync.WaitGroup
+		for _, e := range []*endpoint{s.fe, s.be, s.admin} {
+			if e == nil {
+				continue
+			}
+			wg.Go(e.shutdown)
+		}
+		if s.mysql != nil {
+			if err := s.mysql.Close(); err != nil {
+				s.log.Warn("doristest: close mysql front", "err", err)
+			}
+		}
+		wg.Wait()
+		waited := make(chan struct{})
+		go func() { s.inflight.Wait(); close(waited) }()
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-waited:
+				return
+			case <-t.C:
+				s.log.Warn("doristest: Close is waiting for in-flight requests")
+			}
+		}
+	})
+}
+
+// endpoint is one HTTP listener that can go down and come back on the same
+// port.
+type endpoint struct {
+	name    string
+	host    string
+	handler http.Handler
+	log     *slog.Logger
+
+	mu   sync.Mutex
+	addr string // resolved host:port, fixed after the first start
+	srv  *http.Server
+	ln   net.Listener
+}
+
+func (e *endpoint) start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("doristest: listen %s on %s: %w", e.name, addr, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.addr = ln.Addr().String()
+	e.serve(ln)
+	return nil
+}
+
+func (e *endpoint) serve(ln net.Listener) {
+	srv := &http.Server{Handler: e.handler, ReadHeaderTimeout: time.Minute, ErrorLog: slog.NewLogLogger(e.log.Handler(), slog.LevelDebug)}
+	e.srv, e.ln = srv, ln
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			e.log.Warn("doristest: serve", "endpoint", e.name, "err", err)
+		}
+	}()
+}
+
+func (e *endpoint) url() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, port, _ := net.SplitHostPort(e.addr)
+	return "http://" + e.host + ":" + port
+}
+
+// stop closes the listener and all connections at once (a crash). The
+// listener is closed synchronously so that a dial right after stop is
+// refused.
+func (e *endpoint) stop() {
+	e.mu.Lock()
+	srv, ln := e.srv, e.ln
+	e.srv, e.ln = nil, nil
+	e.mu.Unlock()
+	if srv != nil {
+		_ = ln.Close()
+		_ = srv.Close()
+	}
+}
+
+// restart listens again on the same address; a no-op when up.
+func (e *endpoint) restart() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.srv != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", e.addr)
+	if err != nil {
+		return fmt.Errorf("doristest: relisten %s on %s: %w", e.name, e.addr, err)
+	}
+	e.serve(ln)
+	return nil
+}
+
+// shutdown stops accepting and waits for active connections to go idle.
+func (e *endpoint) shutdown() {
+	e.mu.Lock()
+	srv, ln := e.srv, e.ln
+	e.srv, e.ln = nil, nil
+	e.mu.Unlock()
+	if srv != nil {
+		_ = ln.Close()
+		_ = srv.Shutdown(context.Background())
+	}
+}
+
+// dropConn closes the request's connection without a reply.
+func dropConn(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // the server closes the connection
+	}
+	_ = conn.Close()
+}
+
+// basicAuth parses the Authorization header.
+func basicAuth(r *http.Request) (user, password string, ok bool) {
+	return r.BasicAuth()
+}
+
+// clientIP is the request's remote IP.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return strings.TrimPrefix(host, "::ffff:")
+}
