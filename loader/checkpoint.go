@@ -1,0 +1,225 @@
+package loader
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/ledger"
+)
+
+// Checkpoint ends the current checkpoint at source position end (opaque
+// JSON, e.g. {"orders/0": 1234}) and starts the next one (DESIGN.md §2,
+// one cycle): the Stream Load is finished and Doris precommits it; the
+// commit of the previous checkpoint is awaited (invariant 3); the decision
+// (label, txn id, start, end) and the announcement of the next label are
+// saved durably (invariant 2); the commit then runs in the background
+// while the next checkpoint streams. A checkpoint without rows is decided
+// Empty, without a transaction.
+//
+// An error wrapping ErrNeedRecover means this checkpoint was not decided
+// (its txns were aborted) or its bookkeeping failed: call Recover and
+// rewind to the position it returns. With AtLeastOnce the load is a
+// non-2PC load, committed when it returns; the position is saved after.
+func (l *Loader) Checkpoint(ctx context.Context, end json.RawMessage) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
+	if len(end) > 0 && !json.Valid(end) {
+		return fmt.Errorf("checkpoint: end position %q is not valid JSON", end)
+	}
+	a := l.cur
+	d := checkpoint.Decision{ID: a.id, Label: a.label, Start: l.pos, End: end}
+	var res *doris.LoadResult
+	if a.s == nil {
+		d.Empty = true
+		if !a.announced && !a.heal {
+			// Nothing was announced for an empty checkpoint: give it its id
+			// on the decide write.
+			d.ID, d.Label = 0, ""
+		}
+	} else {
+		var err error
+		res, err = l.finish(ctx, a)
+		if err != nil {
+			return l.fail(ctx, a, "precommit", err, true)
+		}
+		d.TxnID = res.TxnID
+		if l.knobs.AfterPrecommit != nil {
+			l.knobs.AfterPrecommit(a.id, res)
+		}
+		if err := l.fire(ctx, FailAfterPrecommit); err != nil {
+			return l.fail(ctx, a, "precommit", err, true)
+		}
+	}
+	if err := l.waitCommit(ctx); err != nil {
+		return l.fail(ctx, a, "commit of previous", err, true)
+	}
+	if err := l.fire(ctx, FailBeforeDecide); err != nil {
+		return l.fail(ctx, a, "decide", err, true)
+	}
+	now := l.clock.Now()
+	d.DecidedAt = now
+	if a.heal {
+		d.Healed = a.healed + 1
+	}
+	if d.Empty || l.cfg.Guarantee == AtLeastOnce {
+		d.Committed, d.CommittedAt = true, now
+	}
+	var next checkpoint.Announcement
+	err := l.save(ctx, func(st *checkpoint.State) error {
+		if d.ID == 0 {
+			ann, err := st.Announce(now)
+			if err != nil {
+				return err
+			}
+			d.ID, d.Label = ann.ID, ann.Label
+		}
+		st.Decide(d)
+		var err error
+		next, err = st.Announce(now)
+		return err
+	})
+	if err != nil {
+		// The write's outcome may be unknown: never abort a txn that may be
+		// decided; Recover reads the store and finishes the job.
+		return l.fail(ctx, a, "decide", err, false)
+	}
+	a.s = nil
+	l.retryID = 0
+	if err := l.fire(ctx, FailAfterDecide); err != nil {
+		return l.fail(ctx, a, "after decide", err, false)
+	}
+	if l.knobs.AfterDecide != nil {
+		l.knobs.AfterDecide(d.ID)
+	}
+	if l.knobs.AfterAnnounce != nil {
+		l.knobs.AfterAnnounce(next.ID, next.Label)
+	}
+	event := ledger.EventDecided
+	if a.heal {
+		event = ledger.EventHealed
+	}
+	switch {
+	case d.Empty:
+		l.evidence(ledger.EventCommitted, d, "", nil, 0, "empty checkpoint: no transaction")
+	case l.cfg.Guarantee == AtLeastOnce:
+		l.evidence(ledger.EventCommitted, d, doris.TxnVisible, res, a.loads, "at-least-once load")
+	default:
+		l.evidence(event, d, doris.TxnPrecommitted, res, a.loads, "")
+	}
+	l.pos = end
+	l.cur = &attempt{id: next.ID, label: next.Label, announced: true}
+	if !d.Empty && l.cfg.Guarantee == ExactlyOnce {
+		l.startCommit(d, res, a.loads)
+	}
+	return nil
+}
+
+// finish ends a's body and returns Doris's answer, resolving Label Already
+// Exists at begin (restartOnConflict) and, for at-least-once loads, an
+// ambiguous answer by label lookup.
+func (l *Loader) finish(ctx context.Context, a *attempt) (*doris.LoadResult, error) {
+	var res *doris.LoadResult
+	call := func() error {
+		var err error
+		res, err = a.s.finish(ctx)
+		return err
+	}
+	err := l.restartOnConflict(ctx, a, call(), call)
+	if err == nil && res.TxnID <= 0 {
+		err = fmt.Errorf("stream load %s: Doris answered %s without a txn id", a.label, res.Status)
+	}
+	if err != nil && l.cfg.Guarantee == AtLeastOnce && doris.IsAmbiguous(err) {
+		return l.resolveAtLeastOnce(ctx, a, err)
+	}
+	return res, err
+}
+
+// waitCommit waits for the background commit of the previous checkpoint
+// (DESIGN.md §2 invariant 3) and returns its error.
+func (l *Loader) waitCommit(ctx context.Context) error {
+	pc := l.pending
+	if pc == nil {
+		return nil
+	}
+	select {
+	case <-pc.done:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the commit of checkpoint %d: %w", pc.d.ID, ctx.Err())
+	}
+	l.pending = nil
+	if pc.err != nil {
+		return l.crashErr("commit", fmt.Errorf("commit of checkpoint %d: %w", pc.d.ID, pc.err))
+	}
+	return nil
+}
+
+// startCommit commits d in the background (DESIGN.md §2 step 5).
+func (l *Loader) startCommit(d checkpoint.Decision, res *doris.LoadResult, loads int) {
+	pc := &pendingCommit{d: d, res: res, done: make(chan struct{})}
+	l.pending = pc
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer close(pc.done)
+		pc.err = l.commit(l.ctx, d, res, loads)
+		if pc.err != nil && !errors.Is(pc.err, ErrCrashed) {
+			l.log.Error("commit failed", "id", d.ID, "label", d.Label, "txn_id", d.TxnID, "err", pc.err)
+		}
+		if l.knobs.AfterCommit != nil {
+			l.knobs.AfterCommit(d.ID, pc.err)
+		}
+	}()
+}
+
+// commit commits decided checkpoint d with retries, then records it: store
+// (Committed) and ledger. Used by the background commit and by Recover.
+func (l *Loader) commit(ctx context.Context, d checkpoint.Decision, res *doris.LoadResult, loads int) error {
+	ops := *l.ops
+	ops.beforeAttempt = func(ctx context.Context, attempt int) error {
+		if l.knobs.BeforeCommitAttempt != nil {
+			l.knobs.BeforeCommitAttempt(d.ID, attempt)
+		}
+		if attempt == 1 {
+			return l.fire(ctx, FailMidCommit)
+		}
+		return nil
+	}
+	ops.afterApplied = func(ctx context.Context) error { return l.fire(ctx, FailAfterCommitResponseLost) }
+	err := ops.commit(ctx, l.cfg.DB, d.Label, d.TxnID)
+	if err != nil {
+		err = l.crashErr("commit", err)
+		var ae *AbortedError
+		if errors.As(err, &ae) {
+			l.evidence(ledger.EventAborted, d, doris.TxnAborted, res, loads, "decided txn aborted by Doris: "+ae.Reason+
+				"; Recover heals it")
+		}
+		return err
+	}
+	if err := l.fire(ctx, FailAfterCommitBeforeLedger); err != nil {
+		return l.crashErr("commit bookkeeping", fmt.Errorf("record commit of checkpoint %d: %w", d.ID, err))
+	}
+	return l.markCommitted(ctx, d, res, loads, doris.TxnVisible)
+}
+
+// markCommitted records a committed checkpoint in the store (if it is still
+// the decided one) and the ledger.
+func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, res *doris.LoadResult, loads int, st doris.TxnStatus) error {
+	now := l.clock.Now()
+	err := l.save(ctx, func(s *checkpoint.State) error {
+		if s.Decided != nil && s.Decided.ID == d.ID && !s.Decided.Committed {
+			s.Decided.Committed, s.Decided.CommittedAt = true, now
+		}
+		return nil
+	})
+	if err != nil {
+		return l.crashErr("mark committed", fmt.Errorf("record commit of checkpoint %d: %w", d.ID, err))
+	}
+	d.Committed, d.CommittedAt = true, now
+	l.evidence(ledger.EventCommitted, d, st, res, loads, "")
+	return nil
+}

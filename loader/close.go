@@ -1,0 +1,60 @@
+package loader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Close finishes the pending background commit, aborts the open
+// checkpoint's load (its rows are not loaded: the caller resumes from the
+// last position), and releases the store and ledger. After a crash
+// failpoint it only waits for the loader's goroutines to stop and returns
+// ErrCrashed. Close is idempotent.
+func (l *Loader) Close(ctx context.Context) error {
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if l.crashed.Load() {
+		l.wg.Wait()
+		return ErrCrashed
+	}
+	var errs []error
+	if pc := l.pending; pc != nil {
+		select {
+		case <-pc.done:
+			if pc.err != nil {
+				errs = append(errs, fmt.Errorf("commit of checkpoint %d: %w", pc.d.ID, pc.err))
+			}
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("close: waiting for the commit of checkpoint %d: %w", pc.d.ID, ctx.Err()))
+		}
+		l.pending = nil
+	}
+	if l.crashed.Load() {
+		l.wg.Wait()
+		return ErrCrashed
+	}
+	if a := l.cur; a != nil && a.s != nil {
+		a.s.abandon()
+		a.s = nil
+		if err := l.ops.abortLabel(ctx, l.cfg.DB, a.label); err != nil {
+			errs = append(errs, fmt.Errorf("close: abort open checkpoint %d: %w", a.id, err))
+		}
+	}
+	l.end()
+	l.wg.Wait()
+	l.smu.Lock()
+	l.storeDead = true
+	l.smu.Unlock()
+	if err := l.cfg.Store.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close store: %w", err))
+	}
+	if l.ledger != nil {
+		if err := l.ledger.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close ledger: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

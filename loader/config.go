@@ -1,0 +1,234 @@
+package loader
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/doris-sink/doris-sink/label"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+)
+
+// Guarantee is a delivery mode (DESIGN.md §4).
+type Guarantee int
+
+const (
+	// ExactlyOnce (the default) runs the 2PC protocol of DESIGN.md §2: no
+	// loss, no duplicates, at any crash point.
+	ExactlyOnce Guarantee = iota
+	// AtLeastOnce runs one non-2PC load per checkpoint, its label reused on
+	// an in-process retry, the position saved after the load succeeded. A
+	// crash can load a checkpoint twice (harmless only on Unique Key
+	// tables); nothing is lost.
+	AtLeastOnce
+)
+
+// String returns the config spelling, "exactly-once" or "at-least-once".
+func (g Guarantee) String() string {
+	switch g {
+	case ExactlyOnce:
+		return "exactly-once"
+	case AtLeastOnce:
+		return "at-least-once"
+	}
+	return fmt.Sprintf("Guarantee(%d)", int(g))
+}
+
+// ParseGuarantee parses "exactly-once" or "at-least-once".
+func ParseGuarantee(s string) (Guarantee, error) {
+	switch s {
+	case "exactly-once", "":
+		return ExactlyOnce, nil
+	case "at-least-once":
+		return AtLeastOnce, nil
+	}
+	return 0, fmt.Errorf("delivery.guarantee %q: want exactly-once or at-least-once", s)
+}
+
+// Retry bounds the commit retries (exponential backoff with full jitter).
+// Zero fields take the defaults below.
+type Retry struct {
+	// Initial is the first backoff. Default 100ms.
+	Initial time.Duration
+	// Max caps one backoff. Default 5s.
+	Max time.Duration
+	// MaxElapsed gives up on a commit after this long (the error names
+	// label and txn id; Recover commits it later). It must stay well below
+	// Doris's stream_load_default_precommit_timeout_second (3600 s, §5).
+	// Default 10m.
+	MaxElapsed time.Duration
+}
+
+// Default Retry values.
+const (
+	DefaultRetryInitial    = 100 * time.Millisecond
+	DefaultRetryMax        = 5 * time.Second
+	DefaultRetryMaxElapsed = 10 * time.Minute
+)
+
+func (r Retry) withDefaults() Retry {
+	if r.Initial == 0 {
+		r.Initial = DefaultRetryInitial
+	}
+	if r.Max == 0 {
+		r.Max = DefaultRetryMax
+	}
+	if r.MaxElapsed == 0 {
+		r.MaxElapsed = DefaultRetryMaxElapsed
+	}
+	return r
+}
+
+func (r Retry) validate(key string) error {
+	if r.Initial < 0 || r.Max < 0 || r.MaxElapsed < 0 {
+		return fmt.Errorf("%s: durations must not be negative (initial %v, max %v, max_elapsed %v)", key, r.Initial, r.Max, r.MaxElapsed)
+	}
+	if r.Max < r.Initial {
+		return fmt.Errorf("%s: max %v is below initial %v", key, r.Max, r.Initial)
+	}
+	return nil
+}
+
+// Clock tells time; the loader uses it for timestamps, backoff waits and
+// the commit give-up bound. Default: the system clock.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                         { return time.Now() }
+func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Config configures a Loader for one target table. Its zero value is not
+// valid: Job, DB, Table and Store are required. New validates it once; the
+// errors name the config keys (DESIGN.md §1).
+type Config struct {
+	// Job is the job name, which is the label prefix (job.name,
+	// [A-Za-z0-9_-]). Required.
+	Job string
+	// DB and Table name the target table (doris.database, doris.table).
+	// Required.
+	DB, Table string
+	// Scope is the writer instance in group mode; default "0" (standalone).
+	Scope string
+	// Format is the Stream Load format (doris.format): "json" (one object
+	// per row, sent as JSON lines) or "csv". Default "json".
+	Format string
+	// Properties are raw Stream Load headers (doris.properties), e.g.
+	// max_filter_ratio, columns, line_delimiter. label, two_phase_commit and
+	// format are set by the loader and refused here.
+	Properties map[string]string
+	// Guarantee is delivery.guarantee. Default ExactlyOnce.
+	Guarantee Guarantee
+	// BatchMode is delivery.batch_mode; only valid with AtLeastOnce, where
+	// it currently behaves like AtLeastOnce (one load per checkpoint).
+	BatchMode bool
+	// Store is the checkpoint store (the coordinator's log). Required. The
+	// Loader owns it from New on and closes it in Close.
+	Store checkpoint.Store
+	// LedgerDir is the directory of the evidence ledger (DESIGN.md §6);
+	// empty: no ledger.
+	LedgerDir string
+	// Source names the source in the store's owner record, e.g.
+	// "kafka:orders". Optional; must match the store's.
+	Source string
+	// Retry bounds commit retries.
+	Retry Retry
+	// BufferSize is the Stream Load body buffer; memory per open load is
+	// bounded by it. Default 256 KiB.
+	BufferSize int
+	// Failpoints arms cut points (tests, DORIS_SINK_FAILPOINTS). nil: none.
+	Failpoints *Failpoints
+	// Knobs are testing hooks. nil: none.
+	Knobs *TestingKnobs
+	// Logger receives the loader's logs. Default: discard.
+	Logger *slog.Logger
+	// Clock defaults to the system clock.
+	Clock Clock
+}
+
+// DefaultBufferSize is the default Config.BufferSize.
+const DefaultBufferSize = 256 << 10
+
+// reservedProperties are Stream Load headers the loader sets itself.
+var reservedProperties = []string{"label", "two_phase_commit", "format"}
+
+func (c *Config) applyDefaults() {
+	if c.Scope == "" {
+		c.Scope = "0"
+	}
+	if c.Format == "" {
+		c.Format = "json"
+	}
+	if c.BufferSize == 0 {
+		c.BufferSize = DefaultBufferSize
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
+	}
+	c.Retry = c.Retry.withDefaults()
+}
+
+// validate checks the whole config once; every error names its keys.
+func (c *Config) validate() error {
+	var errs []error
+	if c.Job == "" {
+		errs = append(errs, errors.New("job.name is required: it is the label prefix of every Stream Load"))
+	} else if err := label.ValidatePrefix(c.Job); err != nil {
+		errs = append(errs, fmt.Errorf("job.name: %w", err))
+	}
+	if c.DB == "" {
+		errs = append(errs, errors.New("doris.database is required"))
+	}
+	if c.Table == "" {
+		errs = append(errs, errors.New("doris.table is required"))
+	}
+	if err := label.ValidateScope(c.Scope); err != nil {
+		errs = append(errs, fmt.Errorf("scope: %w", err))
+	}
+	if c.Guarantee != ExactlyOnce && c.Guarantee != AtLeastOnce {
+		errs = append(errs, fmt.Errorf("delivery.guarantee: unknown value %d", int(c.Guarantee)))
+	}
+	if c.BatchMode && c.Guarantee == ExactlyOnce {
+		errs = append(errs, errors.New("delivery.batch_mode: true cannot be combined with delivery.guarantee: exactly-once "+
+			"(batch flushes are not bound to checkpoints, so they cannot be committed exactly once); "+
+			"set delivery.batch_mode: false, or delivery.guarantee: at-least-once and accept duplicates after a crash"))
+	}
+	if c.Store == nil {
+		errs = append(errs, errors.New("job.data_dir: a checkpoint store is required (Config.Store)"))
+	}
+	for k := range c.Properties {
+		for _, r := range reservedProperties {
+			if strings.EqualFold(k, r) {
+				errs = append(errs, fmt.Errorf("doris.properties.%s: set by the loader, remove it", k))
+			}
+		}
+	}
+	if c.BufferSize < 0 {
+		errs = append(errs, fmt.Errorf("buffer size %d: must be positive", c.BufferSize))
+	}
+	if err := c.Retry.validate("retry"); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		if _, err := label.Build(c.Job, c.DB, c.Table, c.Scope, 1); err != nil {
+			errs = append(errs, fmt.Errorf("job.name/doris.table: %w", err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("loader config: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// owner is the store owner this config expects.
+func (c *Config) owner() checkpoint.Owner {
+	return checkpoint.Owner{Job: c.Job, DB: c.DB, Table: c.Table, Source: c.Source, Writer: c.Scope}
+}

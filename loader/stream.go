@@ -1,0 +1,210 @@
+package loader
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	"github.com/doris-sink/doris-sink/doris"
+)
+
+// errBodyAbandoned ends the body of a load given up by the writer.
+var errBodyAbandoned = errors.New("loader: stream load body abandoned")
+
+// errLoadAnswered fails body writes after Doris answered the load.
+var errLoadAnswered = errors.New("loader: stream load already answered")
+
+// loadStream is one streaming Stream Load: rows are appended to a buffer of
+// bufSize bytes, which is handed to the Doris client through an io.Pipe
+// when full; StreamLoad runs in its own goroutine. Memory is bounded by
+// bufSize (or one row when a row is larger), whatever the load's size.
+//
+// Until Doris has read the first byte of the body, every row written is
+// still in buf, so a load refused at begin (Label Already Exists) can be
+// restarted with the same rows (restartable). A loadStream is used by one
+// goroutine.
+type loadStream struct {
+	req    doris.LoadRequest
+	cancel context.CancelFunc
+	pw     *io.PipeWriter
+	buf    []byte
+	size   int
+	delim  []byte
+	read   atomic.Int64 // body bytes Doris has read
+	rows   int64
+	done   chan struct{}
+	res    *doris.LoadResult
+	err    error
+}
+
+// startLoad begins the Stream Load req in a goroutine bounded by ctx.
+func startLoad(ctx context.Context, client Doris, req doris.LoadRequest, size int, delim []byte) *loadStream {
+	ctx, cancel := context.WithCancel(ctx)
+	pr, pw := io.Pipe()
+	s := &loadStream{req: req, cancel: cancel, pw: pw, buf: make([]byte, 0, size), size: size, delim: delim,
+		done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		res, err := client.StreamLoad(ctx, req, &countingReader{r: pr, n: &s.read})
+		s.res, s.err = res, err
+		if err == nil && res == nil {
+			s.err = fmt.Errorf("stream load %s: no result", req.Label)
+		}
+		cerr := s.err
+		if cerr == nil {
+			cerr = errLoadAnswered
+		}
+		pr.CloseWithError(cerr) // fails body writes after the answer
+	}()
+	return s
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// write appends row and the line delimiter, flushing a full buffer. The
+// row is in the buffer even when the flush fails (see restartable).
+func (s *loadStream) write(row []byte) error {
+	s.buf = append(s.buf, row...)
+	s.buf = append(s.buf, s.delim...)
+	s.rows++
+	if len(s.buf) >= s.size {
+		return s.flush()
+	}
+	return nil
+}
+
+// flush hands the buffer to Doris; it blocks until Doris read it. On
+// failure it returns the load's own error when the load ended.
+func (s *loadStream) flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	n, err := s.pw.Write(s.buf)
+	s.buf = s.buf[:copy(s.buf, s.buf[n:])]
+	if err != nil {
+		return s.failure(err)
+	}
+	if cap(s.buf) > 2*s.size { // a huge row grew it; give the memory back
+		s.buf = make([]byte, 0, s.size)
+	}
+	return nil
+}
+
+// failure waits for the load to end after a body write failed and returns
+// its error.
+func (s *loadStream) failure(werr error) error {
+	<-s.done
+	if s.err != nil {
+		return s.err
+	}
+	return fmt.Errorf("stream load %s: body: %w", s.req.Label, werr)
+}
+
+// finish ends the body and waits for Doris's answer (for 2PC: the
+// precommit). ctx ending cancels the load: the outcome is then unknown.
+func (s *loadStream) finish(ctx context.Context) (*doris.LoadResult, error) {
+	if err := s.flush(); err != nil {
+		return nil, err
+	}
+	s.pw.Close()
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		s.abandon()
+		return nil, fmt.Errorf("stream load %s: %w (outcome unknown: look the label up)", s.req.Label, ctx.Err())
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.res, nil
+}
+
+// abandon cancels the load and waits for its goroutine. Doris rolls back a
+// load whose body never ended (or it times out); callers abort by label.
+func (s *loadStream) abandon() {
+	s.cancel()
+	s.pw.CloseWithError(errBodyAbandoned)
+	<-s.done
+}
+
+// restartable reports whether err is a Label Already Exists answer given
+// before Doris read any body byte: every row is still in buf.
+func (s *loadStream) restartable(err error) bool {
+	return errors.Is(err, doris.ErrLabelAlreadyExists) && s.read.Load() == 0
+}
+
+// restart begins the same load again carrying the buffered rows over.
+func (s *loadStream) restart(ctx context.Context, client Doris) *loadStream {
+	s.abandon()
+	n := startLoad(ctx, client, s.req, s.size, s.delim)
+	n.buf = append(n.buf, s.buf...)
+	n.rows = s.rows
+	return n
+}
+
+// existingJobStatus returns the ExistingJobStatus of a Label Already
+// Exists error, "" otherwise (doris-api.md §2.3).
+func existingJobStatus(err error) string {
+	var le *doris.LoadError
+	if errors.As(err, &le) && le.Result != nil {
+		return le.Result.ExistingJobStatus
+	}
+	return ""
+}
+
+// loadRequest builds the Stream Load request of a target (doris-api.md
+// §1.4): raw properties pass through; JSON is sent as JSON lines unless the
+// properties say otherwise.
+func loadRequest(t Target, lbl string, twoPC bool) doris.LoadRequest {
+	req := doris.LoadRequest{DB: t.DB, Table: t.Table, Label: lbl, Format: t.Format, TwoPhaseCommit: twoPC,
+		Headers: t.Properties}
+	if strings.EqualFold(t.Format, "json") && !hasProperty(t.Properties, "read_json_by_line") &&
+		!hasProperty(t.Properties, "strip_outer_array") {
+		req.ReadJSONByLine = true
+	}
+	return req
+}
+
+func hasProperty(p map[string]string, key string) bool {
+	for k := range p {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// lineDelimiter returns the row delimiter of t: the line_delimiter
+// property (Doris's "\xNN" hex form decoded) or "\n".
+func lineDelimiter(t Target) ([]byte, error) {
+	for k, v := range t.Properties {
+		if !strings.EqualFold(k, "line_delimiter") {
+			continue
+		}
+		if v == "" {
+			return nil, errors.New("doris.properties.line_delimiter is empty")
+		}
+		if strings.HasPrefix(v, `\x`) {
+			b, err := hex.DecodeString(v[2:])
+			if err != nil || len(b) == 0 {
+				return nil, fmt.Errorf("doris.properties.line_delimiter %q: bad \\x hex form", v)
+			}
+			return b, nil
+		}
+		return []byte(v), nil
+	}
+	return []byte{'\n'}, nil
+}
