@@ -126,3 +126,8 @@ func posString(p json.RawMessage) string {
 	}
 	return string(p)
 }
+
+// ErrStoreReset is returned by Recover when the checkpoint store is brand
+// new but the ledger beside it already holds evidence: the store was
+// deleted or replaced, and starting afresh would load the source twice.
+var ErrStoreReset = errors.New("checkpoint store is new but the job has run before")

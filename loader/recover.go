@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
@@ -54,6 +55,9 @@ func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 	}
 	if want := l.cfg.owner(); st.Owner != want {
 		return nil, fmt.Errorf("recover: %w", &checkpoint.OwnerError{Stored: st.Owner, Config: want})
+	}
+	if err := l.checkLedgerMatchesStore(st); err != nil {
+		return nil, fmt.Errorf("recover: %w", err)
 	}
 	l.smu.Lock()
 	l.state = st
@@ -294,4 +298,23 @@ func (l *Loader) resolveAtLeastOnce(ctx context.Context, a *attempt, cause error
 		}
 	}
 	return nil, cause
+}
+
+// checkLedgerMatchesStore refuses a brand-new store beside a ledger that
+// already holds evidence: the checkpoint file was deleted or replaced, and
+// starting afresh would re-read the source from its start and load it twice.
+func (l *Loader) checkLedgerMatchesStore(st *checkpoint.State) error {
+	if l.ledger == nil || st.Decided != nil || len(st.Announced) > 0 || st.NextID > 1 {
+		return nil
+	}
+	fi, err := os.Stat(l.ledger.Path())
+	if err != nil {
+		return fmt.Errorf("check ledger %s: %w", l.ledger.Path(), err)
+	}
+	if fi.Size() > 0 {
+		return fmt.Errorf("%w: ledger %s already holds %d bytes of evidence: "+
+			"the store was deleted or replaced; restore it (or move the ledger away to start a new job on purpose)",
+			ErrStoreReset, l.ledger.Path(), fi.Size())
+	}
+	return nil
 }

@@ -414,3 +414,22 @@ func TestAtLeastOnceSteady(t *testing.T) {
 	e.runToEnd(ctx, 30, 5, func(c *loader.Config) { c.Guarantee = loader.AtLeastOnce; c.Failpoints = fps })
 	e.checkExactlyOnce(30)
 }
+
+// A deleted checkpoint file must not silently restart the job from the
+// source's beginning: the ledger beside it proves the job ran.
+func TestDeletedStoreWithLedgerRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	e.runToEnd(ctx, 10, 5)
+	if err := os.Remove(filepath.Join(e.dir, checkpoint.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	l := e.open()
+	defer l.Close(ctx)
+	_, err := l.Recover(ctx)
+	if !errors.Is(err, loader.ErrStoreReset) {
+		t.Fatalf("recover on a new store beside an old ledger: %v, want ErrStoreReset", err)
+	}
+	e.checkExactlyOnce(10)
+}

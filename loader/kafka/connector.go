@@ -1,0 +1,123 @@
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader"
+)
+
+var _ Sink = (*loader.Loader)(nil)
+
+// Sink is what the Connector drives: *loader.Loader implements it. Every
+// method has the contract of the Loader method of the same name; the
+// Connector calls them from its Run goroutine only.
+type Sink interface {
+	Recover(ctx context.Context) (json.RawMessage, error)
+	Write(ctx context.Context, row []byte) error
+	Checkpoint(ctx context.Context, end json.RawMessage) error
+	Close(ctx context.Context) error
+}
+
+// DecisionReporter is optionally implemented by a Sink that can name the
+// checkpoint it decided last; the Connector then puts its id and label in
+// the metadata of the monitoring group commit.
+type DecisionReporter interface {
+	LastDecision() (id uint64, label string)
+}
+
+// Connector reads one Kafka topic into a Sink (DESIGN.md §1, connector
+// row). Create it with New, then call Run once. Drain and Metrics are safe
+// to call from any goroutine.
+type Connector struct {
+	cfg     Config
+	o       options
+	sink    Sink
+	conv    *Converter
+	metrics *Metrics
+	knobs   TestingKnobs
+
+	adminCl *kgo.Client // metadata, list offsets, group commits
+	adm     *kadm.Client
+
+	ran       atomic.Bool
+	drainCh   chan struct{}
+	drainOnce sync.Once
+
+	// mu guards cl and base, shared with the partition-refresh goroutine.
+	mu   sync.Mutex
+	cl   *kgo.Client     // the consuming client (recreated on rewind)
+	base map[int32]int64 // where a partition starts when no position covers it
+
+	// Run goroutine state.
+	next   map[int32]int64 // next offset to read per partition
+	start  Position        // start of the open checkpoint (last decided)
+	pend   pending
+	timerC <-chan time.Time
+	fired  bool
+}
+
+type pending struct {
+	records, rows, rowBytes, deadLettered, tombstones int64
+}
+
+// New validates cfg and returns a Connector that will drive sink (a
+// *loader.Loader configured with LoaderFormat(cfg.Format) and
+// RequiredProperties(cfg.Format)). It does not connect; Run does. The
+// Connector owns sink from now on: Run closes it.
+func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
+	if sink == nil {
+		return nil, errors.New("kafka connector: sink (loader) is nil")
+	}
+	cfg.applyDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	conv, err := NewConverter(ConvertConfig{Format: cfg.Format, Metadata: cfg.Metadata})
+	if err != nil {
+		return nil, fmt.Errorf("kafka connector config: %w", err)
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	if o.metrics == nil {
+		o.metrics = &Metrics{}
+	}
+	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{})}
+	if o.knobs != nil {
+		c.knobs = *o.knobs
+	}
+	c.adminCl, err = kgo.NewClient(c.baseOpts()...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka connector: admin client: %w", err)
+	}
+	c.adm = kadm.NewClient(c.adminCl)
+	return c, nil
+}
+
+// Metrics returns the Connector's counters.
+func (c *Connector) Metrics() *Metrics { return c.metrics }
+
+// Drain asks Run to stop gracefully: stop reading, checkpoint what was
+// consumed (if anything), close the loader and return nil. It returns at
+// once; Run's return says when the drain is done. Cancelling Run's context
+// during a drain aborts it. Drain is idempotent.
+func (c *Connector) Drain() { c.drainOnce.Do(func() { close(c.drainCh) }) }
+
+func (c *Connector) draining() bool {
+	select {
+	case <-c.drainCh:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,208 @@
+package kafka
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Record formats (kafka.format in the config; DESIGN.md §5).
+const (
+	// FormatJSON: one JSON object per message, sent as one JSON line.
+	FormatJSON = "json"
+	// FormatCSV: one CSV line per message, passed through.
+	FormatCSV = "csv"
+	// FormatDebezium: Debezium change envelopes, sent as JSON lines with
+	// __DORIS_DELETE_SIGN__.
+	FormatDebezium = "debezium"
+)
+
+// Timestamp formats of the metadata timestamp column.
+const (
+	// TimestampUnixMilli writes the record timestamp as milliseconds since
+	// the Unix epoch (a BIGINT column). The default.
+	TimestampUnixMilli = "unix_ms"
+	// TimestampDatetime writes it as "2006-01-02 15:04:05.000" in UTC (a
+	// DATETIME(3) column).
+	TimestampDatetime = "datetime"
+)
+
+// DeleteSignColumn is Doris's hidden delete-sign column (doris-api.md §7).
+const DeleteSignColumn = "__DORIS_DELETE_SIGN__"
+
+// ErrTombstone is returned by a debezium Converter for a record with a nil
+// value (the tombstone Debezium writes after a delete for log compaction).
+// It carries no row; the Connector skips it and counts it
+// (Metrics.Tombstones).
+var ErrTombstone = errors.New("tombstone record (nil value)")
+
+// MetadataColumns names the columns that receive Kafka metadata in JSON
+// rows (formats json and debezium). An empty name adds no column.
+type MetadataColumns struct {
+	// Topic receives the topic name (a string).
+	Topic string
+	// Partition receives the partition number.
+	Partition string
+	// Offset receives the record offset.
+	Offset string
+	// Timestamp receives the record timestamp in TimestampFormat.
+	Timestamp string
+	// TimestampFormat is TimestampUnixMilli (default) or TimestampDatetime.
+	TimestampFormat string
+}
+
+func (m MetadataColumns) any() bool {
+	return m.Topic != "" || m.Partition != "" || m.Offset != "" || m.Timestamp != ""
+}
+
+// ConvertConfig configures a Converter.
+type ConvertConfig struct {
+	// Format is FormatJSON (default), FormatCSV or FormatDebezium.
+	Format string
+	// Metadata adds Kafka metadata columns (not with FormatCSV).
+	Metadata MetadataColumns
+}
+
+// Converter turns Kafka records into Stream Load rows (without the line
+// delimiter, which the loader adds). It reuses one buffer: the row returned
+// by Convert is valid until the next call. A Converter is not safe for
+// concurrent use; create one per goroutine.
+type Converter struct {
+	format string
+	meta   MetadataColumns
+	buf    bytes.Buffer
+	// Pre-encoded `"name":` keys and the topic value.
+	topicKey, partKey, offKey, tsKey []byte
+	topicCache                       string
+	topicVal                         []byte
+}
+
+// NewConverter validates cfg and returns a Converter.
+func NewConverter(cfg ConvertConfig) (*Converter, error) {
+	if cfg.Format == "" {
+		cfg.Format = FormatJSON
+	}
+	switch cfg.Format {
+	case FormatJSON, FormatDebezium:
+	case FormatCSV:
+		if cfg.Metadata.any() {
+			return nil, errors.New("kafka.metadata_columns: only supported with kafka.format json or debezium, not csv")
+		}
+	default:
+		return nil, fmt.Errorf("kafka.format %q: want json, csv or debezium", cfg.Format)
+	}
+	switch cfg.Metadata.TimestampFormat {
+	case "":
+		cfg.Metadata.TimestampFormat = TimestampUnixMilli
+	case TimestampUnixMilli, TimestampDatetime:
+	default:
+		return nil, fmt.Errorf("kafka.metadata_columns.timestamp_format %q: want %s or %s",
+			cfg.Metadata.TimestampFormat, TimestampUnixMilli, TimestampDatetime)
+	}
+	c := &Converter{format: cfg.Format, meta: cfg.Metadata}
+	c.topicKey = jsonKey(cfg.Metadata.Topic)
+	c.partKey = jsonKey(cfg.Metadata.Partition)
+	c.offKey = jsonKey(cfg.Metadata.Offset)
+	c.tsKey = jsonKey(cfg.Metadata.Timestamp)
+	return c, nil
+}
+
+// Format returns the record format.
+func (c *Converter) Format() string { return c.format }
+
+// LoaderFormat returns the Stream Load format the loader must use for
+// rows of format ("json" or "csv").
+func LoaderFormat(format string) string {
+	if format == FormatCSV {
+		return "csv"
+	}
+	return "json"
+}
+
+// RequiredProperties returns the Stream Load properties rows of format
+// need: hidden_columns: __DORIS_DELETE_SIGN__ for FormatDebezium (so that
+// deletes reach the delete-sign column, doris-api.md §1.4 and §7), nothing
+// otherwise. Merge them into loader.Config.Properties.
+func RequiredProperties(format string) map[string]string {
+	if format == FormatDebezium {
+		return map[string]string{"hidden_columns": DeleteSignColumn}
+	}
+	return nil
+}
+
+// jsonKey returns `"name":` JSON-encoded, or nil for "".
+func jsonKey(name string) []byte {
+	if name == "" {
+		return nil
+	}
+	b, _ := json.Marshal(name) // a string always marshals
+	return append(b, ':')
+}
+
+// Convert returns the row of r. Errors say why the value cannot be
+// converted (the Connector adds topic, partition and offset).
+func (c *Converter) Convert(r *kgo.Record) ([]byte, error) {
+	switch c.format {
+	case FormatCSV:
+		return convertCSV(r.Value)
+	case FormatDebezium:
+		return c.convertDebezium(r)
+	default:
+		return c.convertJSON(r)
+	}
+}
+
+// appendMetadata adds the metadata columns to the compact JSON object in
+// c.buf (which ends in '}').
+func (c *Converter) appendMetadata(r *kgo.Record) {
+	if c.topicKey != nil {
+		if c.topicCache != r.Topic || c.topicVal == nil {
+			c.topicCache = r.Topic
+			c.topicVal, _ = json.Marshal(r.Topic)
+		}
+		c.field(c.topicKey, c.topicVal)
+	}
+	if c.partKey != nil {
+		c.openField(c.partKey)
+		c.buf.Write(strconv.AppendInt(c.buf.AvailableBuffer(), int64(r.Partition), 10))
+		c.buf.WriteByte('}')
+	}
+	if c.offKey != nil {
+		c.openField(c.offKey)
+		c.buf.Write(strconv.AppendInt(c.buf.AvailableBuffer(), r.Offset, 10))
+		c.buf.WriteByte('}')
+	}
+	if c.tsKey != nil {
+		c.openField(c.tsKey)
+		if c.meta.TimestampFormat == TimestampDatetime {
+			b := append(c.buf.AvailableBuffer(), '"')
+			b = r.Timestamp.UTC().AppendFormat(b, "2006-01-02 15:04:05.000")
+			c.buf.Write(append(b, '"'))
+		} else {
+			c.buf.Write(strconv.AppendInt(c.buf.AvailableBuffer(), r.Timestamp.UnixMilli(), 10))
+		}
+		c.buf.WriteByte('}')
+	}
+}
+
+// field adds "key":value to the object in c.buf.
+func (c *Converter) field(key, value []byte) {
+	c.openField(key)
+	c.buf.Write(value)
+	c.buf.WriteByte('}')
+}
+
+// openField removes the closing '}' of the object in c.buf and writes the
+// separator and key: the caller writes the value and '}'.
+func (c *Converter) openField(key []byte) {
+	b := c.buf.Bytes()
+	c.buf.Truncate(len(b) - 1)
+	if len(b) > 2 { // not "{}"
+		c.buf.WriteByte(',')
+	}
+	c.buf.Write(key)
+}

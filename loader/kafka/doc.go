@@ -1,0 +1,50 @@
+// Package kafka is the Kafka source of doris-sink (DESIGN.md §1, connector
+// row): a franz-go consumer that reads one topic, converts every record to
+// one Stream Load row (DESIGN.md §5) and drives a *loader.Loader, whose
+// exactly-once protocol (DESIGN.md §2) decides which offsets are loaded.
+//
+// # Standalone mode
+//
+// The Connector is not a consumer-group member: it assigns every partition
+// of the topic to itself (kgo.ConsumePartitions) at the offsets the loader's
+// Recover returns, so the checkpoint store, not Kafka, is the source of
+// truth for positions. Partitions added to the topic later are found by a
+// periodic metadata check and read from their earliest offset. After each
+// checkpoint the decided offsets are also committed to the consumer group
+// (Config.Group) with metadata naming the checkpoint, for monitoring
+// (consumer-lag tools) only; they are read back only on a first start with
+// Start = StartCommitted.
+//
+// # Position
+//
+// The source position handed to loader.Checkpoint (and recorded by the
+// store as a checkpoint's start/end) is the JSON document
+//
+//	{"topic":"orders","offsets":{"0":123,"1":456}}
+//
+// where each offset is the next offset to read in that partition (Kafka's
+// committed-offset convention). Partitions are listed in ascending order.
+// A partition missing from a position is read from its earliest offset.
+// See Position and ParsePosition.
+//
+// # Rows
+//
+// Format "json": each value is one JSON object, re-emitted compactly as one
+// JSON line. "csv": each value is one CSV line, passed through. "debezium":
+// each value is a Debezium change envelope (optionally inside a "payload"
+// wrapper); op c/u/r load the "after" image with __DORIS_DELETE_SIGN__ 0,
+// op d loads the "before" image with __DORIS_DELETE_SIGN__ 1, so the
+// loader's properties must include hidden_columns: __DORIS_DELETE_SIGN__
+// (see RequiredProperties). Optional metadata columns (topic, partition,
+// offset, timestamp) are added to JSON rows. A record that cannot be
+// converted fails the run with a *RecordError, or goes to the dead-letter
+// topic when one is configured.
+//
+// # Stopping
+//
+// Run returns when its context is cancelled (abort: the open checkpoint is
+// not decided, the loader's open transaction is aborted, and a restart
+// resumes from the last decided position) or after Drain (the records
+// consumed so far are checkpointed, then the loader is closed; Run returns
+// nil).
+package kafka

@@ -1,0 +1,115 @@
+package kafka
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader"
+)
+
+// Opt configures a Connector beyond its Config (collaborators, hooks,
+// tuning). Options are applied in order by New.
+type Opt interface{ apply(*options) }
+
+type options struct {
+	logger        *slog.Logger
+	clock         loader.Clock
+	metrics       *Metrics
+	knobs         *TestingKnobs
+	onCheckpoint  func(CheckpointStats)
+	kgoOpts       []kgo.Opt
+	backoffMin    time.Duration
+	backoffMax    time.Duration
+	closeTimeout  time.Duration
+	commitTimeout time.Duration
+}
+
+func defaultOptions() options {
+	return options{
+		logger:        slog.New(slog.DiscardHandler),
+		clock:         systemClock{},
+		backoffMin:    time.Second,
+		backoffMax:    30 * time.Second,
+		closeTimeout:  30 * time.Second,
+		commitTimeout: 10 * time.Second,
+	}
+}
+
+type optFunc func(*options)
+
+func (f optFunc) apply(o *options) { f(o) }
+
+// WithLogger sets the logger. Default: discard.
+func WithLogger(l *slog.Logger) Opt { return optFunc(func(o *options) { o.logger = l }) }
+
+// WithClock sets the clock of the checkpoint interval, partition refresh
+// and recovery backoff (tests inject a manual clock). Default: the system
+// clock.
+func WithClock(c loader.Clock) Opt { return optFunc(func(o *options) { o.clock = c }) }
+
+// WithMetrics makes the Connector count into m (for example to export it
+// to Prometheus). Default: a Metrics of its own (see Connector.Metrics).
+func WithMetrics(m *Metrics) Opt { return optFunc(func(o *options) { o.metrics = m }) }
+
+// WithTestingKnobs installs test hooks. Default: none.
+func WithTestingKnobs(k *TestingKnobs) Opt { return optFunc(func(o *options) { o.knobs = k }) }
+
+// WithOnCheckpoint calls fn on the Run goroutine after every checkpoint
+// attempt (successful or not) with what it covered. fn must not block for
+// long. Default: none.
+func WithOnCheckpoint(fn func(CheckpointStats)) Opt {
+	return optFunc(func(o *options) { o.onCheckpoint = fn })
+}
+
+// WithKgoOpts appends franz-go options to the ones the Connector builds
+// from Config (e.g. kgo.WithLogger, kgo.FetchMaxWait). Options that
+// change what is consumed (ConsumeTopics, ConsumerGroup, …) break the
+// Connector's exactly-once contract and must not be passed.
+func WithKgoOpts(opts ...kgo.Opt) Opt {
+	return optFunc(func(o *options) { o.kgoOpts = append(o.kgoOpts, opts...) })
+}
+
+// WithRecoverBackoff sets the backoff before each loader.Recover after a
+// failed checkpoint: min doubling up to max. Default 1s up to 30s. Zero
+// values retry at once (tests).
+func WithRecoverBackoff(min, max time.Duration) Opt {
+	return optFunc(func(o *options) { o.backoffMin, o.backoffMax = min, max })
+}
+
+// WithCloseTimeout bounds the loader's Close (which aborts an open
+// transaction) after Run's context was cancelled. Default 30s.
+func WithCloseTimeout(d time.Duration) Opt { return optFunc(func(o *options) { o.closeTimeout = d }) }
+
+// WithGroupCommitTimeout bounds each monitoring commit of offsets to the
+// consumer group. Default 10s.
+func WithGroupCommitTimeout(d time.Duration) Opt {
+	return optFunc(func(o *options) { o.commitTimeout = d })
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                         { return time.Now() }
+func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// TestingKnobs are hooks for tests: each nil by default, each run on the
+// Run goroutine (or the partition-refresh goroutine, as noted). Knobs
+// observe; they must not call back into the Connector except Drain.
+type TestingKnobs struct {
+	// AfterStart runs once the start position is known and consumption is
+	// assigned.
+	AfterStart func(start Position)
+	// AfterPoll runs after each poll's records were handled, with the
+	// position consumed so far (next offset per partition).
+	AfterPoll func(consumed Position)
+	// AfterRewind runs after a Recover following a failed checkpoint
+	// rewound consumption to pos.
+	AfterRewind func(pos Position)
+	// AfterPartitionsAdded runs on the refresh goroutine after new
+	// partitions were assigned.
+	AfterPartitionsAdded func(partitions []int32)
+	// AfterGroupCommit runs after each monitoring commit to the consumer
+	// group, with its error.
+	AfterGroupCommit func(pos Position, err error)
+}

@@ -1,0 +1,370 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+)
+
+// Run recovers the loader, assigns the topic's partitions at the position
+// it returns and loads records until ctx is cancelled, Drain is called or
+// a terminal error occurs. It always closes the loader before returning.
+//
+//   - After Drain it checkpoints what was consumed, closes the loader and
+//     returns nil (or the checkpoint's error: nothing is lost, a restart
+//     resumes from the last decided position).
+//   - When ctx is cancelled (abort) the open checkpoint is not decided: the
+//     loader is closed (its open transaction aborted) within the close
+//     timeout and Run returns ctx.Err().
+//   - A failed checkpoint (an error wrapping loader.ErrNeedRecover) is not
+//     terminal: Run backs off, calls Recover and rewinds every partition to
+//     the position it returns.
+//   - Terminal errors: a *RecordError (no dead-letter topic), a
+//     *DeadLetterError, a lost Kafka position (offset out of range, data
+//     loss), a loader error that Recover cannot fix (crash, fencing,
+//     unresolved label), a topic that does not exist.
+//
+// Run may be called once.
+func (c *Connector) Run(ctx context.Context) error {
+	if !c.ran.CompareAndSwap(false, true) {
+		return ErrRunTwice
+	}
+	defer c.adminCl.Close()
+	bg, stopBG := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	err := c.run(ctx, bg, &wg)
+	stopBG()
+	wg.Wait()
+	c.mu.Lock()
+	cl := c.cl
+	c.cl = nil
+	c.mu.Unlock()
+	if cl != nil {
+		cl.Close()
+	}
+	cctx := ctx
+	if ctx.Err() != nil || err != nil {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), c.o.closeTimeout)
+		defer cancel()
+	}
+	cerr := c.sink.Close(cctx)
+	if errors.Is(cerr, loader.ErrCrashed) && errors.Is(err, loader.ErrCrashed) {
+		cerr = nil
+	}
+	if cerr != nil {
+		cerr = fmt.Errorf("close loader: %w", cerr)
+	}
+	if ctx.Err() != nil {
+		return errors.Join(ctx.Err(), cerr)
+	}
+	return errors.Join(err, cerr)
+}
+
+func (c *Connector) run(ctx, bg context.Context, wg *sync.WaitGroup) error {
+	raw, err := c.recoverSink(ctx, false)
+	if err != nil {
+		return err
+	}
+	if err := c.begin(ctx, raw); err != nil {
+		return err
+	}
+	if c.knobs.AfterStart != nil {
+		c.knobs.AfterStart(c.start.clone())
+	}
+	if c.cfg.PartitionRefresh > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.refreshPartitions(bg)
+		}()
+	}
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if c.draining() {
+			return c.drain(ctx)
+		}
+		fs := c.poll(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		err := c.fetchErrors(fs)
+		if err == nil {
+			err = c.handle(ctx, fs)
+		}
+		if err == nil && c.fired && c.pend.records > 0 && !c.draining() {
+			err = c.checkpoint(ctx)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if !errors.Is(err, loader.ErrNeedRecover) {
+				return err
+			}
+			if err := c.recoverAndRewind(ctx, err); err != nil {
+				return err
+			}
+		}
+		if c.knobs.AfterPoll != nil {
+			c.knobs.AfterPoll(Position{Topic: c.cfg.Topic, Offsets: maps.Clone(c.next)})
+		}
+	}
+}
+
+// drain checkpoints what was consumed since the last checkpoint.
+func (c *Connector) drain(ctx context.Context) error {
+	if c.pend.records == 0 {
+		c.o.logger.Info("drained: nothing to checkpoint")
+		return nil
+	}
+	if err := c.checkpoint(ctx); err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	c.o.logger.Info("drained", "position", c.start.String())
+	return nil
+}
+
+// poll returns the next fetches; it returns early (empty) when the
+// checkpoint timer fires (setting c.fired) or Drain is called.
+func (c *Connector) poll(ctx context.Context) kgo.Fetches {
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done, stopped := make(chan struct{}), make(chan struct{})
+	timerC, fired := c.timerC, false
+	go func() {
+		defer close(stopped)
+		select {
+		case <-timerC:
+			fired = true
+			cancel()
+		case <-c.drainCh:
+			cancel()
+		case <-done:
+		}
+	}()
+	c.mu.Lock()
+	cl := c.cl
+	c.mu.Unlock()
+	fs := cl.PollRecords(pctx, c.cfg.PollMaxRecords)
+	close(done)
+	<-stopped
+	if fired {
+		c.fired = true
+	}
+	return fs
+}
+
+// fetchErrors returns the terminal fetch errors and logs the others
+// (kgo retries them). The poll's own cancellation is not an error.
+func (c *Connector) fetchErrors(fs kgo.Fetches) error {
+	var terminal []error
+	fs.EachError(func(t string, p int32, err error) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return
+		}
+		c.metrics.FetchErrors.Add(1)
+		var dl *kgo.ErrDataLoss
+		switch {
+		case errors.As(err, &dl), errors.Is(err, kerr.OffsetOutOfRange):
+			terminal = append(terminal, fmt.Errorf("partition %s/%d: the position to read is no longer in the log "+
+				"(records were deleted by retention or lost by the broker before they were loaded): %w", t, p, err))
+		case errors.Is(err, kgo.ErrClientClosed):
+			terminal = append(terminal, fmt.Errorf("partition %s/%d: %w", t, p, err))
+		default:
+			c.o.logger.Warn("fetch error (retried)", "topic", t, "partition", p, "err", err)
+		}
+	})
+	return errors.Join(terminal...)
+}
+
+// handle converts and writes every record of fs, checkpointing at the
+// row and byte caps and when the interval timer fires.
+func (c *Connector) handle(ctx context.Context, fs kgo.Fetches) error {
+	for i := range fs {
+		for j := range fs[i].Topics {
+			t := &fs[i].Topics[j]
+			for k := range t.Partitions {
+				p := &t.Partitions[k]
+				if p.Err != nil || len(p.Records) == 0 {
+					continue
+				}
+				for _, r := range p.Records {
+					if c.draining() {
+						return nil
+					}
+					if err := c.record(ctx, r); err != nil {
+						return err
+					}
+					if c.due() {
+						if err := c.checkpoint(ctx); err != nil {
+							return err
+						}
+					}
+				}
+				last := p.Records[len(p.Records)-1].Offset
+				c.metrics.setLag(p.Partition, p.HighWatermark-last-1)
+			}
+		}
+	}
+	return nil
+}
+
+// record converts r and hands its row to the loader, or dead-letters it.
+func (c *Connector) record(ctx context.Context, r *kgo.Record) error {
+	if next, ok := c.next[r.Partition]; ok && r.Offset < next {
+		return nil // read before (defensive: never load a record twice)
+	}
+	row, err := c.conv.Convert(r)
+	switch {
+	case err == nil:
+		if err := c.sink.Write(ctx, row); err != nil {
+			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+		}
+		c.pend.rows++
+		c.pend.rowBytes += int64(len(row))
+		c.metrics.Rows.Add(1)
+		c.metrics.RowBytes.Add(int64(len(row)))
+	case errors.Is(err, ErrTombstone):
+		c.pend.tombstones++
+		c.metrics.Tombstones.Add(1)
+	default:
+		rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format, Err: err}
+		if c.cfg.DeadLetterTopic == "" {
+			return rerr
+		}
+		if err := c.deadLetter(ctx, r, rerr); err != nil {
+			return err
+		}
+		c.pend.deadLettered++
+		c.metrics.DeadLettered.Add(1)
+	}
+	c.next[r.Partition] = r.Offset + 1
+	c.pend.records++
+	c.metrics.Records.Add(1)
+	c.metrics.Bytes.Add(int64(len(r.Value)))
+	if c.timerC == nil {
+		c.timerC = c.o.clock.After(c.cfg.CheckpointInterval)
+	}
+	return nil
+}
+
+// due reports whether the open checkpoint reached a cap or its interval.
+func (c *Connector) due() bool {
+	if !c.fired && c.timerC != nil {
+		select {
+		case <-c.timerC:
+			c.fired = true
+		default:
+		}
+	}
+	return c.fired ||
+		(c.cfg.CheckpointMaxRows > 0 && c.pend.rows >= c.cfg.CheckpointMaxRows) ||
+		(c.cfg.CheckpointMaxBytes > 0 && c.pend.rowBytes >= c.cfg.CheckpointMaxBytes)
+}
+
+// checkpoint decides the records consumed so far: ld.Checkpoint(next).
+func (c *Connector) checkpoint(ctx context.Context) error {
+	end := Position{Topic: c.cfg.Topic, Offsets: maps.Clone(c.next)}
+	raw, err := end.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("checkpoint: encode position: %w", err)
+	}
+	err = c.sink.Checkpoint(ctx, raw)
+	st := CheckpointStats{Start: c.start, End: end, Records: c.pend.records, Rows: c.pend.rows, RowBytes: c.pend.rowBytes,
+		DeadLettered: c.pend.deadLettered, Tombstones: c.pend.tombstones, Err: err}
+	c.timerC, c.fired = nil, false
+	if err != nil {
+		c.metrics.CheckpointFailures.Add(1)
+		if c.o.onCheckpoint != nil {
+			c.o.onCheckpoint(st)
+		}
+		return fmt.Errorf("checkpoint at %s: %w", raw, err)
+	}
+	c.metrics.Checkpoints.Add(1)
+	c.start, c.pend = end, pending{}
+	if c.o.onCheckpoint != nil {
+		c.o.onCheckpoint(st)
+	}
+	c.o.logger.Debug("checkpoint decided", "end", string(raw), "rows", st.Rows, "dead_lettered", st.DeadLettered)
+	c.commitGroup(ctx, end)
+	return nil
+}
+
+// recoverAndRewind handles a failed checkpoint: back off, Recover, rewind.
+func (c *Connector) recoverAndRewind(ctx context.Context, cause error) error {
+	c.o.logger.Warn("checkpoint failed; recovering and rewinding", "err", cause)
+	raw, err := c.recoverSink(ctx, true)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	if err := c.rewind(raw); err != nil {
+		return err
+	}
+	if c.knobs.AfterRewind != nil {
+		c.knobs.AfterRewind(c.start.clone())
+	}
+	return nil
+}
+
+// recoverSink calls Recover until it succeeds, ctx ends or the error is
+// one Recover cannot fix; after a failure (and before every retry) it
+// backs off.
+func (c *Connector) recoverSink(ctx context.Context, afterFailure bool) ([]byte, error) {
+	for attempt := 0; ; attempt++ {
+		if afterFailure || attempt > 0 {
+			if err := c.backoff(ctx, attempt); err != nil {
+				return nil, err
+			}
+		}
+		c.metrics.Recovers.Add(1)
+		raw, err := c.sink.Recover(ctx)
+		if err == nil {
+			return raw, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		c.metrics.RecoverFailures.Add(1)
+		if terminalRecoverError(err) {
+			return nil, fmt.Errorf("recover: %w", err)
+		}
+		c.o.logger.Warn("recover failed; retrying", "attempt", attempt+1, "err", err)
+	}
+}
+
+func terminalRecoverError(err error) bool {
+	var unresolved *loader.UnresolvedError
+	var fencing *loader.FencingError
+	var owner *checkpoint.OwnerError
+	return errors.Is(err, loader.ErrCrashed) || errors.Is(err, loader.ErrClosed) ||
+		errors.As(err, &unresolved) || errors.As(err, &fencing) || errors.As(err, &owner)
+}
+
+// backoff waits min·2^attempt, capped at max, on the Connector's clock.
+func (c *Connector) backoff(ctx context.Context, attempt int) error {
+	d := c.o.backoffMin
+	for i := 0; i < attempt && d < c.o.backoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, c.o.backoffMax)
+	if d <= 0 {
+		return nil
+	}
+	select {
+	case <-c.o.clock.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

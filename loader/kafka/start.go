@@ -1,0 +1,182 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// begin assigns the topic's partitions at the recovered position raw, or,
+// on a first start (raw nil), at the offsets of Config.Start. Every
+// partition gets a concrete offset so that every position names them all.
+func (c *Connector) begin(ctx context.Context, raw []byte) error {
+	pos, ok, err := ParsePosition(raw)
+	if err != nil {
+		return err
+	}
+	if ok && pos.Topic != c.cfg.Topic {
+		return fmt.Errorf("the checkpoint store's position is for topic %q, kafka.topic is %q: use a new job.data_dir for a new topic",
+			pos.Topic, c.cfg.Topic)
+	}
+	earliest, err := c.listStart(ctx)
+	if err != nil {
+		return err
+	}
+	base := earliest
+	if !ok {
+		if base, err = c.firstStart(ctx, earliest); err != nil {
+			return err
+		}
+		c.o.logger.Info("first start", "mode", c.cfg.Start, "position", Position{Topic: c.cfg.Topic, Offsets: base}.String())
+	} else {
+		c.o.logger.Info("resuming", "position", pos.String())
+	}
+	c.mu.Lock()
+	c.base = base
+	c.mu.Unlock()
+	return c.rewind(raw)
+}
+
+// rewind (re)starts consumption at pos (raw, nil for none): a fresh
+// consuming client replaces the old one, so nothing buffered before the
+// rewind can be delivered after it. Partitions pos does not name start at
+// their base offset.
+func (c *Connector) rewind(raw []byte) error {
+	pos, ok, err := ParsePosition(raw)
+	if err != nil {
+		return err
+	}
+	if ok && pos.Topic != c.cfg.Topic {
+		return fmt.Errorf("recovered position is for topic %q, not %q", pos.Topic, c.cfg.Topic)
+	}
+	c.mu.Lock()
+	offsets := maps.Clone(c.base)
+	maps.Copy(offsets, pos.Offsets)
+	cl, err := kgo.NewClient(c.consumerOpts(offsets)...)
+	old := c.cl
+	if err == nil {
+		c.cl = cl
+	}
+	c.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("kafka consumer: %w", err)
+	}
+	c.next = offsets
+	c.start = Position{Topic: c.cfg.Topic, Offsets: maps.Clone(offsets)}
+	c.pend = pending{}
+	c.timerC, c.fired = nil, false
+	return nil
+}
+
+// listStart returns the earliest offset of every partition of the topic.
+func (c *Connector) listStart(ctx context.Context) (map[int32]int64, error) {
+	lo, err := c.adm.ListStartOffsets(ctx, c.cfg.Topic)
+	if err != nil {
+		return nil, fmt.Errorf("list start offsets of %s: %w", c.cfg.Topic, err)
+	}
+	if err := lo.Error(); err != nil {
+		return nil, fmt.Errorf("list start offsets of %s: %w", c.cfg.Topic, err)
+	}
+	out := map[int32]int64{}
+	for p, o := range lo[c.cfg.Topic] {
+		out[p] = o.Offset
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("topic %s does not exist or has no partitions", c.cfg.Topic)
+	}
+	return out, nil
+}
+
+// firstStart resolves Config.Start to offsets.
+func (c *Connector) firstStart(ctx context.Context, earliest map[int32]int64) (map[int32]int64, error) {
+	out := maps.Clone(earliest)
+	switch c.cfg.Start {
+	case StartLatest:
+		lo, err := c.adm.ListEndOffsets(ctx, c.cfg.Topic)
+		if err == nil {
+			err = lo.Error()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kafka.start latest: list end offsets of %s: %w", c.cfg.Topic, err)
+		}
+		for p, o := range lo[c.cfg.Topic] {
+			out[p] = o.Offset
+		}
+	case StartCommitted:
+		resp, err := c.adm.FetchOffsets(ctx, c.cfg.Group)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kafka.start committed: fetch offsets of group %s: %w", c.cfg.Group, err)
+		}
+		for p := range out {
+			if o, ok := resp.Lookup(c.cfg.Topic, p); ok && o.At >= 0 {
+				out[p] = o.At
+			} else {
+				c.o.logger.Info("no committed offset; starting at earliest", "group", c.cfg.Group, "partition", p)
+			}
+		}
+	case StartOffsets:
+		var unknown []int32
+		for p, o := range c.cfg.StartOffsets {
+			if _, ok := out[p]; !ok {
+				unknown = append(unknown, p)
+				continue
+			}
+			out[p] = o
+		}
+		if len(unknown) > 0 {
+			slices.Sort(unknown)
+			return nil, fmt.Errorf("kafka.start_offsets: topic %s has no partitions %v", c.cfg.Topic, unknown)
+		}
+	}
+	return out, nil
+}
+
+// refreshPartitions assigns partitions added to the topic after the start,
+// from their earliest offset, every PartitionRefresh until ctx ends.
+func (c *Connector) refreshPartitions(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.o.clock.After(c.cfg.PartitionRefresh):
+		}
+		earliest, err := c.listStart(ctx)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				c.o.logger.Warn("partition refresh failed", "err", err)
+			}
+			continue
+		}
+		var added []int32
+		assign := map[int32]kgo.Offset{}
+		c.mu.Lock()
+		for p, o := range earliest {
+			if _, ok := c.base[p]; !ok {
+				c.base[p] = o
+				assign[p] = kgo.NewOffset().At(o)
+				added = append(added, p)
+			}
+		}
+		if len(added) > 0 && c.cl != nil {
+			c.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{c.cfg.Topic: assign})
+		}
+		c.mu.Unlock()
+		if len(added) > 0 {
+			slices.Sort(added)
+			c.o.logger.Info("new partitions assigned from earliest", "topic", c.cfg.Topic, "partitions", added)
+			if c.knobs.AfterPartitionsAdded != nil {
+				c.knobs.AfterPartitionsAdded(added)
+			}
+		}
+	}
+}
