@@ -63,7 +63,8 @@ func (s *Server) cleanLocked() {
 		})
 		n := 0
 		for _, t := range final {
-			if now.Sub(t.finishTime).Seconds() > float64(keep) {
+			// TransactionState.isExpired: whole seconds, (now-finish)/1000 > keep.
+			if now.Sub(t.finishTime).Milliseconds()/1000 > keep {
 				d.txns.remove(t)
 				n++
 			}

@@ -4,7 +4,8 @@ package doristest
 // FE-HTTP). Every answer is HTTP 200 with JSON except the 307.
 //   - Auth first: no or bad Basic credentials →
 //     {"msg":"Unauthorized","code":401,"data":"Need auth information.","count":0}
-//     (a wrong password says "Access denied for user …" in data).
+//     (a wrong password: "Access denied for user 'root@<ip>' (using password:
+//     YES)" in data, AuthenticationException.formatErrMsg via BaseController).
 //   - PUT /api/{db}/{table}/_stream_load: Expect header must be present (any
 //     value) else {"status":"FAILED","msg":"There is no 100-continue header"};
 //     then 307 to the BE, same path + "?" + raw query (a trailing "?" when
@@ -49,9 +50,11 @@ func (s *Server) feAuth(w http.ResponseWriter, r *http.Request) (user, password 
 		writeFEResponseBody(w, "Unauthorized", 401, "Need auth information.")
 		return "", "", false
 	}
-	if pw, known := s.users[user]; !known || pw != password {
-		writeFEResponseBody(w, "Unauthorized", 401,
-			"Access denied for user '"+user+"'@'"+clientIP(r)+"' (using password: "+yesNo(password != "")+")")
+	s.mu.Lock()
+	denied := s.accessDeniedLocked(user, password, clientIP(r))
+	s.mu.Unlock()
+	if denied != "" {
+		writeFEResponseBody(w, "Unauthorized", 401, denied)
 		return "", "", false
 	}
 	return user, password, true

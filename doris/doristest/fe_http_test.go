@@ -141,7 +141,7 @@ func TestGetLoadState_Bodies_6_1(t *testing.T) {
 	}
 	wantEq(t, "no label", get("demo", "", hdr{}), `{"msg":"Bad Request","code":403,"data":"No label selected","count":0}`)
 	wantEq(t, "unknown", get("demo", "?label=nope", hdr{}), `{"msg":"success","code":0,"data":"UNKNOWN","count":0}`)
-	wantEq(t, "no db", get("nodb", "?label=x", hdr{}), `{"msg":"Error","code":1,"data":"unknown database, database=nodb","count":0}`)
+	wantEq(t, "no db", get("nodb", "?label=x", hdr{}), `{"msg":"Error","code":1,"data":"errCode = 7, detailMessage = unknown databases, dbName=nodb","count":0}`)
 	wantEq(t, "auth", get("demo", "?label=x", hdr{"-auth": ""}), `{"msg":"Unauthorized","code":401,"data":"Need auth information.","count":0}`)
 	precommit(t, s, "gs", "1\ta\n")
 	wantEq(t, "precommitted", get("demo", "?label=gs", hdr{}), `{"msg":"success","code":0,"data":"PRECOMMITTED","count":0}`)

@@ -66,12 +66,41 @@ func writeJSONValue(b *bytes.Buffer, v any) {
 	}
 }
 
+// writeJSONString escapes like rapidjson's Writer (BE) and Jackson (FE),
+// which agree: '"', '\\' and the short forms \b \f \n \r \t; other bytes
+// below 0x20 as \u00XX with upper-case hex; everything else (non-ASCII,
+// U+2028, invalid UTF-8) is written through unchanged (doris-api.md §2.1).
 func writeJSONString(b *bytes.Buffer, s string) {
-	var tmp bytes.Buffer
-	enc := json.NewEncoder(&tmp)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
+	const hex = "0123456789ABCDEF"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if c < 0x20 {
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[c>>4])
+				b.WriteByte(hex[c&0xf])
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
 }
 
 // writeBEJSON sends a BE reply: always HTTP 200 (doris-api.md §8).

@@ -4,7 +4,9 @@ package doristest
 // FE-GLS). HTTP 200, ResponseBody JSON (msg, code, data, count):
 //   - auth failure → {"msg":"Unauthorized","code":401,...} (fe_http.go);
 //   - no label → {"msg":"Bad Request","code":403,"data":"No label selected","count":0};
-//   - unknown db → {"msg":"Error","code":1,"data":"unknown database, database=<db>","count":0};
+//   - unknown db → {"msg":"Error","code":1,"data":"errCode = 7, detailMessage =
+//     unknown databases, dbName=<db>","count":0} (okWithCommonError(e.getMessage())
+//     of getDbOrMetaException, read in GetStreamLoadState.java / CatalogIf.java);
 //   - else {"msg":"success","code":0,"data":"<state of the label's latest txn>","count":0},
 //     UNKNOWN when the label was never used or was cleaned.
 //   - Fault op "load_state" fires after auth; Err answers
@@ -50,7 +52,8 @@ func (s *Server) feGetLoadState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		writeFEResponseBody(w, "Error", 1, unknownDBErr(db).msg)
+		// getDbOrMetaException's MetaNotFoundException, e.getMessage().
+		writeFEResponseBody(w, "Error", 1, "errCode = 7, detailMessage = unknown databases, dbName="+db)
 		return
 	}
 	writeFEResponseBody(w, "success", 0, string(state))

@@ -54,3 +54,20 @@ func analysisErr(format string, args ...any) *feError {
 func unknownDBErr(db string) *feError {
 	return &feError{code: codeNotFound, errCode: errCodeMetaNotFound, msg: "unknown database, database=" + db}
 }
+
+// accessDeniedLocked checks a plain password like Auth.checkPlainPassword and
+// returns ErrorCode.ERR_ACCESS_DENIED_ERROR's text on failure, "" on
+// success. Doris passes user and host as one argument, so the text reads
+// "Access denied for user 'root@127.0.0.1' (using password: YES)"; an unknown
+// user always says YES (UserManager.checkPasswordInternal, doris-api.md §1.3).
+func (s *Server) accessDeniedLocked(user, password, ip string) string {
+	pw, known := s.users[user]
+	if known && pw == password {
+		return ""
+	}
+	using := "YES"
+	if known && password == "" {
+		using = "NO"
+	}
+	return fmt.Sprintf("Access denied for user '%s@%s' (using password: %s)", user, ip, using)
+}

@@ -15,12 +15,15 @@ package doristest
 //  7. load headers via table.ParseLoadSpec; error → Fail, txn ABORTED,
 //     body not read;
 //  8. body via table.Prepare (fault "stream" fires mid-body); error → Fail,
-//     txn ABORTED;
+//     txn ABORTED; a client that disconnects mid-body → txn ABORTED
+//     "[INTERNAL_ERROR]cancelled: sender is gone";
 //  9. filter ratio: filtered / (total − unselected) > max_filter_ratio →
 //     "[DATA_QUALITY_ERROR]too many filtered rows", NumberLoadedRows 0,
 //     ErrorURL, txn ABORTED. Filtered rows within the ratio still get an
 //     ErrorURL;
 // 10. 2PC: fault "precommit", PREPARE → PRECOMMITTED, CommitAndPublishTimeMs 0;
+//     a failed precommit/commit (txn aborted meanwhile) is Fail with
+//     NumberLoadedRows kept (only a failed fragment zeroes it);
 //     else fault "commit", COMMITTED → VISIBLE (data applied), or
 //     "Publish Timeout" while publishing is held.
 // HTTP status is always 200; the body is the §2.1 JSON (load_result.go).
@@ -42,6 +45,12 @@ import (
 )
 
 var errInjected = errors.New("injected stream fault")
+
+// reasonSenderGone is the rollback reason when the client disconnects
+// mid-body: StreamLoadAction::free_handler_ctx cancels the pipe with "sender
+// is gone" and StreamLoadPipe reads fail with InternalError("cancelled: {}")
+// (doris-api.md §1.5; stream_load.cpp, stream_load_pipe.cpp).
+const reasonSenderGone = "[" + codeInternal + "]cancelled: sender is gone"
 
 func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -134,7 +143,7 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 	res.ReceiveDataTimeMs, res.WriteDataTimeMs = res.ReadDataTimeMs, res.ReadDataTimeMs
 	if fr.act != nil {
 		if fr.act.err == nil { // Refuse or ApplyThenDrop: the connection breaks mid-body
-			s.rollback(t, "[INTERNAL_ERROR]cancelled: client connection closed")
+			s.rollback(t, reasonSenderGone)
 			dropConn(w)
 			return
 		}
@@ -142,6 +151,13 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		s.rollback(t, msg)
 		res.Status, res.Message = orDefault(fr.act.err.Status, statusFail), msg
 		reply()
+		return
+	}
+	if fr.readErr != nil {
+		// The client went away mid-body: the BE cancels the pipe ("sender is
+		// gone"), the fragment fails and _send_reply rolls the txn back.
+		s.rollback(t, reasonSenderGone)
+		fail(reasonSenderGone)
 		return
 	}
 	if batch != nil {
@@ -192,7 +208,10 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if ferr != nil {
-		fail(ferr.beMessage())
+		// Only a failed fragment zeroes NumberLoadedRows (stream_load_executor.cpp);
+		// a failed precommit/commit keeps the count.
+		res.Status, res.Message = statusFail, ferr.beMessage()
+		reply()
 		return
 	}
 	if !res.TwoPhaseCommit {
@@ -244,6 +263,7 @@ type faultReader struct {
 	n              int64
 	fired          bool
 	act            *faultAction
+	readErr        error // a transport error reading the body (client gone)
 }
 
 func (f *faultReader) Read(p []byte) (int, error) {
@@ -257,6 +277,9 @@ func (f *faultReader) Read(p []byte) (int, error) {
 	}
 	n, err := f.r.Read(p)
 	f.n += int64(n)
+	if err != nil && err != io.EOF {
+		f.readErr = err
+	}
 	if err == io.EOF && !f.fired {
 		if ferr := f.fire(); ferr != nil {
 			return n, ferr

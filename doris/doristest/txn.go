@@ -95,8 +95,8 @@ type beginReq struct {
 
 // beginLocked is FE loadTxnBegin (doris-api.md §1.5, §2.3, §4, §8).
 func (s *Server) beginLocked(req beginReq) (*txn, *feError) {
-	if pw, ok := s.users[req.user]; !ok || pw != req.password {
-		return nil, analysisErr("Access denied for user '%s'@'%s' (using password: %s)", req.user, req.clientIP, yesNo(req.password != ""))
+	if msg := s.accessDeniedLocked(req.user, req.password, req.clientIP); msg != "" {
+		return nil, analysisErr("%s", msg)
 	}
 	if req.label == "" {
 		return nil, analysisErr("empty label in begin request")
