@@ -193,17 +193,6 @@ func (l *Loader) save(ctx context.Context, mutate func(*checkpoint.State) error)
 	return nil
 }
 
-// decided returns a copy of the last decided checkpoint, nil if none.
-func (l *Loader) decided() *checkpoint.Decision {
-	l.smu.Lock()
-	defer l.smu.Unlock()
-	if l.state == nil || l.state.Decided == nil {
-		return nil
-	}
-	d := *l.state.Decided
-	return &d
-}
-
 // Write appends row (one JSON object or CSV line, without the line
 // delimiter) to the current checkpoint. The first Write of a checkpoint
 // begins its Stream Load (announcing its label first when that was not
