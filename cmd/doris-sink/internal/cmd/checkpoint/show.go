@@ -1,0 +1,175 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/view"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+)
+
+// ShowOptions are the inputs of `checkpoint show`.
+type ShowOptions struct {
+	IO         *cmdutil.IOStreams
+	Factory    *cmdutil.Factory
+	Cmd        *cobra.Command
+	ConfigFile string
+	Output     string
+	History    int
+}
+
+// ShowResult is the output of `checkpoint show -o json` (stable names).
+type ShowResult struct {
+	Dir       string                    `json:"dir"`
+	Owner     checkpoint.Owner          `json:"owner"`
+	NextID    uint64                    `json:"next_id"`
+	Decided   *checkpoint.Decision      `json:"decided"`
+	Announced []checkpoint.Announcement `json:"announced"`
+	History   []checkpoint.Decision     `json:"history"`
+	Resolved  []checkpoint.Resolution   `json:"resolved"`
+	// LedgerEntries counts the ledger lines; LedgerTorn notes a torn tail.
+	LedgerEntries int    `json:"ledger_entries"`
+	LedgerTorn    string `json:"ledger_torn,omitempty"`
+}
+
+// NewCmdShow returns `checkpoint show`; runF replaces Run in tests.
+func NewCmdShow(f *cmdutil.Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "show -c <config>",
+		Short: "Print a job's checkpoint store: decided, announced, positions, history",
+		Long: `Print the checkpoint store of the job in job.data_dir: the last decided
+checkpoint with its source positions [start, end), the announced undecided
+labels, recent history and operator resolutions. It reads the store without
+taking its lock, so it works while the job runs.`,
+		Args: cobra.NoArgs,
+		Example: `  $ doris-sink checkpoint show -c orders.yaml
+  $ doris-sink checkpoint show -c orders.yaml --history 50 -o json`,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if opts.ConfigFile == "" {
+				return cmdutil.FlagErrorf("-c/--config is required: it names the job and its data_dir")
+			}
+			if opts.History < 0 {
+				return cmdutil.FlagErrorf("--history must be ≥ 0")
+			}
+			opts.Cmd = c
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return RunShow(c.Context(), opts)
+		},
+	}
+	cmdutil.AddConfigFlag(cmd, &opts.ConfigFile)
+	cmd.Flags().IntVar(&opts.History, "history", 10, "how many earlier decisions to show")
+	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// RunShow prints the store.
+func RunShow(_ context.Context, o *ShowOptions) error {
+	cfg, err := cmdutil.LoadConfig(o.Factory, o.Cmd, o.ConfigFile, config.NeedJob)
+	if err != nil {
+		return err
+	}
+	v, err := jobstate.Read(cfg.Job.DataDir)
+	if err != nil {
+		return err
+	}
+	st := v.State
+	hist := st.History
+	if len(hist) > o.History {
+		hist = hist[len(hist)-o.History:]
+	}
+	res := ShowResult{
+		Dir: v.Dir, Owner: st.Owner, NextID: st.NextID, Decided: st.Decided,
+		Announced: nonNil(st.Announced), History: nonNil(hist), Resolved: nonNil(st.Resolved),
+		LedgerEntries: len(v.Ledger),
+	}
+	if v.Torn != nil {
+		res.LedgerTorn = v.Torn.String()
+	}
+	if o.Output == cmdutil.OutputJSON {
+		return cmdutil.WriteJSON(o.IO.Out, res)
+	}
+	return printShow(o.IO, &res)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func printShow(io *cmdutil.IOStreams, r *ShowResult) error {
+	kv := cmdutil.NewKV(io)
+	kv.Add("Store", r.Dir)
+	kv.Add("Job", r.Owner.Job)
+	kv.Add("Table", r.Owner.DB+"."+r.Owner.Table)
+	kv.Add("Source", r.Owner.Source)
+	kv.Add("Writer", r.Owner.Writer)
+	kv.Add("Next id", strconv.FormatUint(r.NextID, 10))
+	if d := r.Decided; d != nil {
+		state := "decided, not yet committed"
+		if d.Committed {
+			state = "committed " + view.Time(d.CommittedAt)
+		}
+		if d.Empty {
+			state += " (empty)"
+		}
+		kv.Add("Decided", fmt.Sprintf("checkpoint %d %s", d.ID, d.Label))
+		kv.Add("  txn", strconv.FormatInt(d.TxnID, 10))
+		kv.Add("  state", state)
+		kv.Add("  decided at", view.Time(d.DecidedAt))
+		kv.Add("  start", string(d.Start))
+		kv.Add("  end (restart position)", string(d.End))
+		if d.Healed > 0 {
+			kv.Add("  healed", strconv.Itoa(d.Healed))
+		}
+	} else {
+		kv.Add("Decided", "nothing yet")
+	}
+	kv.Add("Ledger entries", strconv.Itoa(r.LedgerEntries))
+	if r.LedgerTorn != "" {
+		kv.Add("Ledger torn tail", r.LedgerTorn)
+	}
+	if err := kv.Render(); err != nil {
+		return err
+	}
+	section := func(title string) { fmt.Fprintf(io.Out, "\n%s\n", title) }
+	if len(r.Announced) > 0 {
+		section("Announced, undecided (recovery aborts them):")
+		t := cmdutil.NewTable(io, "checkpoint", "label", "announced")
+		for _, a := range r.Announced {
+			t.AddRow(strconv.FormatUint(a.ID, 10), a.Label, view.Time(a.At))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if len(r.History) > 0 {
+		section("History (newest last):")
+		t := cmdutil.NewTable(io, "checkpoint", "label", "txn", "committed", "decided", "end")
+		for _, d := range r.History {
+			t.AddRow(strconv.FormatUint(d.ID, 10), d.Label, strconv.FormatInt(d.TxnID, 10), strconv.FormatBool(d.Committed), view.Time(d.DecidedAt), string(d.End))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if len(r.Resolved) > 0 {
+		section("Operator resolutions:")
+		t := cmdutil.NewTable(io, "checkpoint", "label", "assumed", "by", "at")
+		for _, x := range r.Resolved {
+			t.AddRow(strconv.FormatUint(x.CheckpointID, 10), x.Label, x.Assumed, x.By, view.Time(x.At))
+		}
+		return t.Render()
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/view"
+	"github.com/doris-sink/doris-sink/doris"
+	lbl "github.com/doris-sink/doris-sink/label"
+)
+
+// Operation is commit or abort.
+type Operation string
+
+// Operations of `txn commit` and `txn abort`.
+const (
+	Commit Operation = "commit"
+	Abort  Operation = "abort"
+)
+
+// DecideOptions are the inputs of `txn commit` and `txn abort`.
+type DecideOptions struct {
+	IO         *cmdutil.IOStreams
+	Factory    *cmdutil.Factory
+	Cmd        *cobra.Command
+	Op         Operation
+	ConfigFile string
+	Output     string
+	LabelFlag  string
+	DryRun     bool
+	Yes        bool
+
+	Target Target
+	client *doris.Client
+	db     string
+}
+
+// DecideResult is the output of `txn commit|abort` (stable JSON names).
+type DecideResult struct {
+	Operation string `json:"operation"`
+	DB        string `json:"db"`
+	TxnID     int64  `json:"txn_id,omitempty"`
+	Label     string `json:"label,omitempty"`
+	// Before is the transaction before the act, when SHOW TRANSACTION
+	// answered.
+	Before *view.Txn `json:"before,omitempty"`
+	DryRun bool      `json:"dry_run"`
+	// Outcome is "committed", "aborted", "already committed", "already
+	// aborted", or "would commit"/"would abort" with --dry-run.
+	Outcome string `json:"outcome"`
+}
+
+// NewCmdDecide returns `txn commit` or `txn abort`; runF replaces Run in
+// tests (called after Complete and Validate).
+func NewCmdDecide(f *cmdutil.Factory, op Operation, runF func(context.Context, *DecideOptions) error) *cobra.Command {
+	opts := &DecideOptions{IO: f.IO, Factory: f, Op: op}
+	short := map[Operation]string{
+		Commit: "Commit a PRECOMMITTED transaction (makes its rows visible)",
+		Abort:  "Abort a PREPARE or PRECOMMITTED transaction (drops its rows)",
+	}[op]
+	cmd := &cobra.Command{
+		Use:   string(op) + " [<txn-id> | --label <label>]",
+		Short: short,
+		Long: short + `.
+
+This bypasses the checkpoint store of any doris-sink job that owns the
+transaction: a running or restarting job recovers its own labels (commits
+decided ones, aborts undecided ones). Use this only for transactions no job
+will recover, and prefer --dry-run first. Without a terminal, --yes is
+required.`,
+		Args: cobra.MaximumNArgs(1),
+		Example: fmt.Sprintf(`  $ doris-sink txn %[1]s 1001 --db demo --dry-run
+  $ doris-sink txn %[1]s --label orders-eos:demo-orders:0:42 --db demo --yes`, op),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := opts.Validate(args); err != nil {
+				return err
+			}
+			opts.Cmd = c
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			if err := opts.Complete(); err != nil {
+				return err
+			}
+			defer opts.client.Close()
+			return opts.Run(c.Context())
+		},
+	}
+	cmd.Flags().StringVar(&opts.LabelFlag, "label", "", "the transaction's label instead of its id (Doris 2.1+)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show the transaction and what would be done; change nothing")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	cmdutil.AddConfigFlag(cmd, &opts.ConfigFile)
+	cmdutil.AddDorisFlags(cmd)
+	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// Validate checks the arguments.
+func (o *DecideOptions) Validate(args []string) error {
+	t, err := parseTarget(args, o.LabelFlag)
+	if err != nil {
+		return err
+	}
+	o.Target = t
+	return nil
+}
+
+// Complete loads the config and the client.
+func (o *DecideOptions) Complete() error {
+	c, db, err := connect(o.Factory, o.Cmd, o.ConfigFile)
+	if err != nil {
+		return err
+	}
+	o.client, o.db = c, db
+	return nil
+}
+
+// Run shows the transaction, warns, asks for confirmation and acts.
+func (o *DecideOptions) Run(ctx context.Context) error {
+	res := &DecideResult{Operation: string(o.Op), DB: o.db, TxnID: o.Target.ID, Label: o.Target.Label, DryRun: o.DryRun}
+	if t, err := lookup(ctx, o.client, o.db, o.Target); err == nil {
+		res.Before = view.FromTransaction(t)
+		res.TxnID, res.Label = t.ID, t.Label
+	} else if o.DryRun {
+		return err
+	}
+	action := fmt.Sprintf("%s %s in db %s", o.Op, o.Target, o.db)
+	if o.DryRun {
+		res.Outcome = "would " + string(o.Op)
+		return o.print(res)
+	}
+	o.warn(res)
+	if err := cmdutil.Confirm(o.IO, o.Yes, action); err != nil {
+		return err
+	}
+	var err error
+	switch {
+	case o.Op == Commit && o.Target.Label != "":
+		err = o.client.CommitLabel(ctx, o.db, o.Target.Label)
+	case o.Op == Commit:
+		err = o.client.CommitTxn(ctx, o.db, o.Target.ID)
+	case o.Target.Label != "":
+		err = o.client.AbortLabel(ctx, o.db, o.Target.Label)
+	default:
+		err = o.client.AbortTxn(ctx, o.db, o.Target.ID)
+	}
+	switch {
+	case err == nil && o.Op == Commit:
+		res.Outcome = "committed"
+	case err == nil:
+		res.Outcome = "aborted"
+	case o.Op == Commit && errors.Is(err, doris.ErrTxnAlreadyCommitted):
+		res.Outcome = "already committed"
+	case o.Op == Abort && errors.Is(err, doris.ErrTxnAlreadyAborted):
+		res.Outcome = "already aborted"
+	case doris.IsAmbiguous(err):
+		return fmt.Errorf("%s: outcome unknown, look it up with `doris-sink txn status`: %w", action, err)
+	default:
+		return fmt.Errorf("%s: %w", action, err)
+	}
+	return o.print(res)
+}
+
+// warn prints the risk on stderr before acting (kubectl delete style).
+func (o *DecideOptions) warn(res *DecideResult) {
+	l := res.Label
+	msg := "Warning: %s bypasses the checkpoint store of any doris-sink job that owns this transaction.\n"
+	fmt.Fprintf(o.IO.ErrOut, msg, o.Op)
+	if p, err := lbl.Parse(l); err == nil {
+		fmt.Fprintf(o.IO.ErrOut, "Warning: label %s belongs to doris-sink job %q (checkpoint %d); restarting that job resolves it safely.\n", l, p.Prefix, p.Checkpoint)
+		if o.Op == Commit {
+			fmt.Fprintln(o.IO.ErrOut, "Warning: committing a label the job has not decided makes rows visible that the job will load again (duplicates).")
+		} else {
+			fmt.Fprintln(o.IO.ErrOut, "Warning: aborting a decided label makes the job replay its checkpoint on restart.")
+		}
+	}
+}
+
+func (o *DecideOptions) print(res *DecideResult) error {
+	if o.Output == cmdutil.OutputJSON {
+		return cmdutil.WriteJSON(o.IO.Out, res)
+	}
+	kv := cmdutil.NewKV(o.IO)
+	kv.Add("Outcome", res.Outcome)
+	kv.Add("Database", res.DB)
+	if res.Label != "" {
+		kv.Add("Label", res.Label)
+	}
+	if res.Before != nil {
+		view.AddTxn(kv, res.Before)
+	} else if res.TxnID != 0 {
+		kv.Add("Txn id", fmt.Sprint(res.TxnID))
+	}
+	return kv.Render()
+}

@@ -1,0 +1,156 @@
+// Package config loads and validates the doris-sink configuration
+// (DESIGN.md §1): built-in defaults that are safe for exactly-once, then a
+// YAML file, then DORIS_SINK_* environment variables, then command-line
+// flags. Keys are the stable names of DESIGN.md §1 plus the connector's
+// own; the Doris Flink connector's option names are accepted as aliases in
+// the YAML file (aliases.go, docs/configuration.md).
+//
+// Validation happens once, in Load: every error names the key, the bad
+// value and what is allowed.
+package config
+
+import (
+	"time"
+)
+
+// Guarantee values of delivery.guarantee (DESIGN.md §4).
+const (
+	ExactlyOnce = "exactly-once"
+	AtLeastOnce = "at-least-once"
+)
+
+// Record formats of records.format (DESIGN.md §5).
+const (
+	RecordsJSON     = "json"
+	RecordsCSV      = "csv"
+	RecordsDebezium = "debezium"
+)
+
+// Start modes of kafka.start; StartExplicit is set when kafka.start is a
+// partition → offset map.
+const (
+	StartEarliest  = "earliest"
+	StartLatest    = "latest"
+	StartCommitted = "committed"
+	StartExplicit  = "explicit"
+)
+
+// Config is the whole doris-sink configuration. Field JSON names are the
+// config keys, so a JSON dump (Redacted) reads like the YAML file.
+type Config struct {
+	Job      Job      `json:"job"`
+	Kafka    Kafka    `json:"kafka"`
+	Doris    Doris    `json:"doris"`
+	Delivery Delivery `json:"delivery"`
+	Records  Records  `json:"records"`
+	Metrics  Metrics  `json:"metrics"`
+	Log      Log      `json:"log"`
+
+	// Warnings lists accepted-but-ignored keys (Flink options with no
+	// doris-sink equivalent) for the caller to print.
+	Warnings []string `json:"-"`
+}
+
+// Job is the job identity.
+type Job struct {
+	// Name is the label prefix (job.name); required.
+	Name string `json:"name"`
+	// DataDir holds the checkpoint store and the ledger (job.data_dir).
+	// Default ./var/<job.name>.
+	DataDir string `json:"data_dir"`
+}
+
+// Kafka is the source.
+type Kafka struct {
+	Brokers []string `json:"brokers"`
+	Topic   string   `json:"topic"`
+	// Group defaults to doris-sink-<job.name>.
+	Group string `json:"group"`
+	Start Start  `json:"start"`
+	TLS   TLS    `json:"tls"`
+	SASL  SASL   `json:"sasl"`
+}
+
+// Start is where a job with no decided checkpoint starts reading.
+type Start struct {
+	// Mode is earliest, latest, committed or explicit.
+	Mode string `json:"mode"`
+	// Offsets maps partition → offset when Mode is explicit.
+	Offsets map[int32]int64 `json:"offsets,omitempty"`
+}
+
+// TLS configures a TLS connection; Enabled is implied by CAFile.
+type TLS struct {
+	Enabled bool   `json:"enabled"`
+	CAFile  string `json:"ca_file,omitempty"`
+}
+
+// SASL configures Kafka authentication. Mechanism "" means none.
+type SASL struct {
+	// Mechanism is plain, scram-sha-256 or scram-sha-512.
+	Mechanism    string `json:"mechanism,omitempty"`
+	User         string `json:"user,omitempty"`
+	Password     Secret `json:"password,omitempty"`
+	PasswordFile string `json:"password_file,omitempty"`
+}
+
+// Doris is the target.
+type Doris struct {
+	// FE lists FE HTTP base URLs ("http://host:8030").
+	FE []string `json:"fe"`
+	// BE optionally lists BE HTTP base URLs for direct Stream Load.
+	BE []string `json:"be,omitempty"`
+	// MySQL is the FE MySQL protocol address host:port.
+	MySQL        string `json:"mysql"`
+	User         string `json:"user"`
+	Password     Secret `json:"password"`
+	PasswordFile string `json:"password_file,omitempty"`
+	Database     string `json:"database"`
+	Table        string `json:"table"`
+	// Format is the Stream Load format, json or csv; by default derived
+	// from records.format.
+	Format string `json:"format"`
+	// Properties are raw Stream Load headers.
+	Properties map[string]string `json:"properties,omitempty"`
+	TLS        DorisTLS          `json:"tls"`
+}
+
+// DorisTLS configures https and MySQL TLS to Doris.
+type DorisTLS struct {
+	CAFile string `json:"ca_file,omitempty"`
+}
+
+// Delivery is the guarantee and checkpoint triggers.
+type Delivery struct {
+	Guarantee          string        `json:"guarantee"`
+	CheckpointInterval time.Duration `json:"checkpoint_interval"`
+	CheckpointMaxBytes ByteSize      `json:"checkpoint_max_bytes"`
+	// CheckpointMaxRows is a row cap per checkpoint; 0 means none.
+	CheckpointMaxRows int64 `json:"checkpoint_max_rows"`
+	BatchMode         bool  `json:"batch_mode"`
+}
+
+// Records is the record → row conversion.
+type Records struct {
+	Format string `json:"format"`
+	// MetadataColumns maps a Kafka metadata field (topic, partition,
+	// offset, timestamp) to the column that receives it.
+	MetadataColumns map[string]string `json:"metadata_columns,omitempty"`
+	// DeadLetterTopic receives records that cannot be converted; empty
+	// means such a record fails the checkpoint.
+	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
+}
+
+// Metrics is the Prometheus endpoint.
+type Metrics struct {
+	// Listen is host:port; empty disables the endpoint.
+	Listen string `json:"listen"`
+}
+
+// Log configures log/slog.
+type Log struct {
+	// Level is debug, info, warn or error.
+	Level string `json:"level"`
+	// Format is text or json.
+	Format string `json:"format"`
+}

@@ -1,0 +1,261 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// decoder reads typed values from a flat koanf map, collecting errors that
+// name the key (and the Flink alias that set it, if any).
+type decoder struct {
+	flat   map[string]any
+	origin map[string]string
+	errs   errList
+}
+
+func (d *decoder) fail(key string, v any, allowed string) {
+	name := key
+	if a, ok := d.origin[key]; ok {
+		name = key + " (set by " + a + ")"
+	}
+	val := fmt.Sprint(v)
+	if k, ok := lookupKey(key); ok && k.Secret {
+		val = Redaction
+	}
+	d.errs.add(&KeyError{Key: name, Value: val, Allowed: allowed})
+}
+
+func scalar(v any) (string, bool) {
+	switch v.(type) {
+	case map[string]any, []any, []string:
+		return "", false
+	case nil:
+		return "", true
+	}
+	return fmt.Sprint(v), true
+}
+
+func (d *decoder) str(key string) string {
+	v := d.flat[key]
+	s, ok := scalar(v)
+	if !ok {
+		d.fail(key, v, "want a string")
+	}
+	return strings.TrimSpace(s)
+}
+
+func (d *decoder) list(key string) []string {
+	switch t := d.flat[key].(type) {
+	case nil:
+		return nil
+	case []string:
+		var out []string
+		for _, e := range t {
+			out = append(out, splitList(e)...)
+		}
+		return out
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, e := range t {
+			s, ok := scalar(e)
+			if !ok {
+				d.fail(key, t, "want a list of strings")
+				return nil
+			}
+			out = append(out, strings.TrimSpace(s))
+		}
+		return out
+	case string:
+		return splitList(t)
+	default:
+		d.fail(key, t, "want a list of strings or a comma list")
+		return nil
+	}
+}
+
+func (d *decoder) boolean(key string) bool {
+	switch t := d.flat[key].(type) {
+	case bool:
+		return t
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(t))
+		if err == nil {
+			return b
+		}
+	}
+	d.fail(key, d.flat[key], "want true or false")
+	return false
+}
+
+func (d *decoder) integer(key string) int64 {
+	switch t := d.flat[key].(type) {
+	case int:
+		return int64(t)
+	case int64:
+		return t
+	case uint64:
+		if t <= math.MaxInt64 {
+			return int64(t)
+		}
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
+			return int64(t)
+		}
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+		if err == nil {
+			return n
+		}
+	}
+	d.fail(key, d.flat[key], "want an integer")
+	return 0
+}
+
+func (d *decoder) duration(key string) time.Duration {
+	v := d.flat[key]
+	if s, ok := v.(string); ok {
+		dur, err := ParseDuration(s)
+		if err == nil {
+			return dur
+		}
+	}
+	if dur, ok := v.(time.Duration); ok {
+		return dur
+	}
+	d.fail(key, v, "want a duration like 500ms, 10s, 1m (Flink forms 10 s, 1min accepted)")
+	return 0
+}
+
+func (d *decoder) size(key string) ByteSize {
+	switch t := d.flat[key].(type) {
+	case int, int64, float64:
+		n := d.integer(key)
+		if n >= 0 {
+			return ByteSize(n)
+		}
+	case string:
+		b, err := ParseSize(t)
+		if err == nil {
+			return b
+		}
+	}
+	d.fail(key, d.flat[key], "want a size like 256MiB, 1GiB, 64MB or a byte count")
+	return 0
+}
+
+// subMap collects the flat keys under prefix key as a string map.
+func (d *decoder) subMap(key string) map[string]string {
+	var out map[string]string
+	p := key + "."
+	for k, v := range d.flat {
+		rest, ok := strings.CutPrefix(k, p)
+		if !ok {
+			continue
+		}
+		s, ok := scalar(v)
+		if !ok {
+			d.fail(k, v, "want a string value")
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[rest] = s
+	}
+	if v, ok := d.flat[key]; ok && v != nil {
+		if m, isMap := v.(map[string]any); !isMap || len(m) != 0 {
+			d.fail(key, v, "want a map of name: value")
+		}
+	}
+	return out
+}
+
+func (d *decoder) start() Start {
+	if v, ok := d.flat["kafka.start"]; ok {
+		s, ok := scalar(v)
+		if ok {
+			return Start{Mode: strings.TrimSpace(s)}
+		}
+	}
+	st := Start{Mode: StartExplicit, Offsets: map[int32]int64{}}
+	var parts []string
+	for k := range d.flat {
+		if strings.HasPrefix(k, "kafka.start.") {
+			parts = append(parts, k)
+		}
+	}
+	sort.Strings(parts)
+	for _, k := range parts {
+		p, err := strconv.ParseInt(strings.TrimPrefix(k, "kafka.start."), 10, 32)
+		if err != nil || p < 0 {
+			d.fail(k, strings.TrimPrefix(k, "kafka.start."), "want a map of partition number (≥ 0) to offset")
+			continue
+		}
+		before := len(d.errs)
+		off := d.integer(k)
+		if len(d.errs) == before && off < 0 {
+			d.fail(k, off, "want an offset ≥ 0")
+		}
+		st.Offsets[int32(p)] = off
+	}
+	if len(st.Offsets) == 0 {
+		return Start{Mode: StartEarliest}
+	}
+	return st
+}
+
+// decode converts the merged flat map into a Config.
+func decode(flat map[string]any, origin map[string]string) (*Config, error) {
+	d := &decoder{flat: flat, origin: origin}
+	c := &Config{
+		Job: Job{Name: d.str("job.name"), DataDir: d.str("job.data_dir")},
+		Kafka: Kafka{
+			Brokers: d.list("kafka.brokers"),
+			Topic:   d.str("kafka.topic"),
+			Group:   d.str("kafka.group"),
+			Start:   d.start(),
+			TLS:     TLS{Enabled: d.boolean("kafka.tls.enabled"), CAFile: d.str("kafka.tls.ca_file")},
+			SASL: SASL{
+				Mechanism:    strings.ToLower(d.str("kafka.sasl.mechanism")),
+				User:         d.str("kafka.sasl.user"),
+				Password:     Secret(d.str("kafka.sasl.password")),
+				PasswordFile: d.str("kafka.sasl.password_file"),
+			},
+		},
+		Doris: Doris{
+			FE:           d.list("doris.fe"),
+			BE:           d.list("doris.be"),
+			MySQL:        d.str("doris.mysql"),
+			User:         d.str("doris.user"),
+			Password:     Secret(d.str("doris.password")),
+			PasswordFile: d.str("doris.password_file"),
+			Database:     d.str("doris.database"),
+			Table:        d.str("doris.table"),
+			Format:       strings.ToLower(d.str("doris.format")),
+			Properties:   d.subMap("doris.properties"),
+			TLS:          DorisTLS{CAFile: d.str("doris.tls.ca_file")},
+		},
+		Delivery: Delivery{
+			Guarantee:          strings.ToLower(d.str("delivery.guarantee")),
+			CheckpointInterval: d.duration("delivery.checkpoint_interval"),
+			CheckpointMaxBytes: d.size("delivery.checkpoint_max_bytes"),
+			CheckpointMaxRows:  d.integer("delivery.checkpoint_max_rows"),
+			BatchMode:          d.boolean("delivery.batch_mode"),
+		},
+		Records: Records{
+			Format:          strings.ToLower(d.str("records.format")),
+			MetadataColumns: d.subMap("records.metadata_columns"),
+			DeadLetterTopic: d.str("records.dead_letter_topic"),
+		},
+		Metrics: Metrics{Listen: d.str("metrics.listen")},
+		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},
+	}
+	if err := d.errs.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,93 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// KeyError is an invalid value of one key.
+type KeyError struct {
+	// Key is the config key, e.g. "delivery.guarantee".
+	Key string
+	// Value is the rejected value as text (secrets are never included).
+	Value string
+	// Allowed says what the key accepts.
+	Allowed string
+}
+
+// Error returns `<key>: <value> is invalid; <allowed>`.
+func (e *KeyError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("%s: missing; %s", e.Key, e.Allowed)
+	}
+	return fmt.Sprintf("%s: %q is invalid; %s", e.Key, e.Value, e.Allowed)
+}
+
+// ConflictError is a combination of keys that cannot work together.
+type ConflictError struct {
+	// Keys are the conflicting keys with their values, "key=value".
+	Keys []string
+	// Reason says why.
+	Reason string
+	// Fix says the way out.
+	Fix string
+}
+
+// Error names both keys, why, and the way out.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s: %s; %s", strings.Join(e.Keys, " with "), e.Reason, e.Fix)
+}
+
+// UnknownKeyError is a key no doris-sink version knows: a typo or an
+// unsupported Flink option.
+type UnknownKeyError struct {
+	Key    string
+	Source string // "file", "env" or "flags"
+}
+
+// Error names the key and where it came from.
+func (e *UnknownKeyError) Error() string {
+	return fmt.Sprintf("%s: unknown key (from %s); see docs/configuration.md for the keys and Flink aliases", e.Key, e.Source)
+}
+
+// FileError is a config file or secret file that cannot be read or parsed.
+type FileError struct {
+	Key  string // the key naming the file, "" for the config file itself
+	Path string
+	Err  error
+}
+
+// Error names the file.
+func (e *FileError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("config file %s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("%s: read %s: %v", e.Key, e.Path, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// IsConfigError reports whether err (or any error it joins) comes from
+// loading or validating the configuration.
+func IsConfigError(err error) bool {
+	var (
+		ke *KeyError
+		ce *ConflictError
+		ue *UnknownKeyError
+		fe *FileError
+	)
+	return errors.As(err, &ke) || errors.As(err, &ce) || errors.As(err, &ue) || errors.As(err, &fe)
+}
+
+// errList collects errors in order.
+type errList []error
+
+func (l *errList) add(err error) {
+	if err != nil {
+		*l = append(*l, err)
+	}
+}
+
+func (l errList) err() error { return errors.Join(l...) }

@@ -1,0 +1,105 @@
+package config
+
+import "slices"
+
+// kind is how a key's value is read.
+type kind int
+
+const (
+	kindString kind = iota
+	kindList        // list of strings; env and flags accept a comma list
+	kindBool
+	kindInt
+	kindDuration
+	kindSize
+	kindMap   // string → string map, sub-keys free
+	kindStart // earliest|latest|committed or a partition → offset map
+)
+
+// Key describes one configuration key.
+type Key struct {
+	// Name is the dotted key, e.g. "delivery.checkpoint_interval".
+	Name string
+	kind kind
+	// Default is the default value as written in YAML ("" for none).
+	Default any
+	// Doc says what the key does and what is allowed.
+	Doc string
+	// Secret keys are never logged or printed.
+	Secret bool
+}
+
+// keys is the table of every configuration key. The defaults are safe for
+// exactly-once (DESIGN.md §1); job.name has none and is required.
+var keys = []Key{
+	{Name: "job.name", kind: kindString, Default: "", Doc: "job name and Stream Load label prefix, 1-49 of [A-Za-z0-9_-]; required"},
+	{Name: "job.data_dir", kind: kindString, Default: "", Doc: "checkpoint store and ledger directory; default ./var/<job.name>"},
+
+	{Name: "kafka.brokers", kind: kindList, Default: []string{"127.0.0.1:9092"}, Doc: "seed brokers host:port"},
+	{Name: "kafka.topic", kind: kindString, Default: "", Doc: "source topic; required by run"},
+	{Name: "kafka.group", kind: kindString, Default: "", Doc: "consumer group; default doris-sink-<job.name>"},
+	{Name: "kafka.start", kind: kindStart, Default: StartEarliest, Doc: "where a job with no checkpoint starts: earliest, latest, committed, or a map partition: offset"},
+	{Name: "kafka.tls.enabled", kind: kindBool, Default: false, Doc: "TLS to the brokers (kafka.tls: true is accepted too)"},
+	{Name: "kafka.tls.ca_file", kind: kindString, Default: "", Doc: "PEM CA bundle for the brokers; implies TLS"},
+	{Name: "kafka.sasl.mechanism", kind: kindString, Default: "", Doc: "plain, scram-sha-256 or scram-sha-512; empty for none"},
+	{Name: "kafka.sasl.user", kind: kindString, Default: "", Doc: "SASL user"},
+	{Name: "kafka.sasl.password", kind: kindString, Default: "", Doc: "SASL password (prefer password_file or env)", Secret: true},
+	{Name: "kafka.sasl.password_file", kind: kindString, Default: "", Doc: "file holding the SASL password"},
+
+	{Name: "doris.fe", kind: kindList, Default: []string{"http://127.0.0.1:8030"}, Doc: "FE HTTP base URLs; host:port gets http://"},
+	{Name: "doris.be", kind: kindList, Default: []string{}, Doc: "optional BE HTTP base URLs for direct Stream Load"},
+	{Name: "doris.mysql", kind: kindString, Default: "127.0.0.1:9030", Doc: "FE MySQL protocol address host:port"},
+	{Name: "doris.user", kind: kindString, Default: "root", Doc: "Doris user"},
+	{Name: "doris.password", kind: kindString, Default: "", Doc: "Doris password (prefer password_file or env)", Secret: true},
+	{Name: "doris.password_file", kind: kindString, Default: "", Doc: "file holding the Doris password"},
+	{Name: "doris.database", kind: kindString, Default: "", Doc: "target database; required by run"},
+	{Name: "doris.table", kind: kindString, Default: "", Doc: "target table; required by run"},
+	{Name: "doris.format", kind: kindString, Default: "", Doc: "Stream Load format json or csv; default from records.format"},
+	{Name: "doris.properties", kind: kindMap, Doc: "raw Stream Load headers (columns, where, max_filter_ratio, function_column.sequence_col, ...)"},
+	{Name: "doris.tls.ca_file", kind: kindString, Default: "", Doc: "PEM CA bundle for https FE/BE and MySQL TLS"},
+
+	{Name: "delivery.guarantee", kind: kindString, Default: ExactlyOnce, Doc: "exactly-once or at-least-once"},
+	{Name: "delivery.checkpoint_interval", kind: kindDuration, Default: "10s", Doc: "checkpoint barrier interval, at least 100ms and below 1h"},
+	{Name: "delivery.checkpoint_max_bytes", kind: kindSize, Default: "256MiB", Doc: "checkpoint barrier by body size (e.g. 256MiB); 0 for none"},
+	{Name: "delivery.checkpoint_max_rows", kind: kindInt, Default: 0, Doc: "checkpoint barrier by rows; 0 for none"},
+	{Name: "delivery.batch_mode", kind: kindBool, Default: false, Doc: "size/time-triggered concurrent flushes; at-least-once only"},
+
+	{Name: "records.format", kind: kindString, Default: RecordsJSON, Doc: "json, csv or debezium"},
+	{Name: "records.metadata_columns", kind: kindMap, Doc: "map of topic, partition, offset or timestamp to a column name"},
+	{Name: "records.dead_letter_topic", kind: kindString, Default: "", Doc: "topic for records that cannot be converted; empty fails the checkpoint"},
+
+	{Name: "metrics.listen", kind: kindString, Default: "127.0.0.1:9108", Doc: "Prometheus listen address; empty disables"},
+
+	{Name: "log.level", kind: kindString, Default: "info", Doc: "debug, info, warn or error"},
+	{Name: "log.format", kind: kindString, Default: "text", Doc: "text or json"},
+}
+
+// Keys returns the table of configuration keys, for documentation.
+func Keys() []Key { return slices.Clone(keys) }
+
+// lookupKey returns the key owning a flattened koanf path: the key itself,
+// or the map key it is a sub-key of.
+func lookupKey(path string) (Key, bool) {
+	for _, k := range keys {
+		if k.Name == path {
+			return k, true
+		}
+		if (k.kind == kindMap || k.kind == kindStart) && len(path) > len(k.Name) &&
+			path[:len(k.Name)] == k.Name && path[len(k.Name)] == '.' {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// defaults returns the default values as a flat koanf map.
+func defaults() map[string]any {
+	m := map[string]any{}
+	for _, k := range keys {
+		if k.kind == kindMap {
+			continue
+		}
+		m[k.Name] = k.Default
+	}
+	return m
+}

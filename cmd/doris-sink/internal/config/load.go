@@ -1,0 +1,206 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+)
+
+// EnvPrefix starts every environment variable doris-sink reads. The rest of
+// the name is the key in upper case with "__" for ".":
+// DORIS_SINK_KAFKA__BROKERS=a:9092,b:9092 sets kafka.brokers.
+const EnvPrefix = "DORIS_SINK_"
+
+// flagKeyAnnotation marks a flag with the config key it sets.
+const flagKeyAnnotation = "doris-sink/config-key"
+
+// Need says which keys a command requires beyond the always-valid defaults.
+type Need uint
+
+// Requirements. Run needs them all; operator commands need fewer.
+const (
+	// NeedJob requires job.name (and so a data_dir).
+	NeedJob Need = 1 << iota
+	// NeedTable requires doris.database and doris.table.
+	NeedTable
+	// NeedKafka requires kafka.topic.
+	NeedKafka
+	// NeedRun is everything `doris-sink run` and `check` need.
+	NeedRun = NeedJob | NeedTable | NeedKafka
+)
+
+// LoadOptions says where Load reads from.
+type LoadOptions struct {
+	// File is the YAML config file; empty for none.
+	File string
+	// Environ returns the environment ("KEY=value" strings), normally
+	// os.Environ; nil reads no environment.
+	Environ func() []string
+	// Flags are command-line flags; only flags bound with BindFlag are
+	// read, and only those the user set override earlier sources.
+	Flags *pflag.FlagSet
+	// Need lists the required keys.
+	Need Need
+	// ReadFile reads the password files; nil means os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+}
+
+// BindFlag makes flag name of fs set the config key.
+func BindFlag(fs *pflag.FlagSet, name, key string) {
+	if _, ok := lookupKey(key); !ok {
+		panic(fmt.Sprintf("config.BindFlag: unknown key %q", key)) // programming error
+	}
+	if err := fs.SetAnnotation(name, flagKeyAnnotation, []string{key}); err != nil {
+		panic(fmt.Sprintf("config.BindFlag: %v", err)) // programming error: no such flag
+	}
+}
+
+// Load reads defaults, then o.File, then the environment, then flags,
+// and validates the result once. Errors are *KeyError, *ConflictError,
+// *UnknownKeyError or *FileError (joined when there are several).
+func Load(o LoadOptions) (*Config, error) {
+	if o.ReadFile == nil {
+		o.ReadFile = os.ReadFile
+	}
+	k := koanf.New(".")
+	if err := k.Load(confmap.Provider(defaults(), "."), nil); err != nil {
+		return nil, fmt.Errorf("config defaults: %w", err)
+	}
+	origin := map[string]string{}
+	var warnings []string
+	if o.File != "" {
+		w, err := loadFile(k, o, origin)
+		if err != nil {
+			return nil, err
+		}
+		warnings = w
+	}
+	if o.Environ != nil {
+		if err := loadEnv(k, o.Environ); err != nil {
+			return nil, err
+		}
+	}
+	if o.Flags != nil {
+		if err := loadFlags(k, o.Flags); err != nil {
+			return nil, err
+		}
+	}
+	c, err := decode(k.All(), origin)
+	if err != nil {
+		return nil, err
+	}
+	c.Warnings = warnings
+	if err := c.readSecrets(o.ReadFile); err != nil {
+		return nil, err
+	}
+	c.derive()
+	if err := c.validate(o.Need); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func loadFile(k *koanf.Koanf, o LoadOptions, origin map[string]string) ([]string, error) {
+	fk := koanf.New(".")
+	if err := fk.Load(file.Provider(o.File), yaml.Parser()); err != nil {
+		return nil, &FileError{Path: o.File, Err: err}
+	}
+	flat, orig, warnings, err := translateAliases(normalize(fk.All()))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKnown(flat, "file "+o.File); err != nil {
+		return nil, err
+	}
+	for k2, v := range orig {
+		origin[k2] = v
+	}
+	// Replace, not merge, the maps a file sets wholesale (kafka.start may
+	// switch between a mode and an offsets map).
+	if _, ok := flat["kafka.start"]; !ok && hasPrefix(flat, "kafka.start.") {
+		k.Delete("kafka.start")
+	}
+	if err := k.Load(confmap.Provider(flat, "."), nil); err != nil {
+		return nil, &FileError{Path: o.File, Err: err}
+	}
+	return warnings, nil
+}
+
+func loadEnv(k *koanf.Koanf, environ func() []string) error {
+	ek := koanf.New(".")
+	err := ek.Load(env.Provider(".", env.Opt{
+		Prefix:      EnvPrefix,
+		EnvironFunc: environ,
+		TransformFunc: func(name, v string) (string, any) {
+			key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, EnvPrefix)), "__", ".")
+			if kk, ok := lookupKey(key); ok && kk.kind == kindList {
+				return key, splitList(v)
+			}
+			return key, v
+		},
+	}), nil)
+	if err != nil {
+		return fmt.Errorf("config environment: %w", err)
+	}
+	flat := normalize(ek.All())
+	if err := checkKnown(flat, "environment "+EnvPrefix+"*"); err != nil {
+		return err
+	}
+	if _, ok := flat["kafka.start"]; ok {
+		k.Delete("kafka.start")
+	}
+	return k.Load(confmap.Provider(flat, "."), nil)
+}
+
+func loadFlags(k *koanf.Koanf, fs *pflag.FlagSet) error {
+	return k.Load(posflag.ProviderWithFlag(fs, ".", k, func(f *pflag.Flag) (string, any) {
+		ann := f.Annotations[flagKeyAnnotation]
+		if len(ann) == 0 {
+			return "", nil
+		}
+		return ann[0], posflag.FlagVal(fs, f)
+	}), nil)
+}
+
+// normalize rewrites shorthand forms: kafka.tls: true → kafka.tls.enabled.
+func normalize(flat map[string]any) map[string]any {
+	if v, ok := flat["kafka.tls"]; ok {
+		delete(flat, "kafka.tls")
+		flat["kafka.tls.enabled"] = v
+	}
+	return flat
+}
+
+func checkKnown(flat map[string]any, source string) error {
+	names := make([]string, 0, len(flat))
+	for k := range flat {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var errs []error
+	for _, n := range names {
+		if _, ok := lookupKey(n); !ok {
+			errs = append(errs, &UnknownKeyError{Key: n, Source: source})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func hasPrefix(flat map[string]any, p string) bool {
+	for k := range flat {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}

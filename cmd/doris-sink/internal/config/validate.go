@@ -1,0 +1,279 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/doris-sink/doris-sink/label"
+)
+
+// Bounds of delivery.checkpoint_interval. The upper bound is Doris's
+// stream_load_default_precommit_timeout_second (3600 s, doris-api.md §5):
+// a checkpoint must be decided and committed well before Doris aborts its
+// precommitted transaction.
+const (
+	MinCheckpointInterval = 100 * time.Millisecond
+	MaxCheckpointInterval = time.Hour
+)
+
+// reservedProperties are Stream Load headers doris-sink sets itself.
+var reservedProperties = map[string]string{
+	"label":            "doris-sink builds deterministic labels from job.name",
+	"two_phase_commit": "set by delivery.guarantee",
+	"format":           "use doris.format",
+	"txn_id":           "2PC endpoint only",
+	"txn_operation":    "2PC endpoint only",
+	"group_commit":     "Doris refuses a label together with group_commit (doris-api.md §9)",
+}
+
+var metadataFields = []string{"topic", "partition", "offset", "timestamp"}
+
+// derive fills the defaults that depend on other keys.
+func (c *Config) derive() {
+	if c.Job.DataDir == "" && c.Job.Name != "" {
+		c.Job.DataDir = "./var/" + c.Job.Name
+	}
+	if c.Kafka.Group == "" && c.Job.Name != "" {
+		c.Kafka.Group = "doris-sink-" + c.Job.Name
+	}
+	if c.Kafka.TLS.CAFile != "" {
+		c.Kafka.TLS.Enabled = true
+	}
+	if c.Doris.Format == "" {
+		c.Doris.Format = "json"
+		if c.Records.Format == RecordsCSV {
+			c.Doris.Format = "csv"
+		}
+	}
+	for i, fe := range c.Doris.FE {
+		c.Doris.FE[i] = withScheme(fe)
+	}
+	for i, be := range c.Doris.BE {
+		c.Doris.BE[i] = withScheme(be)
+	}
+}
+
+func withScheme(s string) string {
+	if s != "" && !strings.Contains(s, "://") {
+		return "http://" + s
+	}
+	return strings.TrimRight(s, "/")
+}
+
+// readSecrets reads password_file keys into the passwords.
+func (c *Config) readSecrets(readFile func(string) ([]byte, error)) error {
+	var errs errList
+	read := func(fileKey, pwKey, path string, pw *Secret) {
+		if path == "" {
+			return
+		}
+		if *pw != "" {
+			errs.add(&ConflictError{
+				Keys:   []string{pwKey + "=" + Redaction, fileKey + "=" + path},
+				Reason: "two sources for one password",
+				Fix:    "set only " + fileKey + " (preferred) or " + pwKey,
+			})
+			return
+		}
+		b, err := readFile(path)
+		if err != nil {
+			errs.add(&FileError{Key: fileKey, Path: path, Err: err})
+			return
+		}
+		*pw = Secret(strings.TrimRight(string(b), "\r\n"))
+	}
+	read("doris.password_file", "doris.password", c.Doris.PasswordFile, &c.Doris.Password)
+	read("kafka.sasl.password_file", "kafka.sasl.password", c.Kafka.SASL.PasswordFile, &c.Kafka.SASL.Password)
+	return errs.err()
+}
+
+// validate checks every key once; need lists the required ones.
+func (c *Config) validate(need Need) error {
+	var errs errList
+	bad := func(key string, v any, allowed string) {
+		errs.add(&KeyError{Key: key, Value: fmt.Sprint(v), Allowed: allowed})
+	}
+	oneOf := func(key, v string, allowed ...string) {
+		if !slices.Contains(allowed, v) {
+			bad(key, v, "want one of "+strings.Join(allowed, ", "))
+		}
+	}
+
+	// job
+	if c.Job.Name != "" || need&NeedJob != 0 {
+		if err := label.ValidatePrefix(c.Job.Name); err != nil {
+			var le *label.Error
+			reason := err.Error()
+			if errors.As(err, &le) {
+				reason = le.Reason
+			}
+			if c.Job.Name == "" {
+				reason = "required: the job name is the Stream Load label prefix (" + reason + ")"
+			}
+			bad("job.name", c.Job.Name, reason)
+		}
+	}
+
+	// kafka
+	if len(c.Kafka.Brokers) == 0 {
+		bad("kafka.brokers", "", "want at least one host:port")
+	}
+	for _, b := range c.Kafka.Brokers {
+		if !isHostPort(b) {
+			bad("kafka.brokers", b, "want host:port")
+		}
+	}
+	if c.Kafka.Topic != "" || need&NeedKafka != 0 {
+		if err := validTopic(c.Kafka.Topic); err != "" {
+			bad("kafka.topic", c.Kafka.Topic, err)
+		}
+	}
+	if c.Kafka.Start.Mode != StartExplicit {
+		oneOf("kafka.start", c.Kafka.Start.Mode, StartEarliest, StartLatest, StartCommitted, "or a map of partition: offset")
+	}
+	if m := c.Kafka.SASL.Mechanism; m != "" {
+		oneOf("kafka.sasl.mechanism", m, "plain", "scram-sha-256", "scram-sha-512")
+		if c.Kafka.SASL.User == "" {
+			bad("kafka.sasl.user", "", "required with kafka.sasl.mechanism="+m)
+		}
+		if c.Kafka.SASL.Password == "" {
+			bad("kafka.sasl.password", "", "required with kafka.sasl.mechanism="+m+"; set kafka.sasl.password_file or "+EnvPrefix+"KAFKA__SASL__PASSWORD")
+		}
+	}
+	checkFile := func(key, path string) {
+		if path == "" {
+			return
+		}
+		if _, err := os.Stat(path); err != nil {
+			errs.add(&FileError{Key: key, Path: path, Err: err})
+		}
+	}
+	checkFile("kafka.tls.ca_file", c.Kafka.TLS.CAFile)
+
+	// doris
+	if len(c.Doris.FE) == 0 {
+		bad("doris.fe", "", "want at least one FE URL like http://127.0.0.1:8030")
+	}
+	for _, u := range c.Doris.FE {
+		if !isHTTPURL(u) {
+			bad("doris.fe", u, "want http(s)://host:port")
+		}
+	}
+	for _, u := range c.Doris.BE {
+		if !isHTTPURL(u) {
+			bad("doris.be", u, "want http(s)://host:port")
+		}
+	}
+	if !isHostPort(c.Doris.MySQL) {
+		bad("doris.mysql", c.Doris.MySQL, "want host:port of the FE MySQL protocol (query_port, 9030)")
+	}
+	if c.Doris.User == "" {
+		bad("doris.user", "", "want a Doris user name")
+	}
+	if need&NeedTable != 0 {
+		if c.Doris.Database == "" {
+			bad("doris.database", "", "required: the target database")
+		}
+		if c.Doris.Table == "" {
+			bad("doris.table", "", "required: the target table")
+		}
+	}
+	oneOf("doris.format", c.Doris.Format, "json", "csv")
+	for k := range c.Doris.Properties {
+		if why, ok := reservedProperties[strings.ToLower(k)]; ok {
+			bad("doris.properties."+k, c.Doris.Properties[k], "not allowed: "+why)
+		}
+	}
+	checkFile("doris.tls.ca_file", c.Doris.TLS.CAFile)
+
+	// delivery
+	oneOf("delivery.guarantee", c.Delivery.Guarantee, ExactlyOnce, AtLeastOnce)
+	if d := c.Delivery.CheckpointInterval; d < MinCheckpointInterval || d >= MaxCheckpointInterval {
+		bad("delivery.checkpoint_interval", d, fmt.Sprintf("want at least %v and below %v (Doris aborts a precommitted txn after stream_load_default_precommit_timeout_second=3600)", MinCheckpointInterval, MaxCheckpointInterval))
+	}
+	if c.Delivery.CheckpointMaxBytes < 0 {
+		bad("delivery.checkpoint_max_bytes", c.Delivery.CheckpointMaxBytes, "want a size ≥ 0 (0 for no byte cap)")
+	}
+	if c.Delivery.CheckpointMaxRows < 0 {
+		bad("delivery.checkpoint_max_rows", c.Delivery.CheckpointMaxRows, "want an integer ≥ 0 (0 for no row cap)")
+	}
+	if c.Delivery.BatchMode && c.Delivery.Guarantee == ExactlyOnce {
+		errs.add(&ConflictError{
+			Keys:   []string{"delivery.batch_mode=true", "delivery.guarantee=exactly-once"},
+			Reason: "batch mode flushes are not bound to checkpoints, so they cannot be exactly-once (DESIGN.md §4)",
+			Fix:    "set delivery.batch_mode: false to keep exactly-once, or delivery.guarantee: at-least-once to use batch mode",
+		})
+	}
+
+	// records
+	oneOf("records.format", c.Records.Format, RecordsJSON, RecordsCSV, RecordsDebezium)
+	want := "json"
+	if c.Records.Format == RecordsCSV {
+		want = "csv"
+	}
+	if slices.Contains([]string{"json", "csv"}, c.Doris.Format) && slices.Contains([]string{RecordsJSON, RecordsCSV, RecordsDebezium}, c.Records.Format) && c.Doris.Format != want {
+		errs.add(&ConflictError{
+			Keys:   []string{"records.format=" + c.Records.Format, "doris.format=" + c.Doris.Format},
+			Reason: "records.format " + c.Records.Format + " produces " + want + " rows",
+			Fix:    "set doris.format: " + want + " or leave it unset",
+		})
+	}
+	for k, v := range c.Records.MetadataColumns {
+		if !slices.Contains(metadataFields, k) {
+			bad("records.metadata_columns."+k, v, "want keys "+strings.Join(metadataFields, ", "))
+		} else if v == "" {
+			bad("records.metadata_columns."+k, v, "want a column name")
+		}
+	}
+	if t := c.Records.DeadLetterTopic; t != "" {
+		if err := validTopic(t); err != "" {
+			bad("records.dead_letter_topic", t, err)
+		} else if t == c.Kafka.Topic {
+			bad("records.dead_letter_topic", t, "must differ from kafka.topic")
+		}
+	}
+
+	// metrics, log
+	if c.Metrics.Listen != "" && !isHostPort(c.Metrics.Listen) {
+		bad("metrics.listen", c.Metrics.Listen, "want host:port, or empty to disable")
+	}
+	oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	oneOf("log.format", c.Log.Format, "text", "json")
+	return errs.err()
+}
+
+func isHostPort(s string) bool {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	p, err := strconv.Atoi(port)
+	return err == nil && p >= 0 && p <= 65535
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
+}
+
+// validTopic returns "" for a valid Kafka topic name, else what is allowed.
+func validTopic(t string) string {
+	const allowed = "want 1 to 249 characters of [a-zA-Z0-9._-]"
+	if t == "" || len(t) > 249 || t == "." || t == ".." {
+		return allowed
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return allowed
+		}
+	}
+	return ""
+}

@@ -1,0 +1,117 @@
+// Package jobstate reads what a job's data directory knows (checkpoint
+// store and evidence ledger) without taking their locks, so it works while
+// a sink runs, and answers "what does the job know about this label".
+package jobstate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/ledger"
+)
+
+// Roles of a label in the store.
+const (
+	RoleDecided   = "decided"   // the last decided checkpoint
+	RoleHistory   = "history"   // an earlier decided checkpoint
+	RoleAnnounced = "announced" // announced, not decided
+)
+
+// Label is one label the store knows.
+type Label struct {
+	Label      string    `json:"label"`
+	Checkpoint uint64    `json:"checkpoint"`
+	Role       string    `json:"role"`
+	TxnID      int64     `json:"txn_id,omitempty"`
+	Committed  bool      `json:"committed"`
+	At         time.Time `json:"at"`
+	// Resolved is the operator's assumption (visible|aborted), if any.
+	Resolved string `json:"resolved,omitempty"`
+}
+
+// View is the content of a data directory.
+type View struct {
+	Dir   string
+	State *checkpoint.State
+	// Ledger is nil when the directory has no ledger yet.
+	Ledger []ledger.Entry
+	// Torn describes a torn last ledger line, if any.
+	Torn *ledger.TornTail
+}
+
+// Read reads the store and the ledger in dir. A missing store is an error
+// wrapping fs.ErrNotExist; a missing ledger is not an error.
+func Read(dir string) (*View, error) {
+	st, err := checkpoint.ReadFile(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint store in %s: %w", dir, err)
+	}
+	v := &View{Dir: dir, State: st}
+	entries, torn, err := ledger.ReadFile(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("read ledger in %s: %w", dir, err)
+	default:
+		v.Ledger, v.Torn = entries, torn
+	}
+	return v, nil
+}
+
+// Labels returns every label of the store, newest checkpoint first.
+func (v *View) Labels() []Label {
+	st := v.State
+	resolved := map[uint64]string{}
+	for _, r := range st.Resolved {
+		resolved[r.CheckpointID] = r.Assumed
+	}
+	var out []Label
+	add := func(d checkpoint.Decision, role string) {
+		out = append(out, Label{Label: d.Label, Checkpoint: d.ID, Role: role, TxnID: d.TxnID,
+			Committed: d.Committed, At: d.DecidedAt, Resolved: resolved[d.ID]})
+	}
+	if st.Decided != nil {
+		add(*st.Decided, RoleDecided)
+	}
+	for _, d := range st.History {
+		add(d, RoleHistory)
+	}
+	for _, a := range st.Announced {
+		out = append(out, Label{Label: a.Label, Checkpoint: a.ID, Role: RoleAnnounced, At: a.At})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Checkpoint > out[j].Checkpoint })
+	return out
+}
+
+// Find returns what the store and the ledger know about label l.
+func (v *View) Find(l string) ([]Label, []ledger.Entry) {
+	var labels []Label
+	for _, x := range v.Labels() {
+		if x.Label == l {
+			labels = append(labels, x)
+		}
+	}
+	var entries []ledger.Entry
+	for _, e := range v.Ledger {
+		if e.Label == l {
+			entries = append(entries, e)
+		}
+	}
+	return labels, entries
+}
+
+// WithPrefix filters labels by prefix.
+func WithPrefix(ls []Label, prefix string) []Label {
+	var out []Label
+	for _, l := range ls {
+		if strings.HasPrefix(l.Label, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
