@@ -218,38 +218,34 @@ func decodeObject(b []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-// referenceDebezium decodes v with encoding/json the slow way.
+// referenceDebezium decodes v with encoding/json the slow way (keys
+// matched exactly: Debezium's field names are lower case).
 func referenceDebezium(v []byte) (map[string]any, bool) {
-	type env struct {
-		Op      *string         `json:"op"`
-		Before  json.RawMessage `json:"before"`
-		After   json.RawMessage `json:"after"`
-		Payload json.RawMessage `json:"payload"`
-	}
 	if v == nil || !json.Valid(v) {
 		return nil, false
 	}
-	var e env
-	if json.Unmarshal(v, &e) != nil {
+	var e map[string]json.RawMessage
+	if json.Unmarshal(v, &e) != nil || e == nil {
 		return nil, false
 	}
-	if e.Op == nil && e.Payload != nil {
-		var inner env
-		if json.Unmarshal(e.Payload, &inner) != nil {
+	if _, ok := e["op"]; !ok && e["payload"] != nil {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(e["payload"], &inner) != nil || inner == nil {
 			return nil, false
 		}
 		e = inner
 	}
-	if e.Op == nil {
+	var op string
+	if json.Unmarshal(e["op"], &op) != nil {
 		return nil, false
 	}
 	var image json.RawMessage
 	sign := json.Number("0")
-	switch *e.Op {
+	switch op {
 	case "c", "u", "r":
-		image = e.After
+		image = e["after"]
 	case "d":
-		image, sign = e.Before, json.Number("1")
+		image, sign = e["before"], json.Number("1")
 	default:
 		return nil, false
 	}

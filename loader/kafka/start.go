@@ -7,7 +7,9 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // begin assigns the topic's partitions at the recovered position raw, or,
@@ -115,7 +117,10 @@ func (c *Connector) firstStart(ctx context.Context, earliest map[int32]int64) (m
 			err = resp.Error()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("kafka.start committed: fetch offsets of group %s: %w", c.cfg.Group, err)
+			if !errors.Is(err, kerr.GroupIDNotFound) {
+				return nil, fmt.Errorf("kafka.start committed: fetch offsets of group %s: %w", c.cfg.Group, err)
+			}
+			c.o.logger.Info("consumer group has no committed offsets; starting at earliest", "group", c.cfg.Group)
 		}
 		for p := range out {
 			if o, ok := resp.Lookup(c.cfg.Topic, p); ok && o.At >= 0 {
@@ -141,8 +146,12 @@ func (c *Connector) firstStart(ctx context.Context, earliest map[int32]int64) (m
 	return out, nil
 }
 
-// refreshPartitions assigns partitions added to the topic after the start,
-// from their earliest offset, every PartitionRefresh until ctx ends.
+// refreshPartitions assigns partitions added to the topic after the start
+// every PartitionRefresh until ctx ends. It asks a broker directly (kadm's
+// helpers answer from a metadata cache that can be seconds old). A new
+// partition is read from offset 0, its start: it was created less than a
+// refresh ago, so retention cannot have deleted anything yet (and if it
+// had, the read fails loudly: out-of-range offsets are fatal).
 func (c *Connector) refreshPartitions(ctx context.Context) {
 	for {
 		select {
@@ -150,9 +159,9 @@ func (c *Connector) refreshPartitions(ctx context.Context) {
 			return
 		case <-c.o.clock.After(c.cfg.PartitionRefresh):
 		}
-		earliest, err := c.listStart(ctx)
+		parts, err := c.partitions(ctx)
 		if err != nil {
-			if !errors.Is(err, context.Canceled) {
+			if ctx.Err() == nil {
 				c.o.logger.Warn("partition refresh failed", "err", err)
 			}
 			continue
@@ -160,10 +169,10 @@ func (c *Connector) refreshPartitions(ctx context.Context) {
 		var added []int32
 		assign := map[int32]kgo.Offset{}
 		c.mu.Lock()
-		for p, o := range earliest {
+		for _, p := range parts {
 			if _, ok := c.base[p]; !ok {
-				c.base[p] = o
-				assign[p] = kgo.NewOffset().At(o)
+				c.base[p] = 0
+				assign[p] = kgo.NewOffset().At(0)
 				added = append(added, p)
 			}
 		}
@@ -173,10 +182,35 @@ func (c *Connector) refreshPartitions(ctx context.Context) {
 		c.mu.Unlock()
 		if len(added) > 0 {
 			slices.Sort(added)
-			c.o.logger.Info("new partitions assigned from earliest", "topic", c.cfg.Topic, "partitions", added)
+			c.o.logger.Info("new partitions assigned from their start", "topic", c.cfg.Topic, "partitions", added)
 			if c.knobs.AfterPartitionsAdded != nil {
 				c.knobs.AfterPartitionsAdded(added)
 			}
 		}
 	}
+}
+
+// partitions asks a broker for the topic's partitions (no cache).
+func (c *Connector) partitions(ctx context.Context) ([]int32, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(c.cfg.Topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, c.adminCl)
+	if err != nil {
+		return nil, fmt.Errorf("metadata of %s: %w", c.cfg.Topic, err)
+	}
+	var out []int32
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != c.cfg.Topic {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return nil, fmt.Errorf("metadata of %s: %w", c.cfg.Topic, err)
+		}
+		for _, p := range t.Partitions {
+			out = append(out, p.Partition)
+		}
+	}
+	return out, nil
 }
