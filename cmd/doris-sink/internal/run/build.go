@@ -1,0 +1,153 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strings"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
+	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka"
+)
+
+// Deps are what Build needs besides the config.
+type Deps struct {
+	// Doris is the Doris client (usually cmdutil.Factory.Doris).
+	Doris loader.Doris
+	// Metrics observes the job; nil: none.
+	Metrics *metrics.Metrics
+	// Failpoints are armed in the loader; nil: none.
+	Failpoints *loader.Failpoints
+	// Logger receives the loader's and connector's logs.
+	Logger *slog.Logger
+	// ConnectorOpts are extra connector options (tests, demo).
+	ConnectorOpts []kafka.Opt
+	// LoaderKnobs are loader testing hooks; nil: none.
+	LoaderKnobs *loader.TestingKnobs
+}
+
+// Job is one table's loader and connector, built from the config.
+type Job struct {
+	Loader    *loader.Loader
+	Connector *kafka.Connector
+	// Table is "db.table".
+	Table string
+}
+
+// Owner is the checkpoint-store owner of cfg: job, table, source
+// "kafka:<topic>", writer "0" (standalone).
+func Owner(cfg *config.Config) checkpoint.Owner {
+	return checkpoint.Owner{Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
+		Source: "kafka:" + cfg.Kafka.Topic, Writer: "0"}
+}
+
+// Build opens the checkpoint store in job.data_dir (refused if another
+// process holds it or it belongs to another job) and builds the loader
+// (ledger in the same directory) and the Kafka connector. The connector
+// owns the loader, which owns the store: Connector.Run closes them.
+func Build(cfg *config.Config, d Deps) (*Job, error) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	table := cfg.Doris.Database + "." + cfg.Doris.Table
+	fs, err := checkpoint.OpenFile(cfg.Job.DataDir, Owner(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("job.data_dir: %w", err)
+	}
+	var store checkpoint.Store = fs
+	client := d.Doris
+	if d.Metrics != nil {
+		store = d.Metrics.WrapStore(fs, table)
+		client = d.Metrics.WrapDoris(client, table)
+	}
+	guarantee, err := loader.ParseGuarantee(cfg.Delivery.Guarantee)
+	if err != nil {
+		fs.Close()
+		return nil, err
+	}
+	props := maps.Clone(cfg.Doris.Properties)
+	if props == nil {
+		props = map[string]string{}
+	}
+	maps.Copy(props, kafka.RequiredProperties(cfg.Records.Format))
+	ld, err := loader.New(client, loader.Config{
+		Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
+		Format:     cfg.Doris.Format,
+		Properties: props,
+		Guarantee:  guarantee,
+		BatchMode:  cfg.Delivery.BatchMode,
+		Store:      store,
+		LedgerDir:  cfg.Job.DataDir,
+		Source:     Owner(cfg).Source,
+		Failpoints: d.Failpoints,
+		Knobs:      d.LoaderKnobs,
+		Logger:     d.Logger,
+	})
+	if err != nil {
+		fs.Close()
+		return nil, err
+	}
+	// From here the loader owns the store (and its ledger): close it.
+	kc, err := connectorConfig(cfg)
+	if err != nil {
+		return nil, errors.Join(err, ld.Close(context.Background()))
+	}
+	km := &kafka.Metrics{}
+	opts := append([]kafka.Opt{kafka.WithLogger(d.Logger), kafka.WithMetrics(km)}, d.ConnectorOpts...)
+	conn, err := kafka.New(kc, ld, opts...)
+	if err != nil {
+		return nil, errors.Join(err, ld.Close(context.Background()))
+	}
+	if d.Metrics != nil {
+		if err := d.Metrics.RegisterConnector(cfg.Kafka.Topic, table, km); err != nil {
+			return nil, errors.Join(fmt.Errorf("metrics: %w", err), ld.Close(context.Background()))
+		}
+	}
+	return &Job{Loader: ld, Connector: conn, Table: table}, nil
+}
+
+// connectorConfig maps the kafka.*, records.* and delivery.* keys.
+func connectorConfig(cfg *config.Config) (kafka.Config, error) {
+	kc := kafka.Config{
+		Brokers:            cfg.Kafka.Brokers,
+		Topic:              cfg.Kafka.Topic,
+		Group:              cfg.Kafka.Group,
+		Format:             cfg.Records.Format,
+		DeadLetterTopic:    cfg.Records.DeadLetterTopic,
+		CheckpointInterval: cfg.Delivery.CheckpointInterval,
+		CheckpointMaxBytes: int64(cfg.Delivery.CheckpointMaxBytes),
+		CheckpointMaxRows:  cfg.Delivery.CheckpointMaxRows,
+		Metadata: kafka.MetadataColumns{
+			Topic:     cfg.Records.MetadataColumns["topic"],
+			Partition: cfg.Records.MetadataColumns["partition"],
+			Offset:    cfg.Records.MetadataColumns["offset"],
+			Timestamp: cfg.Records.MetadataColumns["timestamp"],
+		},
+	}
+	if kc.CheckpointMaxBytes == 0 {
+		kc.CheckpointMaxBytes = -1 // 0 means "no byte cap" in the config
+	}
+	switch cfg.Kafka.Start.Mode {
+	case config.StartExplicit:
+		kc.Start, kc.StartOffsets = kafka.StartOffsets, cfg.Kafka.Start.Offsets
+	default:
+		kc.Start = cfg.Kafka.Start.Mode
+	}
+	if cfg.Kafka.TLS.Enabled {
+		t, err := cmdutil.TLSConfig("kafka.tls.ca_file", cfg.Kafka.TLS.CAFile)
+		if err != nil {
+			return kc, err
+		}
+		kc.TLS = t
+	}
+	if m := cfg.Kafka.SASL.Mechanism; m != "" {
+		kc.SASL = kafka.SASL{Mechanism: strings.ToUpper(m), User: cfg.Kafka.SASL.User, Password: cfg.Kafka.SASL.Password.Reveal()}
+	}
+	return kc, nil
+}

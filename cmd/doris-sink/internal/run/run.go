@@ -1,0 +1,231 @@
+// Package run implements `doris-sink run`: it builds the Doris client,
+// the checkpoint store and ledger in job.data_dir, the loader and the
+// Kafka connector from the configuration and runs them until a signal.
+//
+// Signals: the first SIGINT/SIGTERM drains (the records consumed so far
+// are checkpointed and committed, exit 0); a second one aborts (the open
+// transaction is aborted, nothing more is decided, exit 130). Failpoints
+// are armed from DORIS_SINK_FAILPOINTS (the only place it is read); a
+// crash action ends the process at once with exit code 137 and no
+// cleanup, like kill -9.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
+	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/kafka"
+)
+
+// FailpointsEnv arms loader failpoints in `run`:
+// "after-precommit=crash;mid-commit=2*error" (loader.ParseFailpoints).
+const FailpointsEnv = "DORIS_SINK_FAILPOINTS"
+
+// ExitCrashed is the exit code of a failpoint crash (128+SIGKILL).
+const ExitCrashed = 137
+
+// Options are the inputs of `doris-sink run`.
+type Options struct {
+	IO      *cmdutil.IOStreams
+	Factory *cmdutil.Factory
+	// ConfigFile is -c.
+	ConfigFile string
+	// Signals delivers SIGINT/SIGTERM; nil: the process's signals.
+	Signals <-chan os.Signal
+	// Exit ends the process after a failpoint crash; nil: os.Exit.
+	Exit func(code int)
+
+	loadConfig func() (*config.Config, error)
+}
+
+// NewCmdRun returns the run command. runF replaces Run in tests (nil:
+// Run).
+func NewCmdRun(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "run -c config.yaml",
+		Short: "Load a Kafka topic into a Doris table exactly once",
+		Long: `run reads kafka.topic and loads it into doris.database.doris.table with Stream Load
+two-phase commit, checkpointing every delivery.checkpoint_interval. On start it
+resolves every label the checkpoint store names before reading (see
+docs/operations.md).
+
+SIGINT/SIGTERM drains: what was read is checkpointed and committed, exit 0.
+A second signal aborts: the open transaction is aborted, exit 130.
+Metrics: http://<metrics.listen>/metrics, /healthz, /readyz.`,
+		Example: `  doris-sink run -c orders.yaml
+  DORIS_SINK_DORIS__PASSWORD=secret doris-sink run -c orders.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.loadConfig = func() (*config.Config, error) {
+				return cmdutil.LoadConfig(withoutFailpointsEnv(f), cmd, opts.ConfigFile, config.NeedRun)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddConfigFlag(cmd, &opts.ConfigFile)
+	return cmd
+}
+
+// Run runs the job until drained, aborted or failed. ctx is only used for
+// its values: stopping is driven by opts.Signals (main's signal context is
+// cancelled by the first signal, which must drain, not abort).
+func Run(ctx context.Context, opts *Options) error {
+	cfg, err := opts.loadConfig()
+	if err != nil {
+		return err
+	}
+	log, err := NewLogger(cfg.Log, opts.IO.ErrOut)
+	if err != nil {
+		return err
+	}
+	fp, err := failpointsFromEnv(opts.Factory.Environ)
+	if err != nil {
+		return err
+	}
+	if fp != nil {
+		log.Warn("failpoints armed from "+FailpointsEnv, "armed", strings.Join(fp.Armed(), ";"))
+	}
+	client, err := opts.Factory.Doris(cfg)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+
+	runCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
+	WarnClocks(runCtx, client, cfg, log)
+
+	m := metrics.New()
+	job, err := Build(cfg, Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
+		ConnectorOpts: []kafka.Opt{
+			kafka.WithOnCheckpoint(func(s kafka.CheckpointStats) { logCheckpoint(log, s) }),
+			kafka.WithTestingKnobs(&kafka.TestingKnobs{
+				AfterStart: func(start kafka.Position) {
+					m.SetReady(true)
+					log.Info("recovered; reading", "start", start)
+				},
+			})}})
+	if err != nil {
+		return err
+	}
+	if cfg.Metrics.Listen != "" {
+		srv, err := metrics.Serve(cfg.Metrics.Listen, m, log)
+		if err != nil {
+			job.Loader.Close(runCtx)
+			return err
+		}
+		defer srv.Close()
+		log.Info("metrics endpoint", "addr", "http://"+srv.Addr()+"/metrics")
+	}
+
+	sigs := opts.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	stopSignals := make(chan struct{})
+	defer close(stopSignals)
+	go func() {
+		select {
+		case s := <-sigs:
+			log.Warn("signal: draining (a second signal aborts)", "signal", s.String())
+			job.Connector.Drain()
+		case <-stopSignals:
+			return
+		}
+		select {
+		case s := <-sigs:
+			log.Warn("second signal: aborting the open transaction", "signal", s.String())
+			abort()
+		case <-stopSignals:
+		}
+	}()
+
+	log.Info("starting", "job", cfg.Job.Name, "topic", cfg.Kafka.Topic, "table", job.Table,
+		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir)
+	err = job.Connector.Run(runCtx)
+	switch {
+	case errors.Is(err, loader.ErrCrashed):
+		log.Error("failpoint crash: exiting without cleanup", "code", ExitCrashed, "err", err)
+		exit := opts.Exit
+		if exit == nil {
+			exit = os.Exit
+		}
+		exit(ExitCrashed)
+		return err
+	case runCtx.Err() != nil:
+		log.Warn("aborted: the open checkpoint was not decided; a restart resumes from the last decided position")
+		return fmt.Errorf("run aborted by a second signal: %w", context.Canceled)
+	case err != nil:
+		return fmt.Errorf("run %s: %w", cfg.Job.Name, err)
+	}
+	log.Info("drained: every record read was checkpointed")
+	return nil
+}
+
+// failpointsFromEnv arms the failpoints named by DORIS_SINK_FAILPOINTS.
+func failpointsFromEnv(environ func() []string) (*loader.Failpoints, error) {
+	if environ == nil {
+		return nil, nil
+	}
+	for _, kv := range environ() {
+		if v, ok := strings.CutPrefix(kv, FailpointsEnv+"="); ok && strings.TrimSpace(v) != "" {
+			fp, err := loader.ParseFailpoints(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", FailpointsEnv, err)
+			}
+			return fp, nil
+		}
+	}
+	return nil, nil
+}
+
+// withoutFailpointsEnv returns f whose environment lacks
+// DORIS_SINK_FAILPOINTS: it shares the DORIS_SINK_ prefix of config keys,
+// and config.Load refuses unknown keys.
+func withoutFailpointsEnv(f *cmdutil.Factory) *cmdutil.Factory {
+	if f.Environ == nil {
+		return f
+	}
+	g := *f
+	g.Environ = func() []string {
+		var out []string
+		for _, kv := range f.Environ() {
+			if !strings.HasPrefix(kv, FailpointsEnv+"=") {
+				out = append(out, kv)
+			}
+		}
+		return out
+	}
+	return &g
+}
+
+// logCheckpoint logs one line per checkpoint attempt: "checkpoint decided"
+// with its end position (operators and the e2e tests follow it), or
+// "checkpoint failed".
+func logCheckpoint(log *slog.Logger, s kafka.CheckpointStats) {
+	if s.Err != nil {
+		log.Warn("checkpoint failed", "start", s.Start, "end", s.End, "records", s.Records, "err", s.Err)
+		return
+	}
+	log.Info("checkpoint decided", "start", s.Start, "end", s.End, "records", s.Records, "rows", s.Rows,
+		"bytes", s.RowBytes, "dead_lettered", s.DeadLettered)
+}

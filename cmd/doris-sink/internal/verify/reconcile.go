@@ -1,0 +1,336 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/ledger"
+)
+
+// Doris is what verify asks Doris. *doris.Client satisfies it.
+type Doris interface {
+	// LoadState is get_load_state (doris-api.md §6.1).
+	LoadState(ctx context.Context, db, label string) (doris.TxnStatus, error)
+	// TransactionByLabel is SHOW TRANSACTION WHERE label = (§6.2).
+	TransactionByLabel(ctx context.Context, db, label string) (*doris.Transaction, error)
+}
+
+// Kafka is what verify asks Kafka.
+type Kafka interface {
+	// HighWatermarks returns the end offset of every partition of topic.
+	HighWatermarks(ctx context.Context, topic string) (map[int32]int64, error)
+}
+
+// Input is what Reconcile reads. Doris and Kafka may be nil: those checks
+// are then reported as unverifiable.
+type Input struct {
+	Job, DB, Table string
+	// Entries and Torn are the ledger (ledger.ReadFile).
+	Entries []ledger.Entry
+	Torn    *ledger.TornTail
+	// State is the checkpoint store (checkpoint.ReadFile); nil if absent.
+	State *checkpoint.State
+	Doris Doris
+	Kafka Kafka
+}
+
+// Reconcile checks the ledger against itself, the store, Doris and Kafka.
+// It returns a report; lookup failures become findings, never errors.
+func Reconcile(ctx context.Context, in Input) *Report {
+	rep := &Report{Job: in.Job, Table: in.DB + "." + in.Table, Findings: []Finding{}}
+	if in.Torn != nil {
+		rep.add(Finding{Severity: SeverityWarning, Kind: KindLedger,
+			Message: fmt.Sprintf("ledger ends with a torn line (%s): a crash during an append; it is repaired at the next start", in.Torn)})
+	}
+	recs := fold(in.Entries)
+	rows := make([]Checkpoint, len(recs))
+	status := make([]Severity, len(recs))
+	note := func(i int, f Finding) {
+		f.Checkpoint, f.Label = recs[i].id, recs[i].label
+		rep.add(f)
+		if rank(f.Severity) > rank(status[i]) {
+			status[i] = f.Severity
+		}
+	}
+	positions := make([]parsedRange, len(recs))
+	for i, r := range recs {
+		rows[i] = Checkpoint{ID: r.id, Label: r.label, TxnID: r.txnID, Ledger: r.last, RowsTotal: -1, RowsLoaded: -1}
+		if r.counts {
+			rows[i].RowsTotal, rows[i].RowsLoaded = r.rows.total, r.rows.loaded
+		}
+		if r.loaded && r.counts {
+			rep.RowsLoaded += r.rows.loaded
+		}
+		pr, findings := parseRange(r)
+		positions[i] = pr
+		for _, f := range findings {
+			note(i, f)
+		}
+		rows[i].Offsets = pr.span()
+		rep.Offsets += rows[i].Offsets
+		if rep.Topic == "" {
+			rep.Topic = pr.topic
+		}
+		for _, f := range checkRows(r, rows[i].Offsets) {
+			note(i, f)
+		}
+	}
+	for i := 1; i < len(recs); i++ {
+		for _, f := range contiguity(positions[i-1], positions[i]) {
+			note(i, f)
+		}
+	}
+	checkKafka(ctx, in.Kafka, rep.Topic, positions, note)
+	for i, r := range recs {
+		st := checkDoris(ctx, in, r, func(f Finding) { note(i, f) })
+		rows[i].Doris = string(st)
+	}
+	checkStore(in.State, recs, rep)
+	for i := range rows {
+		rows[i].Status = "OK"
+		if status[i] != "" {
+			rows[i].Status = string(status[i])
+		}
+	}
+	rep.Checkpoints = rows
+	return rep
+}
+
+func rank(s Severity) int {
+	switch s {
+	case SeverityWarning:
+		return 1
+	case SeverityError:
+		return 2
+	case SeverityGap:
+		return 3
+	}
+	return 0
+}
+
+// parsedRange is a checkpoint's [start, end) per partition.
+type parsedRange struct {
+	ok         bool
+	topic      string
+	start, end map[int32]int64
+}
+
+// span is the number of offsets covered (a partition missing from start
+// starts at 0, Kafka's earliest on a topic never truncated).
+func (p parsedRange) span() int64 {
+	var n int64
+	for part, e := range p.end {
+		if s := p.start[part]; e > s {
+			n += e - s
+		}
+	}
+	return n
+}
+
+// parseRange decodes a record's positions and checks end ≥ start.
+func parseRange(r *record) (parsedRange, []Finding) {
+	var fs []Finding
+	bad := func(format string, a ...any) {
+		fs = append(fs, Finding{Severity: SeverityError, Kind: KindRange, Message: fmt.Sprintf(format, a...)})
+	}
+	if !notNull(r.end) {
+		bad("the ledger records no end position")
+		return parsedRange{}, fs
+	}
+	start, hasStart, err := kafka.ParsePosition(r.start)
+	if err != nil {
+		bad("start: %v", err)
+		return parsedRange{}, fs
+	}
+	end, _, err := kafka.ParsePosition(r.end)
+	if err != nil {
+		bad("end: %v", err)
+		return parsedRange{}, fs
+	}
+	if hasStart && start.Topic != end.Topic {
+		bad("start is on topic %q, end on %q", start.Topic, end.Topic)
+	}
+	for _, part := range sortedParts(start.Offsets) {
+		e, ok := end.Offsets[part]
+		p := part
+		switch {
+		case !ok:
+			fs = append(fs, Finding{Severity: SeverityError, Kind: KindRange, Partition: &p,
+				Message: fmt.Sprintf("partition %d is in the start position but not in the end", part)})
+		case e < start.Offsets[part]:
+			fs = append(fs, Finding{Severity: SeverityError, Kind: KindRange, Partition: &p,
+				Message: fmt.Sprintf("partition %d ends at %d before its start %d", part, e, start.Offsets[part])})
+		}
+	}
+	if start.Offsets == nil {
+		start.Offsets = map[int32]int64{}
+	}
+	return parsedRange{ok: true, topic: end.Topic, start: start.Offsets, end: end.Offsets}, fs
+}
+
+// contiguity checks that cur starts exactly where prev ended, per
+// partition (DESIGN.md §2 invariant 5: positions move only with decisions).
+func contiguity(prev, cur parsedRange) []Finding {
+	if !prev.ok || !cur.ok {
+		return nil
+	}
+	var fs []Finding
+	if prev.topic != cur.topic {
+		return append(fs, Finding{Severity: SeverityError, Kind: KindRange,
+			Message: fmt.Sprintf("topic changed from %q to %q between checkpoints", prev.topic, cur.topic)})
+	}
+	for _, part := range sortedParts(prev.end) {
+		p, pe := part, prev.end[part]
+		cs, ok := cur.start[part]
+		switch {
+		case !ok:
+			fs = append(fs, Finding{Severity: SeverityGap, Kind: KindGap, Partition: &p,
+				Message: fmt.Sprintf("partition %d: the previous checkpoint ended at %d but this one does not resume it", part, pe)})
+		case cs > pe:
+			fs = append(fs, Finding{Severity: SeverityGap, Kind: KindGap, Partition: &p,
+				Message: fmt.Sprintf("partition %d: offsets [%d, %d) were never loaded (previous end %d, this start %d)", part, pe, cs, pe, cs)})
+		case cs < pe:
+			fs = append(fs, Finding{Severity: SeverityGap, Kind: KindOverlap, Partition: &p,
+				Message: fmt.Sprintf("partition %d: offsets [%d, %d) were loaded twice (previous end %d, this start %d)", part, cs, pe, pe, cs)})
+		}
+	}
+	return fs
+}
+
+// checkRows compares a load's row counts with its offsets: each record is
+// one row (DESIGN.md §5), so a committed checkpoint loads as many rows as
+// it covers offsets. Transaction markers of transactional producers also
+// take offsets; such topics show up here.
+func checkRows(r *record, offsets int64) []Finding {
+	if !r.counts || !notNull(r.end) {
+		return nil
+	}
+	var fs []Finding
+	c := r.rows
+	if c.loaded+c.filtered+c.unselected != c.total {
+		fs = append(fs, Finding{Severity: SeverityError, Kind: KindRows,
+			Message: fmt.Sprintf("Doris counted %d rows but loaded %d + filtered %d + unselected %d", c.total, c.loaded, c.filtered, c.unselected)})
+	}
+	if offsets > 0 && c.total != offsets {
+		fs = append(fs, Finding{Severity: SeverityError, Kind: KindRows,
+			Message: fmt.Sprintf("the load has %d rows for %d offsets", c.total, offsets)})
+	}
+	return fs
+}
+
+// checkKafka checks every end against the partition's high watermark.
+func checkKafka(ctx context.Context, k Kafka, topic string, ps []parsedRange, note func(int, Finding)) {
+	if len(ps) == 0 || topic == "" {
+		return
+	}
+	if k == nil {
+		note(len(ps)-1, Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: "Kafka not checked: no brokers"})
+		return
+	}
+	hw, err := k.HighWatermarks(ctx, topic)
+	if err != nil {
+		note(len(ps)-1, Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: fmt.Sprintf("Kafka high watermarks: %v", err)})
+		return
+	}
+	for i, p := range ps {
+		for _, part := range sortedParts(p.end) {
+			h, ok := hw[part]
+			pp := part
+			switch {
+			case !ok:
+				note(i, Finding{Severity: SeverityError, Kind: KindHighWatermark, Partition: &pp,
+					Message: fmt.Sprintf("partition %d of %s does not exist in Kafka", part, topic)})
+			case p.end[part] > h:
+				note(i, Finding{Severity: SeverityError, Kind: KindHighWatermark, Partition: &pp,
+					Message: fmt.Sprintf("partition %d ends at %d beyond the high watermark %d (topic recreated or truncated?)", part, p.end[part], h)})
+			}
+		}
+	}
+}
+
+// checkDoris looks up a decided label (DESIGN.md §2 recovery table) and
+// returns the state Doris reported ("" when not looked up).
+func checkDoris(ctx context.Context, in Input, r *record, note func(Finding)) doris.TxnStatus {
+	if r.txnID == 0 && !r.counts {
+		return "" // an empty checkpoint has no transaction
+	}
+	if in.Doris == nil {
+		note(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: "Doris not checked"})
+		return ""
+	}
+	st, err := in.Doris.LoadState(ctx, in.DB, r.label)
+	if err != nil {
+		note(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: fmt.Sprintf("get_load_state: %v", err)})
+		return ""
+	}
+	switch st {
+	case doris.TxnVisible, doris.TxnCommitted:
+		if !r.loaded {
+			note(Finding{Severity: SeverityWarning, Kind: KindLedger,
+				Message: fmt.Sprintf("Doris reports %s but the ledger has no committed entry (a crash between commit and ledger; the next start records it)", st)})
+		}
+		checkTxnID(ctx, in, r, note)
+	case doris.TxnPrecommitted:
+		if r.loaded {
+			note(Finding{Severity: SeverityError, Kind: KindState, Message: "the ledger says committed but Doris holds the txn PRECOMMITTED"})
+		} else {
+			note(Finding{Severity: SeverityWarning, Kind: KindState, Message: "decided and still PRECOMMITTED: the running job (or the next start) commits it"})
+		}
+	case doris.TxnAborted:
+		note(Finding{Severity: SeverityGap, Kind: KindState,
+			Message: "decided but ABORTED in Doris: its rows are not loaded (the next start heals it by replaying the range)"})
+	case doris.TxnUnknown:
+		if r.loaded {
+			note(Finding{Severity: SeverityWarning, Kind: KindUnverifiable,
+				Message: "Doris no longer knows the label (stream-load labels are kept 12 h / 2000 per db, doris-api.md §4)"})
+		} else {
+			note(Finding{Severity: SeverityError, Kind: KindState,
+				Message: "decided, never recorded committed, and Doris no longer knows the label: run `doris-sink checkpoint resolve`"})
+		}
+	default:
+		note(Finding{Severity: SeverityError, Kind: KindState, Message: fmt.Sprintf("a decided label is %s in Doris", st)})
+	}
+	return st
+}
+
+// checkTxnID compares the ledger's txn id with SHOW TRANSACTION's; a
+// difference means another writer used the label.
+func checkTxnID(ctx context.Context, in Input, r *record, note func(Finding)) {
+	if r.txnID == 0 {
+		return
+	}
+	t, err := in.Doris.TransactionByLabel(ctx, in.DB, r.label)
+	if err != nil {
+		note(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: fmt.Sprintf("SHOW TRANSACTION: %v", err)})
+		return
+	}
+	if t.ID != r.txnID {
+		note(Finding{Severity: SeverityError, Kind: KindTxn,
+			Message: fmt.Sprintf("the ledger names txn %d but Doris holds the label under txn %d (%s)", r.txnID, t.ID, t.Status)})
+	}
+}
+
+// checkStore compares the store's last decision with the ledger.
+func checkStore(st *checkpoint.State, recs []*record, rep *Report) {
+	if st == nil || st.Decided == nil {
+		return
+	}
+	d := st.Decided
+	if !slices.ContainsFunc(recs, func(r *record) bool { return r.id == d.ID }) {
+		rep.add(Finding{Severity: SeverityWarning, Kind: KindLedger, Checkpoint: d.ID, Label: d.Label,
+			Message: "the store's last decided checkpoint is missing from the ledger (a failed ledger append)"})
+	}
+}
+
+func sortedParts(m map[int32]int64) []int32 {
+	ps := make([]int32, 0, len(m))
+	for p := range m {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
