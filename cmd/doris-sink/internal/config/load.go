@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,6 +21,11 @@ import (
 // the name is the key in upper case with "__" for ".":
 // DORIS_SINK_KAFKA__BROKERS=a:9092,b:9092 sets kafka.brokers.
 const EnvPrefix = "DORIS_SINK_"
+
+// ReservedEnv are DORIS_SINK_* variables that are not config keys: the
+// loader's failpoints, armed only by `doris-sink run` (DESIGN.md; STYLE.md
+// "Failpoints"). Load skips them instead of refusing them as unknown keys.
+var ReservedEnv = []string{"DORIS_SINK_FAILPOINTS"}
 
 // flagKeyAnnotation marks a flag with the config key it sets.
 const flagKeyAnnotation = "doris-sink/config-key"
@@ -142,6 +148,9 @@ func loadEnv(k *koanf.Koanf, environ func() []string) error {
 		Prefix:      EnvPrefix,
 		EnvironFunc: environ,
 		TransformFunc: func(name, v string) (string, any) {
+			if slices.Contains(ReservedEnv, name) {
+				return "", nil // skipped by the provider
+			}
 			key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, EnvPrefix)), "__", ".")
 			if kk, ok := lookupKey(key); ok && kk.kind == kindList {
 				return key, splitList(v)

@@ -70,7 +70,7 @@ Metrics: http://<metrics.listen>/metrics, /healthz, /readyz.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.loadConfig = func() (*config.Config, error) {
-				return cmdutil.LoadConfig(withoutFailpointsEnv(f), cmd, opts.ConfigFile, config.NeedRun)
+				return cmdutil.LoadConfig(f, cmd, opts.ConfigFile, config.NeedRun)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -196,26 +196,6 @@ func failpointsFromEnv(environ func() []string) (*loader.Failpoints, error) {
 		}
 	}
 	return nil, nil
-}
-
-// withoutFailpointsEnv returns f whose environment lacks
-// DORIS_SINK_FAILPOINTS: it shares the DORIS_SINK_ prefix of config keys,
-// and config.Load refuses unknown keys.
-func withoutFailpointsEnv(f *cmdutil.Factory) *cmdutil.Factory {
-	if f.Environ == nil {
-		return f
-	}
-	g := *f
-	g.Environ = func() []string {
-		var out []string
-		for _, kv := range f.Environ() {
-			if !strings.HasPrefix(kv, FailpointsEnv+"=") {
-				out = append(out, kv)
-			}
-		}
-		return out
-	}
-	return &g
 }
 
 // logCheckpoint logs one line per checkpoint attempt: "checkpoint decided"

@@ -42,15 +42,6 @@ func TestFailpointsFromEnv(t *testing.T) {
 	}
 }
 
-func TestWithoutFailpointsEnvHidesOnlyTheVariable(t *testing.T) {
-	t.Parallel()
-	f := &cmdutil.Factory{Environ: func() []string { return []string{FailpointsEnv + "=x", "DORIS_SINK_JOB__NAME=j"} }}
-	env := withoutFailpointsEnv(f).Environ()
-	if len(env) != 1 || env[0] != "DORIS_SINK_JOB__NAME=j" {
-		t.Errorf("environment = %v", env)
-	}
-}
-
 func TestNewLoggerRejectsBadKeys(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
