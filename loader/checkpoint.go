@@ -44,6 +44,9 @@ func (l *Loader) Checkpoint(ctx context.Context, end json.RawMessage) error {
 	} else {
 		var err error
 		res, err = l.finish(ctx, a)
+		if err == nil && l.cfg.Guarantee == AtLeastOnce {
+			a.maybeLoaded = true // a non-2PC load is committed when it returns
+		}
 		if err != nil {
 			return l.fail(ctx, a, "precommit", err, true)
 		}
@@ -135,6 +138,9 @@ func (l *Loader) finish(ctx context.Context, a *attempt) (*doris.LoadResult, err
 	}
 	if err != nil && l.cfg.Guarantee == AtLeastOnce && doris.IsAmbiguous(err) {
 		return l.resolveAtLeastOnce(ctx, a, err)
+	}
+	if errors.Is(err, doris.ErrDataQuality) {
+		err = explainFiltered(err)
 	}
 	return res, err
 }

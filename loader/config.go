@@ -19,9 +19,10 @@ const (
 	// loss, no duplicates, at any crash point.
 	ExactlyOnce Guarantee = iota
 	// AtLeastOnce runs one non-2PC load per checkpoint, its label reused on
-	// an in-process retry, the position saved after the load succeeded. A
-	// crash can load a checkpoint twice (harmless only on Unique Key
-	// tables); nothing is lost.
+	// an in-process retry when the failed load surely did not commit (a
+	// fresh label otherwise), the position saved after the load succeeded.
+	// A crash, or a failure after the load committed, can load a checkpoint
+	// twice (harmless only on Unique Key tables); nothing is lost.
 	AtLeastOnce
 )
 

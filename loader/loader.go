@@ -63,6 +63,10 @@ type attempt struct {
 	announced bool // the label is durable in the store
 	s         *loadStream
 	loads     int // Stream Loads begun (Label Already Exists restarts)
+	// maybeLoaded (at-least-once) is set once the load may have committed:
+	// it returned success, or its ambiguous outcome could not be settled.
+	// Its label is then never reused: Doris would hold it FINISHED.
+	maybeLoaded bool
 }
 
 // pendingCommit is the background commit of a decided checkpoint.
@@ -210,13 +214,13 @@ func (l *Loader) Write(ctx context.Context, row []byte) error {
 			return err
 		}
 	}
-	err := a.s.write(row)
+	err := a.s.write(ctx, row)
 	if err == nil && first {
 		// Hand the first row to Doris: the txn is begun (mid-stream).
-		err = a.s.flush()
+		err = a.s.flush(ctx)
 	}
 	if err != nil {
-		if err = l.restartOnConflict(ctx, a, err, func() error { return a.s.flush() }); err != nil {
+		if err = l.restartOnConflict(ctx, a, err, func() error { return a.s.flush(ctx) }); err != nil {
 			return l.fail(ctx, a, "stream", err, true)
 		}
 	}
@@ -260,25 +264,47 @@ func (l *Loader) begin(ctx context.Context, a *attempt) error {
 // Exists.
 const maxBeginConflicts = 3
 
-// restartOnConflict resolves a Label Already Exists answer to the begin of
-// a's load (DESIGN.md §2: by ExistingJobStatus and the store, never a new
-// label): our own label RUNNING or PRECOMMITTED (a leftover attempt) is
-// aborted by label and the load begun again with the rows still buffered,
-// then retry is called; FINISHED is a *FencingError. Other errors are
-// returned as they are.
+// restartOnConflict resolves a refusal of the begin of a's load, given
+// before Doris read any body byte (every row is still buffered):
+//
+//   - Label Already Exists (DESIGN.md §2: resolved by ExistingJobStatus and
+//     the store, never by a new label): our own label RUNNING or
+//     PRECOMMITTED (a leftover attempt) is aborted by label and the load
+//     begun again; FINISHED is a *FencingError.
+//   - the running-txn quota (max_running_txn_num_per_db, doris-api.md §5)
+//     while the previous checkpoint's commit is pending: that txn holds a
+//     slot, so the commit is awaited (not consumed: Checkpoint reports its
+//     outcome) and the load begun again, once.
+//
+// After a restart retry is called. Other errors are returned as they are.
 func (l *Loader) restartOnConflict(ctx context.Context, a *attempt, err error, retry func() error) error {
-	for err != nil && a.s.restartable(err) {
-		st := existingJobStatus(err)
-		if st == doris.JobFinished {
-			return &FencingError{Label: a.label, State: st}
-		}
-		if a.loads > maxBeginConflicts {
-			return fmt.Errorf("label %s still held after %d aborts: %w", a.label, a.loads-1, err)
-		}
-		l.log.Warn("label already exists at begin: aborting the leftover txn and beginning again",
-			"label", a.label, "existing_job_status", st)
-		if aerr := l.ops.abortLabel(ctx, l.cfg.DB, a.label); aerr != nil {
-			return errors.Join(err, aerr)
+	waitedQuota := false
+	for err != nil && a.s.unread() {
+		switch {
+		case errors.Is(err, doris.ErrLabelAlreadyExists):
+			st := existingJobStatus(err)
+			if st == doris.JobFinished {
+				return &FencingError{Label: a.label, State: st}
+			}
+			if a.loads > maxBeginConflicts {
+				return fmt.Errorf("label %s still held after %d aborts: %w", a.label, a.loads-1, err)
+			}
+			l.log.Warn("label already exists at begin: aborting the leftover txn and beginning again",
+				"label", a.label, "existing_job_status", st)
+			if aerr := l.ops.abortLabel(ctx, l.cfg.DB, a.label); aerr != nil {
+				return errors.Join(err, aerr)
+			}
+		case errors.Is(err, doris.ErrRunningTxnQuota) && l.pending != nil && !waitedQuota:
+			l.log.Warn("running-txn quota reached at begin: waiting for the commit of the previous checkpoint",
+				"label", a.label, "previous", l.pending.d.Label)
+			select {
+			case <-l.pending.done:
+			case <-ctx.Done():
+				return errors.Join(err, ctx.Err())
+			}
+			waitedQuota = true
+		default:
+			return err
 		}
 		a.s = a.s.restart(l.ctx, l.client)
 		a.loads++
@@ -298,7 +324,7 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 	if a.s != nil {
 		a.s.abandon()
 	}
-	if abort {
+	if abort && !(a.maybeLoaded && l.cfg.Guarantee == AtLeastOnce) {
 		if aerr := l.ops.abortLabel(ctx, l.cfg.DB, a.label); aerr != nil {
 			l.log.Error("abort after failed checkpoint", "label", a.label, "err", aerr)
 			err = errors.Join(err, fmt.Errorf("abort: %w", aerr))
@@ -310,7 +336,13 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 	a.s = nil
 	ce := &CheckpointError{ID: a.id, Label: a.label, Stage: stage, Position: l.pos, Err: err}
 	if l.cfg.Guarantee == AtLeastOnce {
-		l.retryID = a.id
+		// Reuse the label on the retry only when this load surely did not
+		// commit; otherwise the retry gets a fresh label (and loads the
+		// range again: at-least-once).
+		l.retryID = 0
+		if !a.maybeLoaded {
+			l.retryID = a.id
+		}
 	}
 	l.broken = ce
 	l.log.Error("checkpoint failed", "id", a.id, "label", a.label, "stage", stage, "err", err)

@@ -156,7 +156,7 @@ func (t *Txn) Write(row []byte) error {
 	if t.ended {
 		return fmt.Errorf("write to label %s: transaction already precommitted or aborted", t.label)
 	}
-	if err := t.s.write(row); err != nil {
+	if err := t.s.write(context.Background(), row); err != nil { // Begin's ctx bounds the load
 		return fmt.Errorf("write to label %s: %w", t.label, err)
 	}
 	return nil

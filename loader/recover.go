@@ -33,7 +33,8 @@ import (
 //
 // With AtLeastOnce nothing is looked up: the position is the end of the
 // last saved checkpoint and the next checkpoint gets a fresh id (or, after
-// an in-process failure, the failed checkpoint's id again).
+// an in-process failure whose load surely did not commit, the failed
+// checkpoint's id again).
 //
 // Recover first waits for a background commit and abandons an open
 // checkpoint. It may be called again after any error.
@@ -45,7 +46,9 @@ func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 		return nil, ErrClosed
 	}
 	l.recovered = false
-	l.quiesce(ctx)
+	if err := l.quiesce(ctx); err != nil {
+		return nil, fmt.Errorf("recover: %w", err)
+	}
 	if l.crashed.Load() {
 		return nil, ErrCrashed
 	}
@@ -78,12 +81,14 @@ func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 }
 
 // quiesce waits for the background commit and abandons the open load,
-// aborting its label (it was never decided).
-func (l *Loader) quiesce(ctx context.Context) {
+// aborting its label (it was never decided). If ctx ends first the commit
+// stays pending (a later Recover or Close waits for it).
+func (l *Loader) quiesce(ctx context.Context) error {
 	if pc := l.pending; pc != nil {
 		select {
 		case <-pc.done:
 		case <-ctx.Done():
+			return fmt.Errorf("wait for the commit of checkpoint %d: %w", pc.d.ID, ctx.Err())
 		}
 		l.pending = nil
 	}
@@ -94,6 +99,7 @@ func (l *Loader) quiesce(ctx context.Context) {
 			l.log.Warn("recover: abort open load", "label", a.label, "err", err)
 		}
 	}
+	return nil
 }
 
 func (l *Loader) knob(lbl string, st doris.TxnStatus, action string) {
@@ -152,9 +158,11 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 				case err == nil:
 					markCommitted, state = true, doris.TxnVisible
 					l.knob(d.Label, s, "commit")
-				case errors.As(err, &ae):
-					// The decided txn is aborted; what is precommitted is an
-					// undecided heal attempt: abort it and heal again.
+				case errors.As(err, &ae), errors.Is(err, doris.ErrTxnNotFound):
+					// The decided txn is aborted (or, aborted, then cleaned
+					// from Doris): what is precommitted is an undecided heal
+					// attempt, since only a heal reuses a decided label and
+					// only after finding it ABORTED. Abort it and heal again.
 					if err := l.ops.abortLabel(ctx, l.cfg.DB, d.Label); err != nil {
 						return nil, fmt.Errorf("recover decided checkpoint %d: %w", d.ID, err)
 					}
@@ -241,8 +249,8 @@ func assumedAborted(st *checkpoint.State, d *checkpoint.Decision) *checkpoint.Re
 }
 
 // recoverAtLeastOnce: no lookups; the next checkpoint gets a fresh id, or
-// the id of the checkpoint that failed in this process (its label is
-// reused).
+// the id of the checkpoint that failed in this process before its load
+// could have committed (its label is reused).
 func (l *Loader) recoverAtLeastOnce(ctx context.Context, st *checkpoint.State) (json.RawMessage, error) {
 	keep := l.retryID
 	var ann checkpoint.Announcement
@@ -281,6 +289,7 @@ func (l *Loader) recoverAtLeastOnce(ctx context.Context, st *checkpoint.State) (
 func (l *Loader) resolveAtLeastOnce(ctx context.Context, a *attempt, cause error) (*doris.LoadResult, error) {
 	st, err := l.ops.lookup(ctx, l.cfg.DB, a.label)
 	if err != nil {
+		a.maybeLoaded = true
 		return nil, errors.Join(cause, err)
 	}
 	switch st {
@@ -291,6 +300,7 @@ func (l *Loader) resolveAtLeastOnce(ctx context.Context, a *attempt, cause error
 		if errors.As(perr, &le) && le.Result != nil && le.Result.ExistingTxnID > 0 {
 			return &doris.LoadResult{TxnID: le.Result.ExistingTxnID, Label: a.label, Status: doris.StatusSuccess}, nil
 		}
+		a.maybeLoaded = true
 		return nil, errors.Join(cause, fmt.Errorf("label %s is %s but its txn id could not be read: %v", a.label, st, perr))
 	case doris.TxnPrepare, doris.TxnPrecommitted:
 		if err := l.ops.abortLabel(ctx, l.cfg.DB, a.label); err != nil {

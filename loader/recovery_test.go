@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
@@ -290,7 +291,9 @@ func TestBEDownDuringStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := e.open()
+	// The abort of the failed checkpoint retries while the BE is down, for
+	// the whole budget: keep it short.
+	l := e.open(func(c *loader.Config) { c.Retry.MaxElapsed = 100 * time.Millisecond })
 	defer l.Close(ctx)
 	if _, err := l.Recover(ctx); err != nil {
 		t.Fatal(err)

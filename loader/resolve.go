@@ -117,6 +117,16 @@ func (o *txnOps) classifyCommit(ctx context.Context, db, lbl string, err error) 
 	case doris.TxnAborted:
 		return outAborted, "found ABORTED by label lookup", err
 	}
+	if errors.Is(err, doris.ErrTxnNotFound) {
+		// A definite answer (doris-api.md §3.3 step 3): the txn id is gone
+		// from the db (cleaned after it ended, §4) or never existed, and the
+		// label is not VISIBLE, COMMITTED or ABORTED. Retrying cannot help.
+		if st == doris.TxnUnknown {
+			return outFatal, "", fmt.Errorf("%w: the label is unknown too (expired after streaming_label_keep_max_second "+
+				"or label_num_threshold, or never used): Doris cannot tell whether its rows are visible", err)
+		}
+		return outFatal, "", fmt.Errorf("%w: the label is held by another txn (%s)", err, st)
+	}
 	return outRetry, "", fmt.Errorf("%w (label is %s)", err, st)
 }
 

@@ -24,8 +24,8 @@ var errLoadAnswered = errors.New("loader: stream load already answered")
 // bufSize (or one row when a row is larger), whatever the load's size.
 //
 // Until Doris has read the first byte of the body, every row written is
-// still in buf, so a load refused at begin (Label Already Exists) can be
-// restarted with the same rows (restartable). A loadStream is used by one
+// still in buf, so a load refused at begin (Label Already Exists, the
+// running-txn quota) can be restarted with the same rows (unread). A loadStream is used by one
 // goroutine.
 type loadStream struct {
 	req    doris.LoadRequest
@@ -75,24 +75,30 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // write appends row and the line delimiter, flushing a full buffer. The
-// row is in the buffer even when the flush fails (see restartable).
-func (s *loadStream) write(row []byte) error {
+// row is in the buffer even when the flush fails (see unread).
+func (s *loadStream) write(ctx context.Context, row []byte) error {
 	s.buf = append(s.buf, row...)
 	s.buf = append(s.buf, s.delim...)
 	s.rows++
 	if len(s.buf) >= s.size {
-		return s.flush()
+		return s.flush(ctx)
 	}
 	return nil
 }
 
 // flush hands the buffer to Doris; it blocks until Doris read it. On
-// failure it returns the load's own error when the load ended.
-func (s *loadStream) flush() error {
+// failure it returns the load's own error when the load ended. If ctx ends
+// while Doris stalls, the body is broken off (the load fails: its outcome
+// is then settled by label, like any failed load).
+func (s *loadStream) flush(ctx context.Context) error {
 	if len(s.buf) == 0 {
 		return nil
 	}
+	stop := context.AfterFunc(ctx, func() {
+		s.pw.CloseWithError(fmt.Errorf("stream load %s: body write: %w", s.req.Label, context.Cause(ctx)))
+	})
 	n, err := s.pw.Write(s.buf)
+	stop()
 	s.buf = s.buf[:copy(s.buf, s.buf[n:])]
 	if err != nil {
 		return s.failure(err)
@@ -116,7 +122,7 @@ func (s *loadStream) failure(werr error) error {
 // finish ends the body and waits for Doris's answer (for 2PC: the
 // precommit). ctx ending cancels the load: the outcome is then unknown.
 func (s *loadStream) finish(ctx context.Context) (*doris.LoadResult, error) {
-	if err := s.flush(); err != nil {
+	if err := s.flush(ctx); err != nil {
 		return nil, err
 	}
 	s.pw.Close()
@@ -140,11 +146,9 @@ func (s *loadStream) abandon() {
 	<-s.done
 }
 
-// restartable reports whether err is a Label Already Exists answer given
-// before Doris read any body byte: every row is still in buf.
-func (s *loadStream) restartable(err error) bool {
-	return errors.Is(err, doris.ErrLabelAlreadyExists) && s.read.Load() == 0
-}
+// unread reports whether Doris has read no body byte: every row written is
+// still in buf, so a load refused at begin can be restarted.
+func (s *loadStream) unread() bool { return s.read.Load() == 0 }
 
 // restart begins the same load again carrying the buffered rows over.
 func (s *loadStream) restart(ctx context.Context, client Doris) *loadStream {
@@ -207,4 +211,21 @@ func lineDelimiter(t Target) ([]byte, error) {
 		return []byte(v), nil
 	}
 	return []byte{'\n'}, nil
+}
+
+// explainFiltered adds what a user needs to fix a load Doris refused for
+// filtered rows ("[DATA_QUALITY_ERROR]too many filtered rows", doris-api.md
+// §2.4, §2.5): the row counters and the BE's error log URL. Replaying the
+// same rows fails the same way.
+func explainFiltered(err error) error {
+	var le *doris.LoadError
+	if !errors.As(err, &le) || le.Result == nil {
+		return err
+	}
+	r := le.Result
+	what := fmt.Sprintf("%d of %d rows filtered", r.NumberFilteredRows, r.NumberTotalRows)
+	if r.ErrorURL != "" {
+		what += ", error log " + r.ErrorURL
+	}
+	return fmt.Errorf("%w (%s; fix or drop the bad rows at the source, or raise doris.properties.max_filter_ratio)", err, what)
 }
