@@ -23,7 +23,13 @@ func convertCSV(v []byte) ([]byte, error) {
 	if len(v) == 0 {
 		return nil, errors.New("empty value: a csv record must hold one line")
 	}
-	if i := bytes.IndexAny(v, "\r\n"); i >= 0 {
+	// Two IndexByte scans (vectorised) are several times faster than
+	// IndexAny's per-byte set lookup on the hot path.
+	i := bytes.IndexByte(v, '\n')
+	if j := bytes.IndexByte(v, '\r'); j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
+	if i >= 0 {
 		return nil, fmt.Errorf("line break at byte %d: a csv record must hold exactly one line", i)
 	}
 	return v, nil

@@ -14,6 +14,9 @@ func (c *Converter) convertJSON(r *kgo.Record) ([]byte, error) {
 	if r.Value == nil {
 		return nil, errors.New("null value (tombstone): a json record must hold one JSON object")
 	}
+	if !c.meta.any() && isCompactObject(r.Value) {
+		return r.Value, nil // already one compact object: the row is the value, no copy
+	}
 	if err := c.compactObject(r.Value); err != nil {
 		return nil, err
 	}
@@ -33,6 +36,10 @@ func (c *Converter) compactObject(v []byte) error {
 		return notObject(v, i)
 	}
 	c.buf.Reset()
+	if isCompactObject(v) { // the fast path: nothing to compact
+		c.buf.Write(v)
+		return nil
+	}
 	if err := json.Compact(&c.buf, v); err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/bench"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/check"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
@@ -50,6 +51,7 @@ Doris and Kafka before running it.`,
 		run.NewCmdRun(f, nil),
 		demo.NewCmdDemo(f, nil),
 		verify.NewCmdVerify(f, nil),
+		bench.NewCmdBench(f, nil),
 		version.NewCmdVersion(f, nil),
 		dev.NewCmdDev(f, nil),
 		check.NewCmdCheck(f, nil),

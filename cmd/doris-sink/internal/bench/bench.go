@@ -1,0 +1,97 @@
+// Package bench implements `doris-sink bench`: throughput, memory, latency
+// and recovery of the sink measured against a bare franz-go consumer in
+// one run (DESIGN.md §8). The broker (kfake) and the Doris emulator (in
+// counting mode) live in this process; every measured case runs in a
+// child process (`doris-sink bench worker`) so that its peak RSS, CPU time
+// and allocations are its own.
+package bench
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+)
+
+// Options are the inputs of `doris-sink bench`.
+type Options struct {
+	IO *cmdutil.IOStreams
+
+	Quick      bool
+	Memory     bool
+	Output     string
+	ProfileDir string
+	Repeat     int
+
+	// Plan, when set, replaces the plan chosen by Quick and Memory (tests).
+	Plan *Plan
+	// Worker starts a child; nil: DefaultWorkerCommand.
+	Worker WorkerCommand
+}
+
+// NewCmdBench returns the bench command (with its hidden worker
+// subcommand); runF replaces Run in tests.
+func NewCmdBench(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the sink against a bare Kafka consumer on this machine",
+		Long: `Measure throughput (records/s, MB/s), CPU seconds per GB, peak RSS and
+allocations per record of the sink (Kafka connector + loader + Doris client,
+exactly-once and at-least-once) and of a bare franz-go consumer reading the
+same topic from the same broker, one after another in one run, and report
+each as a ratio to the baseline. Also visibility latency (produce → commit
+visible), recovery time after kill -9, and with --memory peak RSS for one
+checkpoint of 64 MiB, 512 MiB and 4 GiB.
+
+An in-process Kafka (kfake) and the Doris emulator in counting mode (rows
+parsed minimally, counted, not stored) run in this process; each case runs
+in a child process. The emulator's and broker's CPU is this process's and
+shares the machine's cores with the child: compare ratios, not absolute
+figures, across machines. See docs/performance.md.`,
+		Args: cobra.NoArgs,
+		Example: `  # the reduced matrix, under a minute
+  $ doris-sink bench --quick
+
+  # the full matrix as JSON, one object per case
+  $ doris-sink bench -o json
+
+  # peak RSS for one checkpoint of 64 MiB, 512 MiB and 4 GiB
+  $ doris-sink bench --memory
+
+  # CPU profiles of every case's worker
+  $ doris-sink bench --quick --profile-dir /tmp/prof`,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if opts.Repeat < 1 {
+				return cmdutil.FlagErrorf("--repeat must be at least 1, got %d", opts.Repeat)
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return Run(c.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.Quick, "quick", false, "reduced matrix (under a minute)")
+	fl.BoolVar(&opts.Memory, "memory", false, "only the memory cases: peak RSS for one checkpoint of 64 MiB, 512 MiB, 4 GiB")
+	fl.StringVar(&opts.ProfileDir, "profile-dir", "", "write a CPU profile of each case's worker to this directory")
+	fl.IntVar(&opts.Repeat, "repeat", 1, "run each throughput case this many times and keep the median")
+	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	cmd.AddCommand(newCmdWorker())
+	return cmd
+}
+
+// newCmdWorker is the hidden child entry: a spec on stdin, the result on
+// stdout.
+func newCmdWorker() *cobra.Command {
+	return &cobra.Command{
+		Use:    "worker",
+		Short:  "Run one bench case (internal: started by doris-sink bench)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return RunWorker(c.Context(), c.InOrStdin(), c.OutOrStdout())
+		},
+	}
+}

@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+)
+
+// TestMain lets this test binary act as a bench worker (re-executed by
+// the command under test with WorkerEnv=1).
+func TestMain(m *testing.M) {
+	if os.Getenv(WorkerEnv) == "1" {
+		if err := RunWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func testWorker() (string, []string, []string, error) {
+	exe, err := os.Executable()
+	return exe, []string{"-test.run=^$"}, []string{WorkerEnv + "=1"}, err
+}
+
+// tinyPlan runs every kind of case on a few records.
+func tinyPlan() *Plan {
+	return &Plan{
+		Combos: []Combo{
+			{Format: "json", RecordBytes: 100, Partitions: 1, Records: 1500},
+			{Format: "csv", RecordBytes: 100, Partitions: 3, Records: 1500},
+		},
+		Modes: bothModes, Interval: 200 * time.Millisecond, Repeat: 1,
+		Latency:  []LatencyCase{{Mode: "exactly-once", Interval: 200 * time.Millisecond, Duration: 300 * time.Millisecond, Rate: 1000}},
+		Recovery: true, RecoveryRecords: 2000,
+		Memory: []int64{1 << 20, 2 << 20},
+	}
+}
+
+// TestBenchJSONShape runs the tiny plan end to end with real child
+// processes and checks the JSON objects and the ratios; it asserts no
+// timing.
+func TestBenchJSONShape(t *testing.T) {
+	t.Parallel()
+	f, out, errOut := cmdutil.NewTestFactory(false)
+	cmd := NewCmdBench(f, func(ctx context.Context, o *Options) error {
+		o.Plan, o.Worker = tinyPlan(), testWorker
+		return Run(ctx, o)
+	})
+	cmd.SetArgs([]string{"-o", "json"})
+	cmd.SetOut(io.Discard)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("bench: %v\nstderr: %s", err, errOut)
+	}
+	var rs []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(out.Bytes()))
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("output is not a stream of JSON objects: %v\n%s", err, out)
+		}
+		rs = append(rs, m)
+	}
+	// 2 combos × (baseline + 2 modes) + 1 latency + 1 recovery + 2 memory.
+	if len(rs) != 10 {
+		t.Fatalf("got %d objects, want 10:\n%s", len(rs), out)
+	}
+	kinds := map[string]int{}
+	var base map[string]any
+	for _, r := range rs {
+		for _, k := range []string{"case", "kind", "mode", "records_per_s", "mb_per_s", "ratio_to_baseline", "peak_rss_mb", "cpu_s_per_gb", "allocs_per_record"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("case %v: no field %q", r["case"], k)
+			}
+		}
+		kinds[r["kind"].(string)]++
+		if r["kind"] != KindThroughput {
+			continue
+		}
+		if r["records"].(float64) != 1500 {
+			t.Errorf("case %v: records %v, want 1500", r["case"], r["records"])
+		}
+		if r["peak_rss_mb"].(float64) <= 0 || r["records_per_s"].(float64) <= 0 {
+			t.Errorf("case %v: peak_rss_mb %v, records_per_s %v: want positive", r["case"], r["peak_rss_mb"], r["records_per_s"])
+		}
+		if r["mode"] == "baseline" {
+			base = r
+			if r["ratio_to_baseline"] != 1.0 {
+				t.Errorf("baseline %v: ratio_to_baseline %v, want 1", r["case"], r["ratio_to_baseline"])
+			}
+			continue
+		}
+		want := r["records_per_s"].(float64) / base["records_per_s"].(float64)
+		if got, ok := r["ratio_to_baseline"].(float64); !ok || got != want {
+			t.Errorf("case %v: ratio_to_baseline %v, want records_per_s/baseline's = %v", r["case"], r["ratio_to_baseline"], want)
+		}
+		if r["mode"] == "exactly-once" {
+			if v, _ := r["ratio_to_at_least_once"].(float64); v <= 0 {
+				t.Errorf("case %v: ratio_to_at_least_once %v, want computed", r["case"], r["ratio_to_at_least_once"])
+			}
+		}
+	}
+	want := map[string]int{KindThroughput: 6, KindLatency: 1, KindRecovery: 1, KindMemory: 2}
+	for k, n := range want {
+		if kinds[k] != n {
+			t.Errorf("%d %s cases, want %d", kinds[k], k, n)
+		}
+	}
+	for _, r := range rs {
+		switch r["kind"] {
+		case KindLatency:
+			if r["latency_p99_ms"] == nil || r["latency_p50_ms"] == nil {
+				t.Errorf("latency case without percentiles: %v", r)
+			}
+		case KindRecovery:
+			if v, _ := r["labels_checked"].(float64); v < 1 {
+				t.Errorf("recovery checked %v labels, want at least the one left open by kill -9", r["labels_checked"])
+			}
+		case KindMemory:
+			if r["ratio_to_baseline"] != nil {
+				t.Errorf("memory case has a baseline ratio: %v", r["ratio_to_baseline"])
+			}
+		}
+	}
+}
+
+// TestBenchFlags checks parsing without running anything.
+func TestBenchFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args    []string
+		quick   bool
+		memory  bool
+		output  string
+		wantErr bool
+	}{
+		{args: nil, output: "table"},
+		{args: []string{"--quick", "-o", "json"}, quick: true, output: "json"},
+		{args: []string{"--memory"}, memory: true, output: "table"},
+		{args: []string{"--repeat", "0"}, wantErr: true},
+		{args: []string{"-o", "yaml"}, wantErr: true},
+	} {
+		f, _, _ := cmdutil.NewTestFactory(false)
+		var got *Options
+		cmd := NewCmdBench(f, func(_ context.Context, o *Options) error { got = o; return nil })
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		if tc.wantErr {
+			if err == nil {
+				t.Errorf("%v: no error", tc.args)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got.Quick != tc.quick || got.Memory != tc.memory || got.Output != tc.output {
+			t.Errorf("%v: quick %v memory %v output %q", tc.args, got.Quick, got.Memory, got.Output)
+		}
+	}
+}
+
+// TestPlans: the quick plan is a subset in size of the full one, and the
+// memory plan has the sizes of DESIGN.md §8.
+func TestPlans(t *testing.T) {
+	t.Parallel()
+	if n := len(FullPlan().Combos); n != 8 {
+		t.Errorf("full matrix has %d combos, want 8 (2 sizes × 2 formats × 2 partition counts)", n)
+	}
+	if got := MemoryPlan(false).Memory; len(got) != 3 || got[0] != 64<<20 || got[2] != 4<<30 {
+		t.Errorf("memory plan %v", got)
+	}
+	if Combo.Name(Combo{Format: "json", RecordBytes: 1024, Partitions: 8}) != "json-1KiB-p8" {
+		t.Errorf("combo name")
+	}
+}

@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/doris/doristest"
+)
+
+// benchDB is the emulator database of the counting tables.
+const benchDB = "bench"
+
+// tableDDL is the table of one format; counting mode parses rows minimally
+// and stores nothing, so the schema only names the columns.
+func tableDDL(format string) string {
+	return "CREATE TABLE rows_" + format + " (id BIGINT, ts BIGINT, customer VARCHAR(32), amount DECIMAL(12,2), note VARCHAR(4096)) " +
+		"DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1"
+}
+
+// env is what lives in the parent: one kfake broker and the Doris
+// emulator with a counting table per format, plus a scratch directory.
+type env struct {
+	kafka   *kfake.Cluster
+	doris   *doristest.Server
+	brokers []string
+	dir     string
+	seq     int
+}
+
+func startEnv() (*env, error) {
+	e := &env{}
+	var err error
+	if e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1)); err != nil {
+		return nil, fmt.Errorf("start kfake: %w", err)
+	}
+	e.brokers = e.kafka.ListenAddrs()
+	if e.doris, err = doristest.NewServer(doristest.SeedDatabases(benchDB), doristest.WithoutAdmin()); err != nil {
+		e.close()
+		return nil, fmt.Errorf("start Doris emulator: %w", err)
+	}
+	for _, f := range []string{"json", "csv"} {
+		if err := e.doris.CreateTable(benchDB, tableDDL(f)); err != nil {
+			e.close()
+			return nil, fmt.Errorf("create table: %w", err)
+		}
+		if err := e.doris.SetCounting(benchDB, "rows_"+f, true); err != nil {
+			e.close()
+			return nil, err
+		}
+	}
+	if e.dir, err = os.MkdirTemp("", "doris-sink-bench-"); err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *env) close() {
+	if e.doris != nil {
+		e.doris.Close()
+	}
+	if e.kafka != nil {
+		e.kafka.Close()
+	}
+	if e.dir != "" {
+		os.RemoveAll(e.dir)
+	}
+}
+
+// caseSpec returns a spec with the endpoints and a fresh job name and
+// data directory.
+func (e *env) caseSpec(kind, format string) (spec, error) {
+	e.seq++
+	job := fmt.Sprintf("bench-%d", e.seq)
+	dir, err := os.MkdirTemp(e.dir, job+"-")
+	if err != nil {
+		return spec{}, err
+	}
+	return spec{Kind: kind, Brokers: e.brokers, FE: e.doris.FEURL(), MySQL: e.doris.MySQLAddr(),
+		DB: benchDB, Table: "rows_" + format, Format: format, Job: job, DataDir: dir}, nil
+}
+
+// counted returns the rows the counting table of format has received.
+func (e *env) counted(format string) (int64, error) {
+	rows, _, err := e.doris.Counts(benchDB, "rows_"+format)
+	return rows, err
+}
+
+// seed creates topic with partitions and produces n rows of format and
+// size round robin; it returns the end offset of each partition.
+func (e *env) seed(ctx context.Context, topic string, partitions int, format string, size int, n int64) (map[int32]int64, error) {
+	if err := e.kafka.CreateTopic(topic, int32(partitions), nil); err != nil {
+		return nil, fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5e6),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.MaxBufferedRecords(1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("seed producer: %w", err)
+	}
+	defer cl.Close()
+	gen := newRowGen(format, size, uint64(size)*31+uint64(partitions))
+	var (
+		mu   sync.Mutex
+		perr error
+	)
+	end := map[int32]int64{}
+	for i := range n {
+		p := int32(i % int64(partitions))
+		end[p]++
+		cl.Produce(ctx, &kgo.Record{Partition: p, Value: gen.appendRow(nil, i)}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				perr = errors.Join(perr, err)
+				mu.Unlock()
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("seed %s: %w", topic, err)
+	}
+	if perr != nil {
+		return nil, fmt.Errorf("seed %s: %w", topic, perr)
+	}
+	return end, nil
+}
+
+// createTopic creates an empty topic (latency cases produce into it).
+func (e *env) createTopic(topic string, partitions int) error {
+	if err := e.kafka.CreateTopic(topic, int32(partitions), nil); err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+)
+
+// Targets of DESIGN.md §8.
+const (
+	targetRatioToBaseline = 0.8
+	targetEOvsALO         = 0.9
+	targetRSSFlat         = 1.25 // largest / smallest peak RSS of the memory cases
+)
+
+func (o *Options) report(rs []*Result) error {
+	if o.Output == cmdutil.OutputJSON {
+		for _, r := range rs {
+			if err := cmdutil.WriteJSON(o.IO.Out, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	w := o.IO.Out
+	fmt.Fprintf(w, "machine: %s, %d CPUs (GOMAXPROCS %d), %s; %s\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), memTotal(), runtime.Version())
+	fmt.Fprintln(w, "note: the kfake broker and the Doris emulator (counting mode) run in the parent process and share the cores with each case's child (PARENT-CPU column).")
+	if tp := filter(rs, KindThroughput); len(tp) > 0 {
+		fmt.Fprintln(w, "\nthroughput (MB = 10^6 B of record values; ratios to the baseline on the same topic)")
+		t := cmdutil.NewTable(o.IO, "case", "rec/s", "MB/s", "x base", "x alo", "cpu-s/GB", "parent-cpu-s", "rss MiB", "allocs/rec", "B/rec", "ckpts")
+		for _, r := range tp {
+			t.AddRow(r.Case, f0(r.RecordsPerS), f1(r.MBPerS), ratio(r.RatioToBaseline), opt2(r.RatioToAtLeastOnce),
+				f2(r.CPUSecondsPerGB), f2(r.ParentCPUSeconds), f1(r.PeakRSSMB), f2(r.AllocsPerRecord), f0(r.AllocBPerRecord), strconv.Itoa(r.Checkpoints))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if ls := filter(rs, KindLatency); len(ls) > 0 {
+		fmt.Fprintln(w, "\nvisibility latency (produce → checkpoint commit visible), 1 KiB JSON, 1 partition")
+		t := cmdutil.NewTable(o.IO, "case", "interval s", "rec/s produced", "p50 ms", "p99 ms", "max ms", "rss MiB")
+		for _, r := range ls {
+			t.AddRow(r.Case, f0(r.IntervalS), f0(r.RecordsPerS), f0(r.LatencyP50MS), f0(r.LatencyP99MS), f0(r.LatencyMaxMS), f1(r.PeakRSSMB))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if rc := filter(rs, KindRecovery); len(rc) > 0 {
+		fmt.Fprintln(w, "\nrecovery after kill -9 (exec of the restarted process → first new record read)")
+		t := cmdutil.NewTable(o.IO, "case", "recovery ms", "recover call ms", "labels checked", "actions")
+		for _, r := range rc {
+			t.AddRow(r.Case, f0(r.RecoveryMS), f1(r.RecoverCallMS), strconv.Itoa(r.LabelsChecked), strings.Join(r.LabelActions, " "))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if ms := filter(rs, KindMemory); len(ms) > 0 {
+		fmt.Fprintln(w, "\nmemory: one checkpoint through loader.Loader.Write (generated 1 KiB JSON rows, no Kafka) into the counting emulator")
+		t := cmdutil.NewTable(o.IO, "case", "checkpoint MiB", "rss MiB", "go sys MiB", "MB/s", "allocs/rec")
+		for _, r := range ms {
+			t.AddRow(r.Case, f0(r.CheckpointMB), f1(r.PeakRSSMB), f1(r.GoSysMB), f1(r.MBPerS), f2(r.AllocsPerRecord))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "\ntargets (DESIGN.md §8)")
+	for _, line := range verdicts(rs) {
+		fmt.Fprintln(w, "  "+line)
+	}
+	return nil
+}
+
+// verdicts compares the results with the targets.
+func verdicts(rs []*Result) []string {
+	var out []string
+	minBase, minALO := 0.0, 0.0
+	var worstBase, worstALO string
+	for _, r := range filter(rs, KindThroughput) {
+		if r.Mode != "baseline" && r.RatioToBaseline != nil && (worstBase == "" || *r.RatioToBaseline < minBase) {
+			minBase, worstBase = *r.RatioToBaseline, r.Case
+		}
+		if r.RatioToAtLeastOnce > 0 && (worstALO == "" || r.RatioToAtLeastOnce < minALO) {
+			minALO, worstALO = r.RatioToAtLeastOnce, r.Case
+		}
+	}
+	if worstBase != "" {
+		out = append(out, fmt.Sprintf("sink ≥ %.1f× baseline: %s (lowest %.2f×, %s)", targetRatioToBaseline, holds(minBase >= targetRatioToBaseline), minBase, worstBase))
+	}
+	if worstALO != "" {
+		out = append(out, fmt.Sprintf("exactly-once ≥ %.1f× at-least-once: %s (lowest %.2f×, %s)", targetEOvsALO, holds(minALO >= targetEOvsALO), minALO, worstALO))
+	}
+	for _, r := range filter(rs, KindLatency) {
+		bound := r.IntervalS*1000 + 1000
+		out = append(out, fmt.Sprintf("p99 latency ≤ interval + 1 s (%s): %s (%.0f ms ≤ %.0f ms)", r.Case, holds(r.LatencyP99MS <= bound), r.LatencyP99MS, bound))
+	}
+	for _, r := range filter(rs, KindRecovery) {
+		out = append(out, fmt.Sprintf("recovery < 1 s + one lookup per pending label: %.0f ms with %d label(s) checked", r.RecoveryMS, r.LabelsChecked))
+	}
+	if ms := filter(rs, KindMemory); len(ms) > 1 {
+		lo, hi := ms[0].PeakRSSMB, ms[0].PeakRSSMB
+		for _, r := range ms {
+			lo, hi = min(lo, r.PeakRSSMB), max(hi, r.PeakRSSMB)
+		}
+		out = append(out, fmt.Sprintf("peak RSS flat across checkpoint sizes (max/min ≤ %.2f): %s (%.1f–%.1f MiB for %.0f–%.0f MiB checkpoints)",
+			targetRSSFlat, holds(lo > 0 && hi/lo <= targetRSSFlat), lo, hi, ms[0].CheckpointMB, ms[len(ms)-1].CheckpointMB))
+	}
+	return out
+}
+
+func holds(ok bool) string {
+	if ok {
+		return "holds"
+	}
+	return "MISSED"
+}
+
+func filter(rs []*Result, kind string) []*Result {
+	var out []*Result
+	for _, r := range rs {
+		if r.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func f0(x float64) string { return strconv.FormatFloat(x, 'f', 0, 64) }
+func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+
+func ratio(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return f2(*p)
+}
+
+func opt2(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return f2(x)
+}
+
+// cpuModel reads the CPU model name (Linux), or "unknown CPU".
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown CPU"
+}
+
+// memTotal reads MemTotal (Linux), or "".
+func memTotal() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+				kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+				return fmt.Sprintf("%.1f GiB RAM", kb/(1<<20))
+			}
+		}
+	}
+	return "unknown RAM"
+}

@@ -1,0 +1,98 @@
+package bench
+
+// Case kinds in Result.Kind.
+const (
+	KindThroughput = "throughput"
+	KindLatency    = "latency"
+	KindRecovery   = "recovery"
+	KindMemory     = "memory"
+)
+
+// Result is one measured case; `-o json` prints one per case with these
+// stable field names. MB is 10^6 bytes, GB 10^9; peak RSS is in MiB (the
+// child's rusage maxrss). CPU figures are the child's user + system time;
+// ParentCPUSeconds is the parent's (kfake broker and Doris emulator) during
+// the case: both share the machine's cores.
+type Result struct {
+	Case        string `json:"case"`
+	Kind        string `json:"kind"`
+	Mode        string `json:"mode"` // baseline, exactly-once, at-least-once
+	Format      string `json:"format,omitempty"`
+	RecordBytes int    `json:"record_bytes,omitempty"`
+	Partitions  int    `json:"partitions,omitempty"`
+
+	Records          int64   `json:"records"`
+	Seconds          float64 `json:"seconds"`
+	RecordsPerS      float64 `json:"records_per_s"`
+	MBPerS           float64 `json:"mb_per_s"`
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	CPUSecondsPerGB  float64 `json:"cpu_s_per_gb"`
+	ParentCPUSeconds float64 `json:"parent_cpu_seconds"`
+	PeakRSSMB        float64 `json:"peak_rss_mb"`
+	AllocsPerRecord  float64 `json:"allocs_per_record"`
+	AllocBPerRecord  float64 `json:"alloc_bytes_per_record"`
+	Checkpoints      int     `json:"checkpoints,omitempty"`
+	IntervalS        float64 `json:"checkpoint_interval_s,omitempty"`
+
+	// RatioToBaseline is records_per_s over the baseline's on the same
+	// topic (1 for the baseline); null for cases without a baseline.
+	RatioToBaseline       *float64 `json:"ratio_to_baseline"`
+	CPURatioToBaseline    float64  `json:"cpu_per_gb_ratio_to_baseline,omitempty"`
+	RSSRatioToBaseline    float64  `json:"peak_rss_ratio_to_baseline,omitempty"`
+	AllocsRatioToBaseline float64  `json:"allocs_ratio_to_baseline,omitempty"`
+	// RatioToAtLeastOnce is exactly-once records_per_s over at-least-once
+	// on the same topic.
+	RatioToAtLeastOnce float64 `json:"ratio_to_at_least_once,omitempty"`
+
+	LatencyP50MS float64 `json:"latency_p50_ms,omitempty"`
+	LatencyP99MS float64 `json:"latency_p99_ms,omitempty"`
+	LatencyMaxMS float64 `json:"latency_max_ms,omitempty"`
+
+	// Recovery: exec of the restarted process → first record read, and
+	// the loader's Recover call within it.
+	RecoveryMS    float64  `json:"recovery_ms,omitempty"`
+	RecoverCallMS float64  `json:"recover_call_ms,omitempty"`
+	LabelsChecked int      `json:"labels_checked,omitempty"`
+	LabelActions  []string `json:"label_actions,omitempty"`
+
+	// CheckpointMB is the data of the one checkpoint of a memory case.
+	CheckpointMB float64 `json:"checkpoint_mb,omitempty"`
+	GoSysMB      float64 `json:"go_sys_mb,omitempty"`
+}
+
+// fill sets the common figures from a child's measures.
+func (r *Result) fill(m measured) {
+	w := m.res
+	r.Records, r.Seconds = w.Records, w.Seconds
+	if w.Seconds > 0 {
+		r.RecordsPerS = float64(w.Records) / w.Seconds
+		r.MBPerS = float64(w.Bytes) / 1e6 / w.Seconds
+	}
+	r.CPUSeconds = m.cpu.Seconds()
+	if w.Bytes > 0 {
+		r.CPUSecondsPerGB = r.CPUSeconds / (float64(w.Bytes) / 1e9)
+	}
+	r.ParentCPUSeconds = m.parentCPU.Seconds()
+	r.PeakRSSMB = m.rssMB
+	if w.Records > 0 {
+		r.AllocsPerRecord = float64(w.Mallocs) / float64(w.Records)
+		r.AllocBPerRecord = float64(w.AllocB) / float64(w.Records)
+	}
+	r.Checkpoints = w.Checkpts
+	r.GoSysMB = w.GoSysMB
+}
+
+// setRatios fills the ratios of sink case r to baseline b.
+func (r *Result) setRatios(b *Result) {
+	ratio := func(x, y float64) float64 {
+		if y == 0 {
+			return 0
+		}
+		return x / y
+	}
+	t := ratio(r.RecordsPerS, b.RecordsPerS)
+	r.RatioToBaseline = &t
+	r.CPURatioToBaseline = ratio(r.CPUSecondsPerGB, b.CPUSecondsPerGB)
+	r.RSSRatioToBaseline = ratio(r.PeakRSSMB, b.PeakRSSMB)
+	r.AllocsRatioToBaseline = ratio(r.AllocsPerRecord, b.AllocsPerRecord)
+}

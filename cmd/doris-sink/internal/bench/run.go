@@ -1,0 +1,277 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Run measures o's plan and writes the report (a table, or one JSON object
+// per case).
+func Run(ctx context.Context, o *Options) error {
+	plan := o.plan()
+	e, err := startEnv()
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	var results []*Result
+	emit := func(r *Result) { results = append(results, r) }
+	if err := o.runThroughput(ctx, e, plan, emit); err != nil {
+		return err
+	}
+	for _, lc := range plan.Latency {
+		r, err := o.runLatencyCase(ctx, e, lc)
+		if err != nil {
+			return err
+		}
+		emit(r)
+	}
+	if plan.Recovery {
+		r, err := o.runRecovery(ctx, e, cmp.Or(plan.RecoveryRecords, 64<<10))
+		if err != nil {
+			return err
+		}
+		emit(r)
+	}
+	for _, size := range plan.Memory {
+		r, err := o.runMemoryCase(ctx, e, size)
+		if err != nil {
+			return err
+		}
+		emit(r)
+	}
+	return o.report(results)
+}
+
+func (o *Options) plan() Plan {
+	var p Plan
+	switch {
+	case o.Plan != nil:
+		p = *o.Plan
+	case o.Memory:
+		p = MemoryPlan(o.Quick)
+	case o.Quick:
+		p = QuickPlan()
+	default:
+		p = FullPlan()
+	}
+	if o.Repeat > 1 {
+		p.Repeat = o.Repeat
+	}
+	return p
+}
+
+func (o *Options) progress(format string, a ...any) {
+	fmt.Fprintf(o.IO.ErrOut, "bench: "+format+"\n", a...)
+}
+
+func (o *Options) profile(name string) string {
+	if o.ProfileDir == "" {
+		return ""
+	}
+	return filepath.Join(o.ProfileDir, strings.ReplaceAll(name, "/", "_")+".pprof")
+}
+
+// runThroughput seeds each combo's topic once and runs, per round, the
+// baseline and the sink in every mode on it; the median round by
+// records/s is kept.
+func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit func(*Result)) error {
+	rounds := max(plan.Repeat, 1)
+	for _, c := range plan.Combos {
+		topic := "t-" + c.Name()
+		o.progress("seeding %s: %d records", topic, c.Records)
+		end, err := e.seed(ctx, topic, c.Partitions, c.Format, c.RecordBytes, c.Records)
+		if err != nil {
+			return err
+		}
+		// The seeding garbage is collected now, not during the cases.
+		debug.FreeOSMemory()
+		modes := append([]string{"baseline"}, plan.Modes...)
+		runs := make(map[string][]*Result, len(modes))
+		for round := range rounds {
+			// Rotate the order each round: no mode always runs first.
+			for i := range modes {
+				mode := modes[(i+round)%len(modes)]
+				r, err := o.runThroughputCase(ctx, e, c, topic, end, mode, plan.Interval, round)
+				if err != nil {
+					return err
+				}
+				runs[mode] = append(runs[mode], r)
+			}
+		}
+		base := median(runs["baseline"])
+		emit(base)
+		var alo *Result
+		if rs := runs["at-least-once"]; len(rs) > 0 {
+			alo = median(rs)
+		}
+		for _, mode := range plan.Modes {
+			r := median(runs[mode])
+			r.setRatios(base)
+			if mode == "exactly-once" && alo != nil && alo.RecordsPerS > 0 {
+				r.RatioToAtLeastOnce = r.RecordsPerS / alo.RecordsPerS
+			}
+			emit(r)
+		}
+	}
+	return nil
+}
+
+func median(rs []*Result) *Result {
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b *Result) int {
+		switch {
+		case a.RecordsPerS < b.RecordsPerS:
+			return -1
+		case a.RecordsPerS > b.RecordsPerS:
+			return 1
+		}
+		return 0
+	})
+	return s[len(s)/2]
+}
+
+func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic string, end map[int32]int64,
+	mode string, interval time.Duration, round int) (*Result, error) {
+	name := c.Name() + "/" + mode
+	kind := kindSink
+	if mode == "baseline" {
+		kind = kindBaseline
+	}
+	s, err := e.caseSpec(kind, c.Format)
+	if err != nil {
+		return nil, err
+	}
+	s.Topic, s.End, s.Mode, s.Interval, s.RecordBytes = topic, end, mode, interval, c.RecordBytes
+	if round == 0 {
+		s.CPUProfile = o.profile(name)
+	}
+	o.progress("running %s", name)
+	before, err := e.counted(c.Format)
+	if err != nil {
+		return nil, err
+	}
+	m, err := o.runChild(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if m.res.Records != c.Records {
+		return nil, fmt.Errorf("%s: read %d records, the topic has %d", name, m.res.Records, c.Records)
+	}
+	if kind == kindSink {
+		after, err := e.counted(c.Format)
+		if err != nil {
+			return nil, err
+		}
+		if got := after - before; got != c.Records {
+			return nil, fmt.Errorf("%s: Doris counted %d rows, want %d", name, got, c.Records)
+		}
+	}
+	r := &Result{Case: name, Kind: KindThroughput, Mode: mode, Format: c.Format, RecordBytes: c.RecordBytes, Partitions: c.Partitions}
+	r.fill(m)
+	if kind == kindSink {
+		r.IntervalS = interval.Seconds()
+	} else {
+		one := 1.0
+		r.RatioToBaseline = &one
+	}
+	return r, nil
+}
+
+func (o *Options) runLatencyCase(ctx context.Context, e *env, lc LatencyCase) (*Result, error) {
+	name := fmt.Sprintf("latency-%s-%s", lc.Interval, lc.Mode)
+	s, err := e.caseSpec(kindLatency, "json")
+	if err != nil {
+		return nil, err
+	}
+	s.Topic = fmt.Sprintf("lat-%d", e.seq)
+	if err := e.createTopic(s.Topic, 1); err != nil {
+		return nil, err
+	}
+	s.Mode, s.Interval, s.Duration, s.Rate, s.RecordBytes = lc.Mode, lc.Interval, lc.Duration, lc.Rate, 1024
+	s.CPUProfile = o.profile(name)
+	o.progress("running %s (%s at %d records/s)", name, lc.Duration, lc.Rate)
+	m, err := o.runChild(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r := &Result{Case: name, Kind: KindLatency, Mode: lc.Mode, Format: "json", RecordBytes: 1024, Partitions: 1}
+	r.fill(m)
+	r.IntervalS = lc.Interval.Seconds()
+	if l := m.res.LatencyMS; len(l) == 3 {
+		r.LatencyP50MS, r.LatencyP99MS, r.LatencyMaxMS = l[0], l[1], l[2]
+	}
+	return r, nil
+}
+
+// runRecovery loads a topic with a victim, kills it with SIGKILL while a
+// checkpoint streams, restarts on the same store and measures exec →
+// first new record read.
+func (o *Options) runRecovery(ctx context.Context, e *env, records int64) (*Result, error) {
+	const name = "recovery-kill-9/exactly-once"
+	c := Combo{Format: "json", RecordBytes: 1024, Partitions: 1, Records: records}
+	s, err := e.caseSpec(kindVictim, c.Format)
+	if err != nil {
+		return nil, err
+	}
+	s.Topic, s.Mode, s.Interval, s.RecordBytes, s.MaxRows = "recovery", "exactly-once", time.Second, c.RecordBytes, c.Records/16
+	o.progress("seeding %s: %d records", s.Topic, c.Records)
+	if _, err := e.seed(ctx, s.Topic, c.Partitions, c.Format, c.RecordBytes, c.Records); err != nil {
+		return nil, err
+	}
+	o.progress("running %s: victim", name)
+	if err := o.killWhenReady(ctx, s); err != nil {
+		return nil, err
+	}
+	s.Kind, s.MaxRows = kindRecover, 0
+	o.progress("running %s: restart", name)
+	m, err := o.runChild(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	w := m.res
+	r := &Result{Case: name, Kind: KindRecovery, Mode: "exactly-once", Format: c.Format, RecordBytes: c.RecordBytes, Partitions: 1,
+		CPUSeconds: m.cpu.Seconds(), PeakRSSMB: m.rssMB, ParentCPUSeconds: m.parentCPU.Seconds(),
+		RecoveryMS:    float64(w.FirstRead-m.started.UnixNano()) / 1e6,
+		RecoverCallMS: float64(w.RecoverEnd-w.RecoverStart) / 1e6,
+		LabelsChecked: w.LabelsChecked, LabelActions: w.Actions}
+	return r, nil
+}
+
+// runMemoryCase writes size bytes of 1 KiB JSON rows through the Loader
+// into one checkpoint (no Kafka: the sink side only).
+func (o *Options) runMemoryCase(ctx context.Context, e *env, size int64) (*Result, error) {
+	name := fmt.Sprintf("memory-%dMiB/exactly-once", size>>20)
+	s, err := e.caseSpec(kindMemory, "json")
+	if err != nil {
+		return nil, err
+	}
+	s.Mode, s.Bytes, s.RecordBytes = "exactly-once", size, 1024
+	s.CPUProfile = o.profile(name)
+	o.progress("running %s", name)
+	before, err := e.counted("json")
+	if err != nil {
+		return nil, err
+	}
+	m, err := o.runChild(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	after, err := e.counted("json")
+	if err != nil {
+		return nil, err
+	}
+	if after-before != m.res.Records {
+		return nil, fmt.Errorf("%s: Doris counted %d rows, want %d", name, after-before, m.res.Records)
+	}
+	r := &Result{Case: name, Kind: KindMemory, Mode: "exactly-once", Format: "json", RecordBytes: 1024}
+	r.fill(m)
+	r.CheckpointMB = float64(m.res.Bytes) / (1 << 20)
+	return r, nil
+}

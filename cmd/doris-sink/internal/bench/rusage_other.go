@@ -1,0 +1,20 @@
+//go:build !linux
+
+package bench
+
+import (
+	"os"
+	"time"
+)
+
+// usage returns the CPU time of an ended child; peak RSS is only read on
+// Linux (0 here).
+func usage(ps *os.ProcessState) (cpu time.Duration, maxRSSMB float64) {
+	return ps.UserTime() + ps.SystemTime(), 0
+}
+
+// selfCPU is only measured on Linux.
+func selfCPU() time.Duration { return 0 }
+
+// peakRSS is only measured on Linux.
+func peakRSS() float64 { return 0 }

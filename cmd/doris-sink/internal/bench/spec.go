@@ -1,0 +1,72 @@
+package bench
+
+import "time"
+
+// Worker kinds: what one child process measures.
+const (
+	kindBaseline = "baseline" // bare franz-go consumer, discarding
+	kindSink     = "sink"     // loader/kafka Connector + loader.Loader + doris client
+	kindLatency  = "latency"  // the sink while the worker produces at a fixed rate
+	kindVictim   = "victim"   // the sink, killed -9 by the parent mid-stream
+	kindRecover  = "recover"  // the sink restarted on the victim's store
+	kindMemory   = "memory"   // loader.Write loop of generated rows, one checkpoint
+)
+
+// spec is what the parent asks a worker to do (JSON on the worker's
+// stdin).
+type spec struct {
+	Kind string `json:"kind"`
+	// Kafka side.
+	Brokers []string `json:"brokers,omitempty"`
+	Topic   string   `json:"topic,omitempty"`
+	// End is the end offset of every partition: a consumer is done when it
+	// read up to it (baseline, sink).
+	End map[int32]int64 `json:"end,omitempty"`
+	// Format is "json" or "csv"; RecordBytes the size of generated rows.
+	Format      string `json:"format,omitempty"`
+	RecordBytes int    `json:"record_bytes,omitempty"`
+	// Doris side.
+	FE       string        `json:"fe,omitempty"`
+	MySQL    string        `json:"mysql,omitempty"`
+	DB       string        `json:"db,omitempty"`
+	Table    string        `json:"table,omitempty"`
+	Job      string        `json:"job,omitempty"`
+	DataDir  string        `json:"data_dir,omitempty"`
+	Mode     string        `json:"mode,omitempty"` // exactly-once | at-least-once
+	Interval time.Duration `json:"interval,omitempty"`
+	// MaxRows caps rows per checkpoint (victim: checkpoints come fast).
+	MaxRows int64 `json:"max_rows,omitempty"`
+	// Latency: produce Rate records/s for Duration.
+	Rate     int           `json:"rate,omitempty"`
+	Duration time.Duration `json:"duration,omitempty"`
+	// Memory: write Bytes of rows in one checkpoint.
+	Bytes int64 `json:"bytes,omitempty"`
+	// CPUProfile, when set, is where the worker writes a CPU profile of
+	// its measured phase.
+	CPUProfile string `json:"cpu_profile,omitempty"`
+}
+
+// workerResult is what a worker reports (the last JSON line on its
+// stdout). Times are wall-clock Unix nanoseconds where named so; the
+// parent and its children share the host clock.
+type workerResult struct {
+	Records int64   `json:"records"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	Mallocs uint64  `json:"mallocs"`
+	AllocB  uint64  `json:"alloc_bytes"`
+	GoSysMB float64 `json:"go_sys_mb"`
+	// PeakRSSMB is VmHWM of this process: see peakRSS.
+	PeakRSSMB float64   `json:"peak_rss_mb"`
+	Checkpts  int       `json:"checkpoints"`
+	LatencyMS []float64 `json:"latency_ms,omitempty"` // p50, p99, max
+	Samples   int       `json:"samples,omitempty"`
+	// Recovery.
+	RecoverStart  int64    `json:"recover_start_unix_ns,omitempty"`
+	RecoverEnd    int64    `json:"recover_end_unix_ns,omitempty"`
+	FirstRead     int64    `json:"first_read_unix_ns,omitempty"`
+	LabelsChecked int      `json:"labels_checked,omitempty"`
+	Actions       []string `json:"actions,omitempty"`
+	// Event is set on progress lines (victim: "ready"), not on the result.
+	Event string `json:"event,omitempty"`
+}

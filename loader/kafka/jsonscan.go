@@ -1,0 +1,209 @@
+package kafka
+
+// isCompactObject reports whether v is exactly one valid JSON object with
+// no insignificant whitespace anywhere, that is, whether json.Compact
+// would return v unchanged and without error. It is the fast path of
+// convertJSON: encoding/json's state-machine scanner costs about two
+// thirds of the sink's CPU on 1 KiB JSON records (docs/performance.md),
+// and most producers already write compact JSON. A false answer only
+// means "take the slow path" (json.Compact decides validity and errors).
+// It accepts what encoding/json accepts: strings are not checked for
+// valid UTF-8, nesting is limited to the same depth.
+func isCompactObject(v []byte) bool {
+	if len(v) < 2 || v[0] != '{' {
+		return false
+	}
+	i, ok := scanValue(v, 0, 0)
+	return ok && i == len(v)
+}
+
+// maxScanDepth is encoding/json's nesting limit.
+const maxScanDepth = 10000
+
+// strPlain marks the bytes that may appear unescaped in a JSON string
+// other than the closing quote and the backslash.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// scanValue scans the compact value starting at v[i] and returns the index
+// after it.
+func scanValue(v []byte, i, depth int) (int, bool) {
+	if i >= len(v) {
+		return i, false
+	}
+	switch c := v[i]; {
+	case c == '{':
+		return scanObject(v, i, depth+1)
+	case c == '[':
+		return scanArray(v, i, depth+1)
+	case c == '"':
+		return scanString(v, i)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(v, i)
+	case c == 't':
+		return scanLiteral(v, i, "true")
+	case c == 'f':
+		return scanLiteral(v, i, "false")
+	case c == 'n':
+		return scanLiteral(v, i, "null")
+	}
+	return i, false
+}
+
+func scanObject(v []byte, i, depth int) (int, bool) {
+	if depth > maxScanDepth {
+		return i, false
+	}
+	i++ // '{'
+	if i < len(v) && v[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(v) || v[i] != '"' {
+			return i, false
+		}
+		var ok bool
+		if i, ok = scanString(v, i); !ok {
+			return i, false
+		}
+		if i >= len(v) || v[i] != ':' {
+			return i, false
+		}
+		if i, ok = scanValue(v, i+1, depth); !ok {
+			return i, false
+		}
+		if i >= len(v) {
+			return i, false
+		}
+		switch v[i] {
+		case ',':
+			i++
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+func scanArray(v []byte, i, depth int) (int, bool) {
+	if depth > maxScanDepth {
+		return i, false
+	}
+	i++ // '['
+	if i < len(v) && v[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if i, ok = scanValue(v, i, depth); !ok {
+			return i, false
+		}
+		if i >= len(v) {
+			return i, false
+		}
+		switch v[i] {
+		case ',':
+			i++
+		case ']':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+func scanString(v []byte, i int) (int, bool) {
+	i++ // opening quote
+	for i < len(v) {
+		c := v[i]
+		if strPlain[c] {
+			i++
+			continue
+		}
+		switch c {
+		case '"':
+			return i + 1, true
+		case '\\':
+			if i+1 >= len(v) {
+				return i, false
+			}
+			switch v[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(v) {
+					return i, false
+				}
+				for _, h := range v[i+2 : i+6] {
+					if !isHex(h) {
+						return i, false
+					}
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		default: // a control character
+			return i, false
+		}
+	}
+	return i, false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func scanNumber(v []byte, i int) (int, bool) {
+	if v[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(v):
+		return i, false
+	case v[i] == '0':
+		i++
+	case v[i] >= '1' && v[i] <= '9':
+		i = digits(v, i+1)
+	default:
+		return i, false
+	}
+	if i < len(v) && v[i] == '.' {
+		j := digits(v, i+1)
+		if j == i+1 {
+			return j, false
+		}
+		i = j
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		j := digits(v, i)
+		if j == i {
+			return j, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func digits(v []byte, i int) int {
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func scanLiteral(v []byte, i int, lit string) (int, bool) {
+	if len(v)-i < len(lit) || string(v[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
