@@ -24,12 +24,35 @@ import (
 // (its txns were aborted) or its bookkeeping failed: call Recover and
 // rewind to the position it returns. With AtLeastOnce the load is a
 // non-2PC load, committed when it returns; the position is saved after.
+//
+// The ledger's entry for the decision (with Doris's row counters) is
+// appended right after the decision is durable, before the commit starts.
 func (l *Loader) Checkpoint(ctx context.Context, end json.RawMessage) error {
+	return l.CheckpointWith(ctx, end, CheckpointInfo{})
+}
+
+// CheckpointInfo is what the caller knows about a checkpoint's source
+// records beyond the rows it wrote. The zero value records nothing.
+type CheckpointInfo struct {
+	// DeadLettered counts the checkpoint's source records that were not
+	// converted to rows but sent to a dead-letter topic (DESIGN.md §5). It
+	// is recorded in the checkpoint's ledger entries (dead_lettered,
+	// DESIGN.md §6). Must not be negative.
+	DeadLettered int64
+}
+
+// CheckpointWith is Checkpoint, recording info in the checkpoint's ledger
+// entries (decided, committed). An invalid info is refused before anything
+// happens, like an invalid end.
+func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info CheckpointInfo) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
 	if len(end) > 0 && !json.Valid(end) {
 		return fmt.Errorf("checkpoint: end position %q is not valid JSON", end)
+	}
+	if info.DeadLettered < 0 {
+		return fmt.Errorf("checkpoint: dead-lettered count %d is negative", info.DeadLettered)
 	}
 	a := l.cur
 	d := checkpoint.Decision{ID: a.id, Label: a.label, Start: l.pos, End: end}
@@ -93,6 +116,22 @@ func (l *Loader) Checkpoint(ctx context.Context, end json.RawMessage) error {
 	}
 	a.s = nil
 	l.retryID = 0
+	// The ledger's decided entry (DESIGN.md §6: fsync'd after decide)
+	// precedes the after-decide cut point, so a crash there leaves it, with
+	// the row counters that Recover carries into the committed entry.
+	t := tally{res: res, attempts: a.loads, deadLettered: info.DeadLettered}
+	event := ledger.EventDecided
+	if a.heal {
+		event = ledger.EventHealed
+	}
+	switch {
+	case d.Empty:
+		l.evidence(ledger.EventCommitted, d, "", tally{deadLettered: info.DeadLettered}, "empty checkpoint: no transaction")
+	case l.cfg.Guarantee == AtLeastOnce:
+		l.evidence(ledger.EventCommitted, d, doris.TxnVisible, t, "at-least-once load")
+	default:
+		l.evidence(event, d, doris.TxnPrecommitted, t, "")
+	}
 	if err := l.fire(ctx, FailAfterDecide); err != nil {
 		return l.fail(ctx, a, "after decide", err, false)
 	}
@@ -102,24 +141,26 @@ func (l *Loader) Checkpoint(ctx context.Context, end json.RawMessage) error {
 	if l.knobs.AfterAnnounce != nil {
 		l.knobs.AfterAnnounce(next.ID, next.Label)
 	}
-	event := ledger.EventDecided
-	if a.heal {
-		event = ledger.EventHealed
-	}
-	switch {
-	case d.Empty:
-		l.evidence(ledger.EventCommitted, d, "", nil, 0, "empty checkpoint: no transaction")
-	case l.cfg.Guarantee == AtLeastOnce:
-		l.evidence(ledger.EventCommitted, d, doris.TxnVisible, res, a.loads, "at-least-once load")
-	default:
-		l.evidence(event, d, doris.TxnPrecommitted, res, a.loads, "")
-	}
 	l.pos = end
 	l.cur = &attempt{id: next.ID, label: next.Label, announced: true}
 	if !d.Empty && l.cfg.Guarantee == ExactlyOnce {
-		l.startCommit(d, res, a.loads)
+		l.startCommit(d, t)
 	}
 	return nil
+}
+
+// LastDecision returns the id and label of the last decided checkpoint in
+// the store and whether it is known to be committed (the background commit
+// may still be running); id 0 and "" before the first decision or before
+// Recover read the store. Safe for concurrent use.
+func (l *Loader) LastDecision() (id uint64, label string, committed bool) {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	if l.state == nil || l.state.Decided == nil {
+		return 0, "", false
+	}
+	d := l.state.Decided
+	return d.ID, d.Label, d.Committed
 }
 
 // finish ends a's body and returns Doris's answer, resolving Label Already
@@ -165,14 +206,14 @@ func (l *Loader) waitCommit(ctx context.Context) error {
 }
 
 // startCommit commits d in the background (DESIGN.md §2 step 5).
-func (l *Loader) startCommit(d checkpoint.Decision, res *doris.LoadResult, loads int) {
-	pc := &pendingCommit{d: d, res: res, done: make(chan struct{})}
+func (l *Loader) startCommit(d checkpoint.Decision, t tally) {
+	pc := &pendingCommit{d: d, done: make(chan struct{})}
 	l.pending = pc
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
 		defer close(pc.done)
-		pc.err = l.commit(l.ctx, d, res, loads)
+		pc.err = l.commit(l.ctx, d, t)
 		if pc.err != nil && !errors.Is(pc.err, ErrCrashed) {
 			l.log.Error("commit failed", "id", d.ID, "label", d.Label, "txn_id", d.TxnID, "err", pc.err)
 		}
@@ -183,8 +224,8 @@ func (l *Loader) startCommit(d checkpoint.Decision, res *doris.LoadResult, loads
 }
 
 // commit commits decided checkpoint d with retries, then records it: store
-// (Committed) and ledger. Used by the background commit and by Recover.
-func (l *Loader) commit(ctx context.Context, d checkpoint.Decision, res *doris.LoadResult, loads int) error {
+// (Committed) and ledger, with t.
+func (l *Loader) commit(ctx context.Context, d checkpoint.Decision, t tally) error {
 	ops := *l.ops
 	ops.beforeAttempt = func(ctx context.Context, attempt int) error {
 		if l.knobs.BeforeCommitAttempt != nil {
@@ -201,7 +242,7 @@ func (l *Loader) commit(ctx context.Context, d checkpoint.Decision, res *doris.L
 		err = l.crashErr("commit", err)
 		var ae *AbortedError
 		if errors.As(err, &ae) {
-			l.evidence(ledger.EventAborted, d, doris.TxnAborted, res, loads, "decided txn aborted by Doris: "+ae.Reason+
+			l.evidence(ledger.EventAborted, d, doris.TxnAborted, t, "decided txn aborted by Doris: "+ae.Reason+
 				"; Recover heals it")
 		}
 		return err
@@ -209,12 +250,12 @@ func (l *Loader) commit(ctx context.Context, d checkpoint.Decision, res *doris.L
 	if err := l.fire(ctx, FailAfterCommitBeforeLedger); err != nil {
 		return l.crashErr("commit bookkeeping", fmt.Errorf("record commit of checkpoint %d: %w", d.ID, err))
 	}
-	return l.markCommitted(ctx, d, res, loads, doris.TxnVisible)
+	return l.markCommitted(ctx, d, t, doris.TxnVisible)
 }
 
 // markCommitted records a committed checkpoint in the store (if it is still
 // the decided one) and the ledger.
-func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, res *doris.LoadResult, loads int, st doris.TxnStatus) error {
+func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, t tally, st doris.TxnStatus) error {
 	now := l.clock.Now()
 	err := l.save(ctx, func(s *checkpoint.State) error {
 		if s.Decided != nil && s.Decided.ID == d.ID && !s.Decided.Committed {
@@ -226,6 +267,6 @@ func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, res *
 		return l.crashErr("mark committed", fmt.Errorf("record commit of checkpoint %d: %w", d.ID, err))
 	}
 	d.Committed, d.CommittedAt = true, now
-	l.evidence(ledger.EventCommitted, d, st, res, loads, "")
+	l.evidence(ledger.EventCommitted, d, st, t, "")
 	return nil
 }

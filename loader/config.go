@@ -48,8 +48,8 @@ func ParseGuarantee(s string) (Guarantee, error) {
 	return 0, fmt.Errorf("delivery.guarantee %q: want exactly-once or at-least-once", s)
 }
 
-// Retry bounds the commit retries (exponential backoff with full jitter).
-// Zero fields take the defaults below.
+// Retry bounds the commit retries (exponential backoff with full jitter),
+// label lookups and aborts. Zero fields take the defaults below.
 type Retry struct {
 	// Initial is the first backoff. Default 100ms.
 	Initial time.Duration
@@ -60,6 +60,13 @@ type Retry struct {
 	// Doris's stream_load_default_precommit_timeout_second (3600 s, §5).
 	// Default 10m.
 	MaxElapsed time.Duration
+	// AbortMaxElapsed bounds the abort-by-label that ends a failed
+	// checkpoint (Loader only). While Doris is unreachable that abort would
+	// otherwise hold Write or Checkpoint for MaxElapsed; it need not
+	// succeed there, because Recover aborts every announced, undecided
+	// label anyway (DESIGN.md §2 recovery table). At most MaxElapsed.
+	// Default 10s.
+	AbortMaxElapsed time.Duration
 }
 
 // Default Retry values.
@@ -67,6 +74,8 @@ const (
 	DefaultRetryInitial    = 100 * time.Millisecond
 	DefaultRetryMax        = 5 * time.Second
 	DefaultRetryMaxElapsed = 10 * time.Minute
+	// DefaultRetryAbortMaxElapsed is the default Retry.AbortMaxElapsed.
+	DefaultRetryAbortMaxElapsed = 10 * time.Second
 )
 
 func (r Retry) withDefaults() Retry {
@@ -79,12 +88,16 @@ func (r Retry) withDefaults() Retry {
 	if r.MaxElapsed == 0 {
 		r.MaxElapsed = DefaultRetryMaxElapsed
 	}
+	if r.AbortMaxElapsed == 0 {
+		r.AbortMaxElapsed = DefaultRetryAbortMaxElapsed
+	}
 	return r
 }
 
 func (r Retry) validate(key string) error {
-	if r.Initial < 0 || r.Max < 0 || r.MaxElapsed < 0 {
-		return fmt.Errorf("%s: durations must not be negative (initial %v, max %v, max_elapsed %v)", key, r.Initial, r.Max, r.MaxElapsed)
+	if r.Initial < 0 || r.Max < 0 || r.MaxElapsed < 0 || r.AbortMaxElapsed < 0 {
+		return fmt.Errorf("%s: durations must not be negative (initial %v, max %v, max_elapsed %v, abort_max_elapsed %v)",
+			key, r.Initial, r.Max, r.MaxElapsed, r.AbortMaxElapsed)
 	}
 	if r.Max < r.Initial {
 		return fmt.Errorf("%s: max %v is below initial %v", key, r.Max, r.Initial)
@@ -137,7 +150,7 @@ type Config struct {
 	// Source names the source in the store's owner record, e.g.
 	// "kafka:orders". Optional; must match the store's.
 	Source string
-	// Retry bounds commit retries.
+	// Retry bounds commit, abort and label-lookup retries.
 	Retry Retry
 	// BufferSize is the Stream Load body buffer; memory per open load is
 	// bounded by it. Default 256 KiB.

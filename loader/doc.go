@@ -32,5 +32,16 @@
 // which crash at every one, reopen on the same store and emulator
 // (doris/doristest), and check the table row by row. The
 // DORIS_SINK_FAILPOINTS variable (ParseFailpoints syntax) is read by
-// cmd/doris-sink only.
+// cmd/doris-sink only; its run command exits at the crash point itself
+// through Failpoints.OnCrash.
+//
+// # Evidence
+//
+// With Config.LedgerDir each checkpoint leaves ledger entries (package
+// loader/ledger, DESIGN.md §6): "decided" with Doris's row counters,
+// appended and fsync'd right after the decision is durable and before the
+// commit starts, then "committed" with the same counters (read back from
+// the decided entry when Recover commits it). CheckpointWith adds the
+// caller's dead-lettered record count. LastDecision names the last decided
+// checkpoint (the Kafka connector puts it in its group-commit metadata).
 package loader

@@ -6,26 +6,38 @@ import (
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
+// tally is what a ledger entry says about a checkpoint's contents.
+type tally struct {
+	// res gives the row counters as Doris reported them; nil: unknown.
+	res *doris.LoadResult
+	// attempts counts the load attempts.
+	attempts int
+	// deadLettered counts the source records sent to a dead-letter topic
+	// (CheckpointInfo.DeadLettered).
+	deadLettered int64
+}
+
 // evidence appends one ledger entry (DESIGN.md §6) for checkpoint d. The
 // ledger is evidence, not the coordinator's log: a failed append is logged,
-// never fatal. res, when known, gives the row counters.
-func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnStatus, res *doris.LoadResult, attempts int, note string) {
+// never fatal.
+func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnStatus, t tally, note string) {
 	if l.ledger == nil {
 		return
 	}
 	e := ledger.Entry{
-		Time:       l.clock.Now(),
-		Event:      event,
-		Checkpoint: d.ID,
-		Job:        l.cfg.Job,
-		DB:         l.cfg.DB,
-		Table:      l.cfg.Table,
-		Label:      d.Label,
-		TxnID:      d.TxnID,
-		State:      string(state),
-		DecidedAt:  d.DecidedAt,
-		Attempts:   attempts,
-		Note:       note,
+		Time:         l.clock.Now(),
+		Event:        event,
+		Checkpoint:   d.ID,
+		Job:          l.cfg.Job,
+		DB:           l.cfg.DB,
+		Table:        l.cfg.Table,
+		Label:        d.Label,
+		TxnID:        d.TxnID,
+		State:        string(state),
+		DecidedAt:    d.DecidedAt,
+		Attempts:     t.attempts,
+		DeadLettered: t.deadLettered,
+		Note:         note,
 	}
 	if len(d.Start) > 0 || len(d.End) > 0 {
 		e.Ranges = rangesJSON(d.Start, d.End)
@@ -33,7 +45,7 @@ func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnSt
 	if d.Committed {
 		e.CommittedAt = d.CommittedAt
 	}
-	if res != nil {
+	if res := t.res; res != nil {
 		e.RowsTotal = res.NumberTotalRows
 		e.RowsLoaded = res.NumberLoadedRows
 		e.RowsFiltered = res.NumberFilteredRows

@@ -35,11 +35,14 @@ const (
 	FailAfterPrecommit = "after-precommit"
 	// FailBeforeDecide fires after N−1's commit finished (invariant 3) and
 	// right before the store write deciding N (and announcing N+1). Durable
-	// as FailAfterPrecommit, plus N−1 committed.
+	// as FailAfterPrecommit, plus N−1 committed (store and ledger); the
+	// ledger has no "decided" entry for N.
 	FailBeforeDecide = "before-decide"
 	// FailAfterDecide fires when decision N (labels, txn id, start, end) and
-	// the announcement of N+1 are durable and the commit of N has not
-	// started. Recover commits N.
+	// the announcement of N+1 are durable in the store, the ledger's
+	// "decided" entry of N (with Doris's row counters) is appended and
+	// fsync'd, and the commit of N has not started. Recover commits N and
+	// its ledger "committed" entry carries the decided entry's counters.
 	FailAfterDecide = "after-decide"
 	// FailMidCommit fires in the background commit of N, before the first
 	// commit request is sent; the streaming of N+1 may be under way.
@@ -48,8 +51,9 @@ const (
 	FailMidCommit = "mid-commit"
 	// FailAfterCommitBeforeLedger fires when Doris answered the commit of N
 	// (N is COMMITTED or VISIBLE) and neither the store nor the ledger says
-	// so. Recover finds N VISIBLE and marks it committed. An error action
-	// fails the bookkeeping: the loader then needs Recover.
+	// so (the ledger has N's "decided" entry only). Recover finds N VISIBLE
+	// and marks it committed. An error action fails the bookkeeping: the
+	// loader then needs Recover.
 	FailAfterCommitBeforeLedger = "after-commit-before-ledger"
 	// FailAfterCommitResponseLost fires when the commit of N was applied at
 	// Doris; an error action makes the loader treat the answer as lost
@@ -110,7 +114,8 @@ func ReturnError(err error) Action {
 // Crash abandons the loader at the cut point, like a killed process: every
 // in-flight Doris request is cancelled, nothing is cleaned up, nothing more
 // is written to the store (which is released, as a dying process releases
-// its lock), and every later call returns ErrCrashed.
+// its lock), and every later call returns ErrCrashed. The hook set with
+// Failpoints.OnCrash runs first.
 func Crash() Action { return Action{kind: actCrash} }
 
 // Block holds the cut point until Handle.Release, the loader crashing or
@@ -167,6 +172,22 @@ type Failpoints struct {
 	hits  map[string]int
 	// changed is closed and replaced on every hit.
 	changed chan struct{}
+	onCrash func(name string)
+}
+
+// OnCrash sets fn (nil: none) to run when a Crash action acts: it is called
+// synchronously at the cut point, on the goroutine that hit it, with the
+// failpoint's name, before the loader abandons itself, so nothing more has
+// happened since the state that failpoint documents. A process emulating
+// kill -9 exits in fn (doris-sink run exits 137); if fn returns, the loader
+// crashes as usual. It is not called for a loader already crashed or
+// closed, so a loader calls it at most once unless two goroutines hit
+// crash points at the same instant. fn must not call back into the
+// Failpoints or the Loader.
+func (f *Failpoints) OnCrash(fn func(name string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onCrash = fn
 }
 
 // NewFailpoints returns an empty set: nothing armed.
@@ -290,6 +311,7 @@ func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struc
 	if act {
 		h.hits++
 	}
+	onCrash := f.onCrash
 	close(f.changed)
 	f.changed = make(chan struct{})
 	f.mu.Unlock()
@@ -300,6 +322,13 @@ func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struc
 	case actError:
 		return fmt.Errorf("failpoint %s: %w", name, h.action.err)
 	case actCrash:
+		select {
+		case <-abandon: // crashed or closed already
+		default:
+			if onCrash != nil {
+				onCrash(name)
+			}
+		}
 		return errCrash
 	case actBlock:
 		select {

@@ -72,7 +72,6 @@ type attempt struct {
 // pendingCommit is the background commit of a decided checkpoint.
 type pendingCommit struct {
 	d    checkpoint.Decision
-	res  *doris.LoadResult
 	done chan struct{}
 	err  error
 }
@@ -325,12 +324,19 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 		a.s.abandon()
 	}
 	if abort && !(a.maybeLoaded && l.cfg.Guarantee == AtLeastOnce) {
-		if aerr := l.ops.abortLabel(ctx, l.cfg.DB, a.label); aerr != nil {
-			l.log.Error("abort after failed checkpoint", "label", a.label, "err", aerr)
-			err = errors.Join(err, fmt.Errorf("abort: %w", aerr))
+		// A short budget (Retry.AbortMaxElapsed): while Doris is unreachable
+		// this abort must not hold the caller for Retry.MaxElapsed. The
+		// label stays in the store (announced, or decided while healing),
+		// so Recover finds it running and aborts it.
+		ops := *l.ops
+		ops.retry.MaxElapsed = min(l.cfg.Retry.AbortMaxElapsed, l.cfg.Retry.MaxElapsed)
+		if aerr := ops.abortLabel(ctx, l.cfg.DB, a.label); aerr != nil {
+			l.log.Error("abort after failed checkpoint gave up; Recover will abort the label", "label", a.label,
+				"budget", ops.retry.MaxElapsed, "err", aerr)
+			err = errors.Join(err, fmt.Errorf("abort (Recover finishes it): %w", aerr))
 		} else if a.s != nil {
 			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.id, Label: a.label, Start: l.pos}, doris.TxnAborted,
-				nil, a.loads, stage+": "+err.Error())
+				tally{attempts: a.loads}, stage+": "+err.Error())
 		}
 	}
 	a.s = nil

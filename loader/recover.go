@@ -123,7 +123,7 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 				return nil, fmt.Errorf("recover announced checkpoint %d: %w", a.ID, err)
 			}
 			l.knob(a.Label, s, "abort")
-			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.ID, Label: a.Label}, doris.TxnAborted, nil, 0,
+			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.ID, Label: a.Label}, doris.TxnAborted, tally{},
 				"recovery: announced, undecided label was "+string(s))
 		case doris.TxnAborted, doris.TxnUnknown:
 			l.knob(a.Label, s, "none")
@@ -212,7 +212,12 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 		if markCommitted && !d.Empty {
 			c := *d
 			c.Committed, c.CommittedAt = true, now
-			l.evidence(ledger.EventCommitted, c, state, nil, 0, "recovery")
+			t, ok := l.decidedTally(d)
+			note := "recovery"
+			if !ok {
+				note = "recovery; row counts unknown: the decided entry is not in the ledger"
+			}
+			l.evidence(ledger.EventCommitted, c, state, t, note)
 		}
 	}
 

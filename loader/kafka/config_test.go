@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -90,7 +92,10 @@ func TestSASL(t *testing.T) {
 
 type nopSink struct{}
 
-func (nopSink) Recover(context.Context) (json.RawMessage, error)  { return nil, nil }
-func (nopSink) Write(context.Context, []byte) error               { return nil }
-func (nopSink) Checkpoint(context.Context, json.RawMessage) error { return nil }
-func (nopSink) Close(context.Context) error                       { return nil }
+func (nopSink) Recover(context.Context) (json.RawMessage, error) { return nil, nil }
+func (nopSink) Write(context.Context, []byte) error              { return nil }
+func (nopSink) CheckpointWith(context.Context, json.RawMessage, loader.CheckpointInfo) error {
+	return nil
+}
+func (nopSink) LastDecision() (uint64, string, bool) { return 0, "", false }
+func (nopSink) Close(context.Context) error          { return nil }

@@ -19,19 +19,15 @@ var _ Sink = (*loader.Loader)(nil)
 
 // Sink is what the Connector drives: *loader.Loader implements it. Every
 // method has the contract of the Loader method of the same name; the
-// Connector calls them from its Run goroutine only.
+// Connector calls them from its Run goroutine only. CheckpointWith gets
+// the checkpoint's dead-lettered record count; LastDecision names the
+// checkpoint in the metadata of the monitoring group commit.
 type Sink interface {
 	Recover(ctx context.Context) (json.RawMessage, error)
 	Write(ctx context.Context, row []byte) error
-	Checkpoint(ctx context.Context, end json.RawMessage) error
+	CheckpointWith(ctx context.Context, end json.RawMessage, info loader.CheckpointInfo) error
+	LastDecision() (id uint64, label string, committed bool)
 	Close(ctx context.Context) error
-}
-
-// DecisionReporter is optionally implemented by a Sink that can name the
-// checkpoint it decided last; the Connector then puts its id and label in
-// the metadata of the monitoring group commit.
-type DecisionReporter interface {
-	LastDecision() (id uint64, label string)
 }
 
 // Connector reads one Kafka topic into a Sink (DESIGN.md §1, connector

@@ -12,15 +12,15 @@ import (
 // the commit uses generation −1 (kadm.CommitOffsets, go-deps.md §1): it
 // succeeds while the group has no members. A failure is logged and counted
 // (Metrics.GroupCommitFailures), never fatal. The metadata names the
-// checkpoint: "doris-sink:chk=<id>:label=<label>" when the sink reports it
-// (DecisionReporter), else "doris-sink".
+// checkpoint decided last (Sink.LastDecision):
+// "doris-sink:chk=<id>:label=<label>", or "doris-sink" if the sink names
+// none.
 func (c *Connector) commitGroup(ctx context.Context, end Position) {
 	if c.cfg.Group == "" {
 		return
 	}
 	md := "doris-sink"
-	if r, ok := c.sink.(DecisionReporter); ok {
-		id, lbl := r.LastDecision()
+	if id, lbl, _ := c.sink.LastDecision(); id != 0 {
 		md = fmt.Sprintf("doris-sink:chk=%d:label=%s", id, lbl)
 	}
 	var offs kadm.Offsets

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // produceBad writes ids [0,10), a bad record at offset 10, ids [11,15) to
@@ -65,6 +67,20 @@ func TestBadRecordDeadLetter(t *testing.T) {
 	}
 	if dl != 1 {
 		t.Fatalf("checkpoint stats report %d dead-lettered, want 1", dl)
+	}
+	// The ledger counts it too (DESIGN.md §5, §6): in the decided and the
+	// committed entry of the checkpoint that covered offset 10, nowhere else.
+	entries, _, err := ledger.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlByEvent, total := map[string]int64{}, int64(0)
+	for _, en := range entries {
+		dlByEvent[en.Event] += en.DeadLettered
+		total += en.DeadLettered
+	}
+	if dlByEvent[ledger.EventDecided] != 1 || dlByEvent[ledger.EventCommitted] != 1 || total != 2 {
+		t.Fatalf("ledger dead_lettered by event %v, want 1 decided and 1 committed", dlByEvent)
 	}
 	// The record is in the dead-letter topic, with its origin.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.ConsumeTopics("orders-dlq"),

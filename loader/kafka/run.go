@@ -280,7 +280,7 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode position: %w", err)
 	}
-	err = c.sink.Checkpoint(ctx, raw)
+	err = c.sink.CheckpointWith(ctx, raw, loader.CheckpointInfo{DeadLettered: c.pend.deadLettered})
 	st := CheckpointStats{Start: c.start, End: end, Records: c.pend.records, Rows: c.pend.rows, RowBytes: c.pend.rowBytes,
 		DeadLettered: c.pend.deadLettered, Tombstones: c.pend.tombstones, Err: err}
 	c.timerC, c.fired = nil, false

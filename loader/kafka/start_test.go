@@ -1,12 +1,14 @@
 package kafka
 
 import (
-	"strings"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
 // TestFirstStartModes: with no decided position, kafka.start picks where
@@ -66,7 +68,8 @@ func TestFirstStartModes(t *testing.T) {
 }
 
 // TestGroupCommitMetadata: after each checkpoint the decided offsets are
-// committed to the group with metadata naming doris-sink (generation −1,
+// committed to the group with metadata naming doris-sink and the decided
+// checkpoint, "doris-sink:chk=<id>:label=<label>" (generation −1,
 // go-deps.md §1), readable with kadm.FetchOffsets.
 func TestGroupCommitMetadata(t *testing.T) {
 	t.Parallel()
@@ -90,11 +93,16 @@ func TestGroupCommitMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil || st.Decided == nil {
+		t.Fatalf("checkpoint store: %+v, %v; want a decision", st, err)
+	}
+	wantMD := fmt.Sprintf("doris-sink:chk=%d:label=%s", st.Decided.ID, st.Decided.Label)
 	end := e.end(testTopic)
 	for p, want := range end.Offsets {
 		o, ok := fo.Lookup(testTopic, p)
-		if !ok || o.At != want || !strings.HasPrefix(o.Metadata, "doris-sink") {
-			t.Fatalf("partition %d: committed %+v, want offset %d with doris-sink metadata", p, o, want)
+		if !ok || o.At != want || o.Metadata != wantMD {
+			t.Fatalf("partition %d: committed %+v, want offset %d with metadata %q", p, o, want, wantMD)
 		}
 	}
 }

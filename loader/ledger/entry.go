@@ -58,6 +58,9 @@ type Entry struct {
 	RowsFiltered   int64 `json:"rows_filtered"`
 	RowsUnselected int64 `json:"rows_unselected"`
 	Bytes          int64 `json:"bytes"`
+	// DeadLettered counts the checkpoint's source records sent to a
+	// dead-letter topic instead of being loaded (DESIGN.md §5).
+	DeadLettered int64 `json:"dead_lettered,omitempty"`
 	// Times of precommit, decision and commit, zero when not reached.
 	PrecommitAt time.Time `json:"precommit_at,omitzero"`
 	DecidedAt   time.Time `json:"decided_at,omitzero"`

@@ -100,6 +100,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if fp != nil {
 		log.Warn("failpoints armed from "+FailpointsEnv, "armed", strings.Join(fp.Armed(), ";"))
+		fp.OnCrash(crashExit(log, opts.Exit))
 	}
 	client, err := opts.Factory.Doris(cfg)
 	if err != nil {
@@ -164,6 +165,7 @@ func Run(ctx context.Context, opts *Options) error {
 	err = job.Connector.Run(runCtx)
 	switch {
 	case errors.Is(err, loader.ErrCrashed):
+		// Normally unreached: crashExit ended the process at the cut point.
 		log.Error("failpoint crash: exiting without cleanup", "code", ExitCrashed, "err", err)
 		exit := opts.Exit
 		if exit == nil {
@@ -179,6 +181,19 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	log.Info("drained: every record read was checkpointed")
 	return nil
+}
+
+// crashExit is the failpoint crash hook of run (loader.Failpoints.OnCrash):
+// it ends the process with ExitCrashed at the cut point itself, without
+// cleanup, like kill -9 there. exit nil: os.Exit.
+func crashExit(log *slog.Logger, exit func(code int)) func(name string) {
+	if exit == nil {
+		exit = os.Exit
+	}
+	return func(name string) {
+		log.Error("failpoint crash: exiting without cleanup", "failpoint", name, "code", ExitCrashed)
+		exit(ExitCrashed)
+	}
 }
 
 // failpointsFromEnv arms the failpoints named by DORIS_SINK_FAILPOINTS.
