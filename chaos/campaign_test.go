@@ -1,0 +1,75 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+)
+
+// runCampaign runs a campaign and logs its figures; it fails the test with
+// the seed when the harness fails.
+func runCampaign(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	if cfg.Binary == "" {
+		cfg.Binary = binary
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
+	cfg.Logf = t.Logf
+	t.Logf("chaos campaign: seed=%d cycles=%d guarantee=%s (replay: go test ./chaos -run %s -chaos.seed=%d -chaos.cycles=%d -chaos.mode=%s)",
+		cfg.Seed, cfg.Cycles, cfg.Guarantee, t.Name(), cfg.Seed, cfg.Cycles, cfg.Guarantee)
+	res, err := Run(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("seed=%d: %v", cfg.Seed, err)
+	}
+	t.Logf("seed=%d figures:\n%s", cfg.Seed, res.Summary())
+	return res
+}
+
+// TestCampaign is the crash-and-fault campaign: in CI with the default
+// flags (40 cycles, fixed seed), as a soak with -chaos.cycles=500.
+// Exactly-once must end with nothing lost, duplicated, stale or lingering.
+func TestCampaign(t *testing.T) {
+	t.Parallel()
+	res := runCampaign(t, Config{Seed: *flagSeed, Cycles: *flagCycles, Guarantee: *flagMode})
+	for _, p := range res.Problems {
+		t.Errorf("seed=%d: %s", res.Seed, p)
+	}
+	if n := res.Report.Violations(res.Guarantee == "exactly-once"); n > 0 {
+		t.Errorf("seed=%d: checker found %d violations: %s", res.Seed, n, res.Report)
+	}
+	if res.Report.Produced == 0 || res.Report.EventsRows == 0 {
+		t.Errorf("seed=%d: nothing produced or loaded: %s", res.Seed, res.Report)
+	}
+}
+
+// atLeastOnceSeed draws a plan whose cycles include a crash at
+// after-precommit: under at-least-once that failpoint fires after the load
+// committed and before its position is saved, so the replay duplicates.
+const atLeastOnceSeed = 14
+
+// TestCampaignAtLeastOnceCatchesDuplicates shows the checker can fail: the
+// same campaign in at-least-once mode against the DUPLICATE KEY table must
+// report duplicates > 0 (and still no loss).
+func TestCampaignAtLeastOnceCatchesDuplicates(t *testing.T) {
+	t.Parallel()
+	const cycles = 6
+	plan := Plan(atLeastOnceSeed, cycles, Scenarios, false)
+	found := false
+	for _, st := range plan {
+		found = found || (st.Kind == KillFailpoint && st.Failpoint == "after-precommit")
+	}
+	if !found {
+		t.Fatalf("seed %d: plan %v has no after-precommit crash; pick another atLeastOnceSeed", atLeastOnceSeed, plan)
+	}
+	res := runCampaign(t, Config{Seed: atLeastOnceSeed, Cycles: cycles, Guarantee: "at-least-once", Timeout: time.Minute})
+	for _, p := range res.Problems {
+		t.Errorf("seed=%d: %s", res.Seed, p)
+	}
+	if res.Report.Duplicated == 0 {
+		t.Errorf("seed=%d: at-least-once campaign with a crash after a load: checker found no duplicates: %s", res.Seed, res.Report)
+	}
+	if res.Report.Lost != 0 || res.Report.Lingering != 0 {
+		t.Errorf("seed=%d: at-least-once must not lose or leave txns: %s", res.Seed, res.Report)
+	}
+}

@@ -1,0 +1,416 @@
+package chaos
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader/ledger"
+)
+
+// Checker verifies a campaign from the outside: it trusts neither the sink
+// nor its logs. The produced history comes from Kafka (the topic read from
+// its start by a plain kgo client), the table contents and transaction
+// states from Doris over the MySQL protocol (go-sql-driver/mysql), and
+// the sinks' evidence from their ledgers (ledger.ReadFile). The zero value
+// is not usable; fill every field.
+type Checker struct {
+	// Brokers is the Kafka seed address.
+	Brokers string
+	// MySQL is the Doris FE MySQL address; User its user (no password).
+	MySQL, User string
+	// Events and State are the sinks loading EventsTable and StateTable;
+	// either may be nil.
+	Events, State *Sink
+	// ExactlyOnce makes duplicates and ledger row mismatches violations.
+	ExactlyOnce bool
+}
+
+// Report is the checker's verdict. Violations lists what breaks "nothing
+// lost, nothing twice"; the counts are the published figures.
+type Report struct {
+	// Produced counts valid events in Kafka; Malformed the malformed ones;
+	// Keys the distinct keys.
+	Produced, Malformed, Keys int
+	// EventsRows and StateRows are the tables' row counts.
+	EventsRows, StateRows int
+	// Lost: produced events missing from the events table, plus keys
+	// missing from the state table.
+	Lost int
+	// Duplicated: extra copies of an event in the events table.
+	Duplicated int
+	// Stale: state rows older than their key's newest produced version.
+	Stale int
+	// Corrupt: rows whose checksum or payload does not match the produced
+	// event; Unexpected: rows of events never produced.
+	Corrupt, Unexpected int
+	// DeadLetterMissing: malformed records absent from the dead-letter
+	// topic.
+	DeadLetterMissing int
+	// Lingering: PREPARE or PRECOMMITTED transactions left in Doris.
+	Lingering int
+	// LedgerMismatch: committed ledger labels Doris shows in another state,
+	// plus ledger row totals that differ from the table.
+	LedgerMismatch int
+	// LedgerExpired: committed ledger labels Doris no longer knows (label
+	// retention; informational, not a violation).
+	LedgerExpired int
+	// Healed and Resolved count ledger "healed" and "resolved" entries.
+	Healed, Resolved int
+	// Details describes the first violations found.
+	Details []string
+}
+
+// Violations is the number of broken promises: every count that must be
+// zero (duplicates only in exactly-once mode).
+func (r *Report) Violations(exactlyOnce bool) int {
+	n := r.Lost + r.Stale + r.Corrupt + r.Unexpected + r.DeadLetterMissing + r.Lingering + r.LedgerMismatch
+	if exactlyOnce {
+		n += r.Duplicated
+	}
+	return n
+}
+
+func (r *Report) detail(format string, args ...any) {
+	if len(r.Details) < 20 {
+		r.Details = append(r.Details, fmt.Sprintf(format, args...))
+	}
+}
+
+// String is a one-line summary.
+func (r *Report) String() string {
+	s := fmt.Sprintf("produced=%d malformed=%d keys=%d events_rows=%d state_rows=%d lost=%d duplicated=%d stale=%d "+
+		"corrupt=%d unexpected=%d dlq_missing=%d lingering=%d ledger_mismatch=%d ledger_expired=%d healed=%d resolved=%d",
+		r.Produced, r.Malformed, r.Keys, r.EventsRows, r.StateRows, r.Lost, r.Duplicated, r.Stale, r.Corrupt, r.Unexpected,
+		r.DeadLetterMissing, r.Lingering, r.LedgerMismatch, r.LedgerExpired, r.Healed, r.Resolved)
+	if len(r.Details) > 0 {
+		s += "\n  " + strings.Join(r.Details, "\n  ")
+	}
+	return s
+}
+
+// Check reads everything and compares.
+func (c *Checker) Check(ctx context.Context) (*Report, error) {
+	r := &Report{}
+	values, err := ReadTopic(ctx, c.Brokers, Topic)
+	if err != nil {
+		return nil, err
+	}
+	produced := map[int64]Event{}
+	byKeyVer := map[[2]int64]Event{}
+	maxVer := map[int64]int64{}
+	var malformed []string
+	for _, v := range values {
+		var e Event
+		if err := json.Unmarshal(v, &e); err != nil || e.EID == 0 {
+			malformed = append(malformed, string(v))
+			continue
+		}
+		produced[e.EID] = e
+		byKeyVer[[2]int64{e.K, e.Ver}] = e
+		maxVer[e.K] = max(maxVer[e.K], e.Ver)
+	}
+	r.Produced, r.Malformed, r.Keys = len(produced), len(malformed), len(maxVer)
+	if len(malformed) > 0 {
+		dlq, err := ReadTopic(ctx, c.Brokers, DeadLetterTopic)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for _, v := range dlq {
+			seen[string(v)] = true
+		}
+		for _, m := range malformed {
+			if !seen[m] {
+				r.DeadLetterMissing++
+				r.detail("malformed record %q is neither loaded nor in %s", m, DeadLetterTopic)
+			}
+		}
+	}
+	db, err := sql.Open("mysql", (&mysql.Config{User: c.User, Net: "tcp", Addr: c.MySQL, DBName: Database,
+		AllowNativePasswords: true, Timeout: 10 * time.Second}).FormatDSN())
+	if err != nil {
+		return nil, fmt.Errorf("open mysql %s: %w", c.MySQL, err)
+	}
+	defer db.Close()
+	if c.Events != nil {
+		if err := c.checkEvents(ctx, db, produced, r); err != nil {
+			return nil, err
+		}
+	}
+	if c.State != nil {
+		if err := c.checkState(ctx, db, maxVer, byKeyVer, r); err != nil {
+			return nil, err
+		}
+	}
+	for _, st := range []string{"prepare", "precommitted"} {
+		txns, err := showTxns(ctx, db, "status = '"+st+"'")
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range txns {
+			r.Lingering++
+			r.detail("transaction %d label %s is %s", t.id, t.label, t.status)
+		}
+	}
+	for _, s := range []*Sink{c.Events, c.State} {
+		if s == nil {
+			continue
+		}
+		// Row totals are compared in exactly-once mode only: at-least-once
+		// appends its evidence after the load, so a crash between them
+		// leaves rows the ledger never saw.
+		want := int64(-1)
+		switch {
+		case !c.ExactlyOnce:
+		case s.Table == EventsTable:
+			want = int64(r.EventsRows)
+		default: // a UNIQUE table holds one row per key: compare with the history
+			want = int64(r.Produced)
+		}
+		if err := c.checkLedger(ctx, db, s, want, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (c *Checker) checkEvents(ctx context.Context, db *sql.DB, produced map[int64]Event, r *Report) error {
+	rows, err := db.QueryContext(ctx, "SELECT eid, k, ver, payload, sum FROM "+EventsTable)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", EventsTable, err)
+	}
+	defer rows.Close()
+	count := map[int64]int{}
+	for rows.Next() {
+		var e Event
+		if err := rows.Scan(&e.EID, &e.K, &e.Ver, &e.Payload, &e.Sum); err != nil {
+			return fmt.Errorf("read %s: %w", EventsTable, err)
+		}
+		r.EventsRows++
+		count[e.EID]++
+		p, ok := produced[e.EID]
+		switch {
+		case !ok:
+			r.Unexpected++
+			r.detail("events: row eid %d was never produced", e.EID)
+		case p != e || !e.Valid():
+			r.Corrupt++
+			r.detail("events: row %+v differs from produced %+v", e, p)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", EventsTable, err)
+	}
+	for eid := range produced {
+		switch n := count[eid]; {
+		case n == 0:
+			r.Lost++
+			r.detail("events: eid %d lost", eid)
+		case n > 1:
+			r.Duplicated += n - 1
+			r.detail("events: eid %d loaded %d times", eid, n)
+		}
+	}
+	return nil
+}
+
+func (c *Checker) checkState(ctx context.Context, db *sql.DB, maxVer map[int64]int64, byKeyVer map[[2]int64]Event, r *Report) error {
+	rows, err := db.QueryContext(ctx, "SELECT k, ver, eid, payload, sum FROM "+StateTable)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", StateTable, err)
+	}
+	defer rows.Close()
+	seen := map[int64]bool{}
+	for rows.Next() {
+		var e Event
+		if err := rows.Scan(&e.K, &e.Ver, &e.EID, &e.Payload, &e.Sum); err != nil {
+			return fmt.Errorf("read %s: %w", StateTable, err)
+		}
+		r.StateRows++
+		seen[e.K] = true
+		p, ok := byKeyVer[[2]int64{e.K, e.Ver}]
+		switch {
+		case !ok:
+			r.Unexpected++
+			r.detail("state: row k=%d ver=%d was never produced", e.K, e.Ver)
+		case p != e || !e.Valid():
+			r.Corrupt++
+			r.detail("state: row %+v differs from produced %+v", e, p)
+		case e.Ver < maxVer[e.K]:
+			r.Stale++
+			r.detail("state: key %d holds version %d, newest produced is %d", e.K, e.Ver, maxVer[e.K])
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", StateTable, err)
+	}
+	for k := range maxVer {
+		if !seen[k] {
+			r.Lost++
+			r.detail("state: key %d missing", k)
+		}
+	}
+	return nil
+}
+
+// checkLedger compares s's ledger with Doris: every committed label must
+// be VISIBLE (or forgotten by label retention), and the rows of committed
+// labels must add up to wantRows (-1: not compared).
+func (c *Checker) checkLedger(ctx context.Context, db *sql.DB, s *Sink, wantRows int64, r *Report) error {
+	entries, _, err := ledger.ReadFile(s.DataDir)
+	if err != nil {
+		return fmt.Errorf("sink %s: %w", s.Name, err)
+	}
+	txns, err := showTxns(ctx, db, "label LIKE '"+s.Name+":%'")
+	if err != nil {
+		return err
+	}
+	state := map[string]string{}
+	for _, t := range txns { // newest first: keep each label's latest txn
+		if _, ok := state[t.label]; !ok {
+			state[t.label] = t.status
+		}
+	}
+	rows := map[string]int64{}
+	committed := map[string]bool{}
+	for _, e := range entries {
+		switch e.Event {
+		case ledger.EventDecided, ledger.EventHealed:
+			rows[e.Label] = e.RowsLoaded
+			if e.Event == ledger.EventHealed {
+				r.Healed++
+			}
+		case ledger.EventCommitted:
+			committed[e.Label] = true
+			if e.RowsTotal > 0 {
+				rows[e.Label] = e.RowsLoaded
+			}
+		case ledger.EventResolved:
+			r.Resolved++
+			if strings.Contains(e.Note, "assumed visible") {
+				committed[e.Label] = true
+			}
+		}
+	}
+	var total int64
+	for l := range committed {
+		total += rows[l]
+		switch st, ok := state[l]; {
+		case !ok:
+			r.LedgerExpired++
+		case st != "VISIBLE":
+			r.LedgerMismatch++
+			r.detail("ledger %s: label %s committed, Doris says %s", s.Name, l, st)
+		}
+	}
+	if wantRows >= 0 && total != wantRows {
+		r.LedgerMismatch++
+		r.detail("ledger %s: committed rows %d, want %d", s.Name, total, wantRows)
+	}
+	return nil
+}
+
+type txnRow struct {
+	id            int64
+	label, status string
+}
+
+// showTxns runs SHOW TRANSACTION FROM Database WHERE where (doris-api.md
+// §6.2); "does not exist" answers are an empty list.
+func showTxns(ctx context.Context, db *sql.DB, where string) ([]txnRow, error) {
+	rows, err := db.QueryContext(ctx, "SHOW TRANSACTION FROM "+Database+" WHERE "+where)
+	if err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && strings.Contains(me.Message, "does not exist") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("show transaction where %s: %w", where, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out []txnRow
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("show transaction: %w", err)
+		}
+		var t txnRow
+		for i, col := range cols {
+			switch col {
+			case "TransactionId":
+				fmt.Sscan(vals[i].String, &t.id)
+			case "Label":
+				t.label = vals[i].String
+			case "TransactionStatus":
+				t.status = vals[i].String
+			}
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// ReadTopic returns every record value of topic, read from the start of
+// each partition up to its end offset at the time of the call.
+func ReadTopic(ctx context.Context, brokers, topic string) ([][]byte, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		return nil, fmt.Errorf("read topic %s: %w", topic, err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("read topic %s: end offsets: %w", topic, err)
+	}
+	if err := ends.Error(); err != nil {
+		return nil, fmt.Errorf("read topic %s: end offsets: %w", topic, err)
+	}
+	want := map[int32]int64{}
+	parts := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			want[o.Partition] = o.Offset
+			parts[o.Partition] = kgo.NewOffset().AtStart()
+		}
+	})
+	if len(want) == 0 {
+		return nil, nil
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}))
+	if err != nil {
+		return nil, fmt.Errorf("read topic %s: %w", topic, err)
+	}
+	defer cons.Close()
+	var out [][]byte
+	for len(want) > 0 {
+		fs := cons.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("read topic %s: %w", topic, err)
+		}
+		fs.EachRecord(func(rec *kgo.Record) {
+			if end, ok := want[rec.Partition]; ok && rec.Offset < end {
+				out = append(out, rec.Value)
+				if rec.Offset+1 >= end {
+					delete(want, rec.Partition)
+				}
+			}
+		})
+	}
+	return out, nil
+}

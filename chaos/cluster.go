@@ -1,0 +1,126 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/doris/doristest"
+)
+
+// Names of the campaign's Kafka topics and Doris objects.
+const (
+	Topic           = "events"
+	DeadLetterTopic = "events-dlq"
+	Database        = "chaos"
+	// EventsTable is a DUPLICATE KEY table: one row per loaded event, so
+	// lost and duplicated events are counted exactly.
+	EventsTable = "events"
+	// StateTable is a UNIQUE KEY table with sequence column ver: one row per
+	// key, which must carry the key's highest produced version.
+	StateTable = "state"
+	partitions = 2
+)
+
+// Table DDL (doris-api.md §7 table models; the sequence column follows
+// function_column.sequence_col).
+const (
+	eventsDDL = "CREATE TABLE events (eid BIGINT, k BIGINT, ver BIGINT, payload VARCHAR(64), sum BIGINT) " +
+		"DUPLICATE KEY(eid) DISTRIBUTED BY HASH(eid) BUCKETS 1"
+	stateDDL = "CREATE TABLE state (k BIGINT, ver BIGINT, eid BIGINT, payload VARCHAR(64), sum BIGINT) " +
+		"UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 " +
+		`PROPERTIES ("function_column.sequence_col" = "ver", "enable_unique_key_merge_on_write" = "true")`
+)
+
+// Cluster is "the cluster" of a campaign: a kfake Kafka that can be
+// restarted on the same port with the same data directory, and a Doris
+// emulator. The sinks are separate processes. Close stops both.
+type Cluster struct {
+	Doris *doristest.Server
+
+	mu      sync.Mutex
+	kafka   *kfake.Cluster
+	port    int
+	dataDir string
+}
+
+// NewCluster starts Kafka (topics Topic and DeadLetterTopic, 2
+// partitions, persisted in kafkaDir) and Doris (database with both
+// tables). Call Close when done.
+func NewCluster(kafkaDir string) (*Cluster, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	kc, err := kfake.NewCluster(kfake.Ports(port), kfake.DataDir(kafkaDir), kfake.SeedTopics(partitions, Topic, DeadLetterTopic))
+	if err != nil {
+		return nil, fmt.Errorf("start kafka: %w", err)
+	}
+	srv, err := doristest.NewServer(doristest.SeedDatabases(Database))
+	if err != nil {
+		kc.Close()
+		return nil, fmt.Errorf("start doris: %w", err)
+	}
+	c := &Cluster{Doris: srv, kafka: kc, port: port, dataDir: kafkaDir}
+	for _, ddl := range []string{eventsDDL, stateDDL} {
+		if err := srv.CreateTable(Database, ddl); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("create table: %w", err)
+		}
+	}
+	return c, nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Brokers is the Kafka seed address (stable across RestartKafka).
+func (c *Cluster) Brokers() string { return "127.0.0.1:" + strconv.Itoa(c.port) }
+
+// RestartKafka closes the broker (it persists its data) and starts it
+// again on the same port from the same data directory, like a broker
+// restart. Clients see their connections drop and reconnect.
+func (c *Cluster) RestartKafka() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.kafka.Close()
+	kc, err := kfake.NewCluster(kfake.Ports(c.port), kfake.DataDir(c.dataDir))
+	if err != nil {
+		return fmt.Errorf("restart kafka on port %d: %w", c.port, err)
+	}
+	c.kafka = kc
+	return nil
+}
+
+// Produce writes records synchronously (acks from the broker).
+func (c *Cluster) Produce(ctx context.Context, rs ...*kgo.Record) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Brokers()), kgo.DefaultProduceTopic(Topic),
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))
+	if err != nil {
+		return fmt.Errorf("produce: %w", err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		return fmt.Errorf("produce %d records: %w", len(rs), err)
+	}
+	return nil
+}
+
+// Close stops Kafka and Doris.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.kafka.Close()
+	c.Doris.Close()
+}

@@ -1,0 +1,19 @@
+// Package chaos is the crash-and-fault campaign of doris-sink: it drives
+// `doris-sink run` as child processes against an in-process Kafka (kfake)
+// and Doris emulator (doristest), injects one randomized fault per cycle
+// (SIGKILL, failpoint crashes, SIGTERM drains, Doris and Kafka faults,
+// malformed records), and then lets an independent Checker compare what
+// Kafka holds with what Doris shows (over the MySQL protocol): lost,
+// duplicated, stale and corrupt rows, lingering transactions, and ledger ↔
+// Doris mismatches.
+//
+// Scenarios are data (Scenarios, a weighted table of fault kinds); a
+// campaign's fault schedule is a pure function of its seed (Plan), so any
+// failure is replayed with the same -chaos.seed. The moments at which a
+// process dies are real wall-clock races and are not reproduced exactly;
+// the schedule, fault parameters and produced history are.
+//
+// Run it with `go test ./chaos -run TestCampaign` (flags -chaos.cycles,
+// -chaos.seed, -chaos.mode); docs/reliability.md has the fault model, the
+// checker and published figures.
+package chaos

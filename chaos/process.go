@@ -1,0 +1,202 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Process is one running child `doris-sink` command. It follows the
+// child's JSON log lines on stderr so that the campaign waits on events
+// (a checkpoint decided up to an offset, recovery done), never on sleeps.
+type Process struct {
+	cmd *exec.Cmd
+
+	mu      sync.Mutex
+	tail    []string // the last maxTail log lines
+	decided int64    // highest sum of end offsets of a "checkpoint decided" line
+	ready   bool     // "recovered; reading" seen
+	more    chan struct{}
+	done    chan struct{}
+	waitErr error
+}
+
+// StartProcess runs binary with args and extra environment; the caller's
+// DORIS_SINK_* variables are not inherited.
+func StartProcess(binary string, args []string, env ...string) (*Process, error) {
+	cmd := exec.Command(binary, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DORIS_SINK_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start %v: %w", args, err)
+	}
+	cmd.Stdout = io.Discard
+	p := &Process{cmd: cmd, more: make(chan struct{}), done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %v: %w", args, err)
+	}
+	go p.follow(stderr)
+	return p, nil
+}
+
+func (p *Process) follow(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var m map[string]any
+		_ = json.Unmarshal([]byte(line), &m)
+		p.mu.Lock()
+		p.tail = append(p.tail, line)
+		if len(p.tail) > 2*maxTail { // bounded memory, amortised trimming
+			p.tail = append(p.tail[:0], p.tail[len(p.tail)-maxTail:]...)
+		}
+		switch m["msg"] {
+		case "checkpoint decided":
+			p.decided = max(p.decided, sumOffsets(m["end"]))
+		case "recovered; reading":
+			// The start is the end of the last decided checkpoint.
+			p.ready = true
+			p.decided = max(p.decided, sumOffsets(m["start"]))
+		}
+		close(p.more)
+		p.more = make(chan struct{})
+		p.mu.Unlock()
+	}
+	p.waitErr = p.cmd.Wait()
+	close(p.done)
+}
+
+func sumOffsets(pos any) int64 {
+	m, _ := pos.(map[string]any)
+	offs, _ := m["offsets"].(map[string]any)
+	var n int64
+	for _, v := range offs {
+		f, _ := v.(float64)
+		n += int64(f)
+	}
+	return n
+}
+
+// ErrExited is returned by the Wait* methods when the process exited
+// before the awaited event.
+var ErrExited = errors.New("process exited")
+
+// waitFor waits until cond holds (checked under the lock on every log
+// line), the process exits (ErrExited) or ctx ends.
+func (p *Process) waitFor(ctx context.Context, cond func() bool) error {
+	for {
+		p.mu.Lock()
+		ok, more := cond(), p.more
+		p.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-more:
+		case <-p.done:
+			p.mu.Lock()
+			ok := cond()
+			p.mu.Unlock()
+			if ok {
+				return nil
+			}
+			return ErrExited
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// WaitReady waits for the "recovered; reading" line.
+func (p *Process) WaitReady(ctx context.Context) error {
+	return p.waitFor(ctx, func() bool { return p.ready })
+}
+
+// WaitDecided waits until the records up to offsets (summed over
+// partitions) are decided: by a "checkpoint decided" line or by recovery
+// starting there.
+func (p *Process) WaitDecided(ctx context.Context, offsets int64) error {
+	return p.waitFor(ctx, func() bool { return p.decided >= offsets })
+}
+
+// Decided returns the highest decided end offset sum seen.
+func (p *Process) Decided() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.decided
+}
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Wait waits for the exit and returns the exit code (-1 for "killed by a
+// signal").
+func (p *Process) Wait(ctx context.Context) (int, error) {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return 0, fmt.Errorf("wait for exit: %w", ctx.Err())
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	if p.waitErr != nil {
+		return 0, p.waitErr
+	}
+	return 0, nil
+}
+
+// Signal sends s (no-op after exit).
+func (p *Process) Signal(s os.Signal) {
+	if !p.Exited() {
+		_ = p.cmd.Process.Signal(s)
+	}
+}
+
+// Kill sends SIGKILL and waits for the exit.
+func (p *Process) Kill() {
+	p.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// maxTail is how many log lines a Process keeps.
+const maxTail = 400
+
+// Tail returns the last n (at most maxTail) lines of the child's log.
+func (p *Process) Tail(n int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lines := p.tail
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,60 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Sink is one `doris-sink run` job of the campaign: its config files (one
+// without and one with a dead-letter topic) and its data directory.
+type Sink struct {
+	// Name is job.name (the label prefix).
+	Name string
+	// Table is the target table in Database.
+	Table string
+	// DataDir is job.data_dir: checkpoint store and ledger.
+	DataDir string
+	// Config is the config file without a dead-letter topic; ConfigDLQ the
+	// same job with records.dead_letter_topic set.
+	Config, ConfigDLQ string
+}
+
+// SinkOptions are the delivery settings shared by a campaign's sinks.
+type SinkOptions struct {
+	// Guarantee is delivery.guarantee.
+	Guarantee string
+	// CheckpointInterval is delivery.checkpoint_interval (e.g. "200ms").
+	CheckpointInterval string
+	// CheckpointMaxRows is delivery.checkpoint_max_rows.
+	CheckpointMaxRows int
+}
+
+// NewSink writes the config files of job name loading table into dir.
+func NewSink(dir, name, table string, c *Cluster, o SinkOptions) (*Sink, error) {
+	s := &Sink{Name: name, Table: table, DataDir: filepath.Join(dir, name, "data"),
+		Config: filepath.Join(dir, name, "job.yaml"), ConfigDLQ: filepath.Join(dir, name, "job-dlq.yaml")}
+	if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", name, err)
+	}
+	for path, dlq := range map[string]string{s.Config: "", s.ConfigDLQ: DeadLetterTopic} {
+		var b strings.Builder
+		fmt.Fprintf(&b, "job: { name: %s, data_dir: %s }\n", name, s.DataDir)
+		fmt.Fprintf(&b, "kafka: { brokers: [%s], topic: %s, group: chaos-%s, start: earliest }\n", c.Brokers(), Topic, name)
+		fmt.Fprintf(&b, "doris: { fe: [%s], mysql: %s, user: root, database: %s, table: %s, format: json }\n",
+			c.Doris.FEURL(), c.Doris.MySQLAddr(), Database, table)
+		fmt.Fprintf(&b, "delivery: { guarantee: %s, checkpoint_interval: %s, checkpoint_max_rows: %d }\n",
+			o.Guarantee, o.CheckpointInterval, o.CheckpointMaxRows)
+		if dlq != "" {
+			fmt.Fprintf(&b, "records: { format: json, dead_letter_topic: %s }\n", dlq)
+		} else {
+			b.WriteString("records: { format: json }\n")
+		}
+		b.WriteString("metrics: { listen: \"\" }\nlog: { format: json, level: info }\n")
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			return nil, fmt.Errorf("sink %s: %w", name, err)
+		}
+	}
+	return s, nil
+}
