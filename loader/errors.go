@@ -75,7 +75,8 @@ type UnresolvedError struct {
 func (e *UnresolvedError) Error() string {
 	return fmt.Sprintf("checkpoint %d label %s (txn %d, decided %s ago) was never marked committed and Doris no longer "+
 		"knows the label (expired): check whether its rows [%s, %s) are in the table, then run "+
-		"`doris-sink checkpoint resolve --assume visible %d` if they are, or `--assume aborted %d` if not "+
+		"`doris-sink checkpoint resolve -c <config> --checkpoint %d --assume visible` if they are, or "+
+		"`--checkpoint %d --assume aborted` if not "+
 		"(the checkpoint is then replayed into the same label)",
 		e.CheckpointID, e.Label, e.TxnID, e.Age.Round(time.Second), posString(e.Start), posString(e.End),
 		e.CheckpointID, e.CheckpointID)
