@@ -96,10 +96,7 @@ func RunList(ctx context.Context, o *ListOptions) error {
 		}
 	}
 	if o.Output == cmdutil.OutputJSON {
-		if items == nil {
-			items = []ListItem{}
-		}
-		return cmdutil.WriteJSON(o.IO.Out, items)
+		return cmdutil.WriteJSON(o.IO.Out, items) // never nil: an empty list prints []
 	}
 	t := cmdutil.NewTable(o.IO, "checkpoint", "label", "store", "txn", "doris", "at")
 	for _, it := range items {
