@@ -280,20 +280,8 @@ func (p *parser) cmp() (node, error) {
 		if err := p.expectOp("("); err != nil {
 			return nil, err
 		}
-		var list []node
-		for {
-			x, err := p.add()
-			if err != nil {
-				return nil, err
-			}
-			list = append(list, x)
-			if p.isOp(",") {
-				p.pos++
-				continue
-			}
-			break
-		}
-		if err := p.expectOp(")"); err != nil {
+		list, err := p.listUntilClose(p.add, false)
+		if err != nil {
 			return nil, err
 		}
 		return inNode{x: l, list: list, not: not}, nil
@@ -380,22 +368,8 @@ func (p *parser) primary() (node, error) {
 			if !ok {
 				return nil, fmt.Errorf("function %s in %q is not emulated by doristest", t.text, p.src)
 			}
-			var args []node
-			if !p.isOp(")") {
-				for {
-					a, err := p.or()
-					if err != nil {
-						return nil, err
-					}
-					args = append(args, a)
-					if p.isOp(",") {
-						p.pos++
-						continue
-					}
-					break
-				}
-			}
-			if err := p.expectOp(")"); err != nil {
+			args, err := p.listUntilClose(p.or, true)
+			if err != nil {
 				return nil, err
 			}
 			if len(args) < lim[0] || lim[1] >= 0 && len(args) > lim[1] {
@@ -784,4 +758,28 @@ func isNumberVal(v val) bool {
 		return true
 	}
 	return v.t != nil && v.t.isNumeric()
+}
+
+// listUntilClose parses a comma-separated list of elem up to and including
+// the closing ")" (the "(" is already consumed). An empty list is allowed
+// only when allowEmpty is set (function calls, not IN lists).
+func (p *parser) listUntilClose(elem func() (node, error), allowEmpty bool) ([]node, error) {
+	var list []node
+	if !(allowEmpty && p.isOp(")")) {
+		for {
+			x, err := elem()
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, x)
+			if !p.isOp(",") {
+				break
+			}
+			p.pos++
+		}
+	}
+	if err := p.expectOp(")"); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
