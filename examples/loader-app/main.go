@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -67,7 +68,13 @@ func run() error {
 		defer os.RemoveAll(d)
 		o.dir = d
 	}
+	return app(context.Background(), o, log, os.Stdout)
+}
 
+// app runs the crash-and-recover scenario of o against an in-process
+// emulator, printing progress to out, and returns an error when the table
+// does not hold every event exactly once.
+func app(ctx context.Context, o options, log *slog.Logger, out io.Writer) error {
 	srv, err := doristest.NewServer()
 	if err != nil {
 		return err
@@ -85,7 +92,6 @@ func run() error {
 		return err
 	}
 	defer client.Close()
-	ctx := context.Background()
 
 	// Run 1: crash at the failpoint.
 	if o.crashAt != "" {
@@ -96,11 +102,11 @@ func run() error {
 		err := session(ctx, client, o, log, fps)
 		switch {
 		case errors.Is(err, loader.ErrCrashed):
-			fmt.Printf("crashed at %s (after passing it %d times)\n", o.crashAt, fps.Hits(o.crashAt)-1)
+			fmt.Fprintf(out, "crashed at %s (after passing it %d times)\n", o.crashAt, fps.Hits(o.crashAt)-1)
 		case err != nil:
 			return fmt.Errorf("first run: %w", err)
 		default:
-			fmt.Printf("finished without reaching %s\n", o.crashAt)
+			fmt.Fprintf(out, "finished without reaching %s\n", o.crashAt)
 		}
 	}
 	// Run 2: a new Loader on the same store and emulator recovers and
@@ -108,7 +114,7 @@ func run() error {
 	if err := session(ctx, client, o, log, nil); err != nil {
 		return fmt.Errorf("recovery run: %w", err)
 	}
-	return verify(srv, o.events)
+	return verify(srv, o.events, out)
 }
 
 // session opens a Loader on the store in o.dir, recovers, and writes the
@@ -165,7 +171,7 @@ func write(ctx context.Context, l *loader.Loader, o options) error {
 }
 
 // verify compares the table with the generated events.
-func verify(srv *doristest.Server, events int) error {
+func verify(srv *doristest.Server, events int, out io.Writer) error {
 	rows, err := srv.Rows("demo", "events")
 	if err != nil {
 		return err
@@ -184,7 +190,7 @@ func verify(srv *doristest.Server, events int) error {
 			dups += c - 1
 		}
 	}
-	fmt.Printf("rows=%d duplicates=%d missing=%d\n", len(rows), dups, missing)
+	fmt.Fprintf(out, "rows=%d duplicates=%d missing=%d\n", len(rows), dups, missing)
 	if dups > 0 || missing > 0 || len(rows) != events {
 		return fmt.Errorf("table does not match the source: %d rows for %d events", len(rows), events)
 	}
