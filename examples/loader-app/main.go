@@ -49,7 +49,7 @@ func run() error {
 	flag.IntVar(&o.every, "every", 150, "events per checkpoint")
 	flag.StringVar(&o.crashAt, "crash-at", loader.FailAfterDecide,
 		"failpoint to crash at, one of: "+strings.Join(loader.AllFailpoints, ", ")+" (empty: no crash)")
-	flag.IntVar(&o.skip, "crash-skip", 2, "pass the failpoint this many times before crashing")
+	flag.IntVar(&o.skip, "crash-skip", 0, "pass the failpoint this many times before crashing")
 	flag.StringVar(&o.dir, "dir", "", "data dir for the checkpoint store and ledger (default: a temporary dir)")
 	flag.BoolVar(&o.verbose, "v", false, "log the loader's steps")
 	flag.Parse()
