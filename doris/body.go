@@ -59,3 +59,54 @@ func (b *loadBody) Read(p []byte) (int, error) {
 }
 
 func (b *loadBody) detach() { b.detached.Store(true) }
+
+// maxBodyWrite bounds one write of a body's WriteTo to the transport, so
+// that detach is seen between writes of a large in-memory body.
+const maxBodyWrite = 1 << 20
+
+// bodyReader returns what the transport reads for lb: lb itself, or, when
+// the caller's body implements io.WriterTo, lb with a WriteTo method (see
+// loadBodyTo). Other bodies keep the transport's pooled copy buffer.
+func (b *loadBody) bodyReader() io.Reader {
+	if wt, ok := b.r.(io.WriterTo); ok {
+		return &loadBodyTo{loadBody: b, wt: wt}
+	}
+	return b
+}
+
+// loadBodyTo lets the transport's body copy use the caller's io.WriterTo:
+// the loader's pipe hands over whole buffers, each sent as one chunk, with
+// no copy through the transport's 32 KiB buffer. Bytes are counted when
+// handed to the transport; after detach, writes fail.
+type loadBodyTo struct {
+	*loadBody
+	wt io.WriterTo
+}
+
+func (b *loadBodyTo) WriteTo(w io.Writer) (int64, error) {
+	return b.wt.WriteTo(&loadBodyWriter{b: b.loadBody, w: w})
+}
+
+// loadBodyWriter is the destination side of loadBody.WriteTo.
+type loadBodyWriter struct {
+	b *loadBody
+	w io.Writer
+}
+
+func (lw *loadBodyWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		if lw.b.detached.Load() {
+			return n, errBodyWithheld
+		}
+		c := p[:min(len(p), maxBodyWrite)]
+		lw.b.n.Add(int64(len(c)))
+		m, err := lw.w.Write(c)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[len(c):]
+	}
+	return n, nil
+}

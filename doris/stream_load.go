@@ -171,7 +171,7 @@ func (c *Client) redirectFrom(ctx context.Context, req *LoadRequest, hdr http.He
 func (c *Client) putToBE(ctx context.Context, req *LoadRequest, hdr http.Header, target *url.URL, hasBody bool, lb *loadBody) (*LoadResult, error) {
 	var rb io.Reader = http.NoBody
 	if hasBody {
-		rb = lb
+		rb = lb.bodyReader()
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPut, target.String(), rb)
 	if err != nil {

@@ -5,9 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"sync/atomic"
 
 	"github.com/doris-sink/doris-sink/doris"
 )
@@ -19,8 +17,8 @@ var errBodyAbandoned = errors.New("loader: stream load body abandoned")
 var errLoadAnswered = errors.New("loader: stream load already answered")
 
 // loadStream is one streaming Stream Load: rows are appended to a buffer of
-// bufSize bytes, which is handed to the Doris client through an io.Pipe
-// when full; StreamLoad runs in its own goroutine. Memory is bounded by
+// bufSize bytes, which is handed to the Doris client through a bodyPipe
+// when full (zero-copy: the transport writes it as one chunk); StreamLoad runs in its own goroutine. Memory is bounded by
 // bufSize (or one row when a row is larger), whatever the load's size.
 //
 // Until Doris has read the first byte of the body, every row written is
@@ -30,11 +28,10 @@ var errLoadAnswered = errors.New("loader: stream load already answered")
 type loadStream struct {
 	req    doris.LoadRequest
 	cancel context.CancelFunc
-	pw     *io.PipeWriter
+	pw     *bodyPipe // the writer side; Doris reads pw.reader()
 	buf    []byte
 	size   int
 	delim  []byte
-	read   atomic.Int64 // body bytes Doris has read
 	rows   int64
 	done   chan struct{}
 	res    *doris.LoadResult
@@ -44,12 +41,13 @@ type loadStream struct {
 // startLoad begins the Stream Load req in a goroutine bounded by ctx.
 func startLoad(ctx context.Context, client Doris, req doris.LoadRequest, size int, delim []byte) *loadStream {
 	ctx, cancel := context.WithCancel(ctx)
-	pr, pw := io.Pipe()
+	pw := newBodyPipe()
 	s := &loadStream{req: req, cancel: cancel, pw: pw, buf: make([]byte, 0, size), size: size, delim: delim,
 		done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		res, err := client.StreamLoad(ctx, req, &countingReader{r: pr, n: &s.read})
+		pr := pw.reader()
+		res, err := client.StreamLoad(ctx, req, pr)
 		s.res, s.err = res, err
 		if err == nil && res == nil {
 			s.err = fmt.Errorf("stream load %s: no result", req.Label)
@@ -63,22 +61,15 @@ func startLoad(ctx context.Context, client Doris, req doris.LoadRequest, size in
 	return s
 }
 
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
 // write appends row and the line delimiter, flushing a full buffer. The
 // row is in the buffer even when the flush fails (see unread).
 func (s *loadStream) write(ctx context.Context, row []byte) error {
 	s.buf = append(s.buf, row...)
-	s.buf = append(s.buf, s.delim...)
+	if len(s.delim) == 1 {
+		s.buf = append(s.buf, s.delim[0])
+	} else {
+		s.buf = append(s.buf, s.delim...)
+	}
 	s.rows++
 	if len(s.buf) >= s.size {
 		return s.flush(ctx)
@@ -148,7 +139,7 @@ func (s *loadStream) abandon() {
 
 // unread reports whether Doris has read no body byte: every row written is
 // still in buf, so a load refused at begin can be restarted.
-func (s *loadStream) unread() bool { return s.read.Load() == 0 }
+func (s *loadStream) unread() bool { return s.pw.handed.Load() == 0 }
 
 // restart begins the same load again carrying the buffered rows over.
 func (s *loadStream) restart(ctx context.Context, client Doris) *loadStream {

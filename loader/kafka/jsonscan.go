@@ -1,5 +1,10 @@
 package kafka
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // isCompactObject reports whether v is exactly one valid JSON object with
 // no insignificant whitespace anywhere, that is, whether json.Compact
 // would return v unchanged and without error. It is the fast path of
@@ -117,15 +122,43 @@ func scanArray(v []byte, i, depth int) (int, bool) {
 	}
 }
 
+// SWAR constants: one in every byte, and every byte's high bit.
+const (
+	lsb8 = 0x0101010101010101
+	msb8 = 0x8080808080808080
+)
+
+// special8 returns a mask with the high bit set in every byte of x that is
+// '"', '\\' or a control character (below 0x20), the bytes a string scan
+// must stop at, read little-endian. Each part is the classic "has a zero
+// byte" / "has a byte below n" word trick: a borrow only starts at a
+// matching byte and only spreads to higher ones, so the lowest set bit is
+// exactly the first special byte (higher bits may be false positives).
+func special8(x uint64) uint64 {
+	q := x ^ (lsb8 * '"')
+	b := x ^ (lsb8 * '\\')
+	return ((q-lsb8)&^q | (b-lsb8)&^b | (x-lsb8*0x20)&^x) & msb8
+}
+
 func scanString(v []byte, i int) (int, bool) {
 	i++ // opening quote
-	for i < len(v) {
-		c := v[i]
-		if strPlain[c] {
-			i++
-			continue
+	for {
+		// Jump to the first special byte, 8 bytes at a time while 8
+		// remain, then byte by byte.
+		for i+8 <= len(v) {
+			if m := special8(binary.LittleEndian.Uint64(v[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
 		}
-		switch c {
+		for i < len(v) && strPlain[v[i]] {
+			i++
+		}
+		if i >= len(v) {
+			return i, false
+		}
+		switch v[i] {
 		case '"':
 			return i + 1, true
 		case '\\':
@@ -152,7 +185,6 @@ func scanString(v []byte, i int) (int, bool) {
 			return i, false
 		}
 	}
-	return i, false
 }
 
 func isHex(c byte) bool {

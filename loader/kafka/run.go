@@ -199,18 +199,11 @@ func (c *Connector) handle(ctx context.Context, fs kgo.Fetches) error {
 				if p.Err != nil || len(p.Records) == 0 {
 					continue
 				}
-				for _, r := range p.Records {
-					if c.draining() {
-						return nil
-					}
-					if err := c.record(ctx, r); err != nil {
-						return err
-					}
-					if c.due() {
-						if err := c.checkpoint(ctx); err != nil {
-							return err
-						}
-					}
+				if err := c.handlePartition(ctx, p); err != nil {
+					return err
+				}
+				if c.draining() {
+					return nil
 				}
 				last := p.Records[len(p.Records)-1].Offset
 				c.metrics.setLag(p.Partition, p.HighWatermark-last-1)
@@ -220,11 +213,71 @@ func (c *Connector) handle(ctx context.Context, fs kgo.Fetches) error {
 	return nil
 }
 
-// record converts r and hands its row to the loader, or dead-letters it.
-func (c *Connector) record(ctx context.Context, r *kgo.Record) error {
-	if next, ok := c.next[r.Partition]; ok && r.Offset < next {
-		return nil // read before (defensive: never load a record twice)
+// timerEvery is how many records pass between two looks at the
+// checkpoint timer inside one partition's batch (each look is a channel
+// receive attempt; the caps are checked on every record). The timer is
+// also looked at after every batch.
+const timerEvery = 256
+
+// handlePartition converts and writes the records of one fetched
+// partition. The partition's next offset is kept in a local and stored in
+// c.next before a checkpoint and on return; the record and byte counters
+// are added to the metrics at the same points, not per record.
+func (c *Connector) handlePartition(ctx context.Context, p *kgo.FetchPartition) error {
+	part := p.Partition
+	next, seen := c.next[part]
+	var t tally
+	store := func() {
+		if seen {
+			c.next[part] = next
+		}
+		t.flush(c.metrics)
 	}
+	defer store()
+	for n, r := range p.Records {
+		if c.draining() {
+			return nil
+		}
+		if seen && r.Offset < next {
+			continue // read before (defensive: never load a record twice)
+		}
+		if err := c.record(ctx, r, &t); err != nil {
+			return err
+		}
+		next, seen = r.Offset+1, true
+		if c.capped() || ((n+1)%timerEvery == 0 && c.timerFired()) {
+			store()
+			if err := c.checkpoint(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if c.timerFired() && c.pend.records > 0 {
+		store()
+		return c.checkpoint(ctx)
+	}
+	return nil
+}
+
+// tally counts what a batch of records adds to the metrics.
+type tally struct{ records, bytes, rows, rowBytes int64 }
+
+// flush adds t to m and resets it.
+func (t *tally) flush(m *Metrics) {
+	if t.records == 0 && t.rows == 0 {
+		return
+	}
+	m.Records.Add(t.records)
+	m.Bytes.Add(t.bytes)
+	m.Rows.Add(t.rows)
+	m.RowBytes.Add(t.rowBytes)
+	*t = tally{}
+}
+
+// record converts r and hands its row to the loader, or dead-letters it.
+// The caller skips records read before and advances the partition's next
+// offset when record returns nil; t receives the counters.
+func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
 	row, err := c.conv.Convert(r)
 	switch {
 	case err == nil:
@@ -233,8 +286,8 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record) error {
 		}
 		c.pend.rows++
 		c.pend.rowBytes += int64(len(row))
-		c.metrics.Rows.Add(1)
-		c.metrics.RowBytes.Add(int64(len(row)))
+		t.rows++
+		t.rowBytes += int64(len(row))
 	case errors.Is(err, ErrTombstone):
 		c.pend.tombstones++
 		c.metrics.Tombstones.Add(1)
@@ -249,18 +302,18 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record) error {
 		c.pend.deadLettered++
 		c.metrics.DeadLettered.Add(1)
 	}
-	c.next[r.Partition] = r.Offset + 1
 	c.pend.records++
-	c.metrics.Records.Add(1)
-	c.metrics.Bytes.Add(int64(len(r.Value)))
+	t.records++
+	t.bytes += int64(len(r.Value))
 	if c.timerC == nil {
 		c.timerC = c.o.clock.After(c.cfg.CheckpointInterval)
 	}
 	return nil
 }
 
-// due reports whether the open checkpoint reached a cap or its interval.
-func (c *Connector) due() bool {
+// timerFired reports whether the open checkpoint's interval timer fired
+// (it sets c.fired).
+func (c *Connector) timerFired() bool {
 	if !c.fired && c.timerC != nil {
 		select {
 		case <-c.timerC:
@@ -268,8 +321,12 @@ func (c *Connector) due() bool {
 		default:
 		}
 	}
-	return c.fired ||
-		(c.cfg.CheckpointMaxRows > 0 && c.pend.rows >= c.cfg.CheckpointMaxRows) ||
+	return c.fired
+}
+
+// capped reports whether the open checkpoint reached its row or byte cap.
+func (c *Connector) capped() bool {
+	return (c.cfg.CheckpointMaxRows > 0 && c.pend.rows >= c.cfg.CheckpointMaxRows) ||
 		(c.cfg.CheckpointMaxBytes > 0 && c.pend.rowBytes >= c.cfg.CheckpointMaxBytes)
 }
 

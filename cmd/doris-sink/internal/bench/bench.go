@@ -23,6 +23,9 @@ type Options struct {
 	Output     string
 	ProfileDir string
 	Repeat     int
+	// Cases, when set, restricts the run to these throughput combos of
+	// the full matrix (e.g. "json-100B-p8"), without latency or recovery.
+	Cases []string
 
 	// Plan, when set, replaces the plan chosen by Quick and Memory (tests).
 	Plan *Plan
@@ -60,11 +63,22 @@ figures, across machines. See docs/performance.md.`,
   # peak RSS for one checkpoint of 64 MiB, 512 MiB and 4 GiB
   $ doris-sink bench --memory
 
+  # medians of 3 rounds of two combos only
+  $ doris-sink bench --case json-100B-p8,json-1KiB-p1 --repeat 3
+
   # CPU profiles of every case's worker
   $ doris-sink bench --quick --profile-dir /tmp/prof`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if opts.Repeat < 1 {
 				return cmdutil.FlagErrorf("--repeat must be at least 1, got %d", opts.Repeat)
+			}
+			if len(opts.Cases) > 0 {
+				if opts.Memory {
+					return cmdutil.FlagErrorf("--case and --memory cannot be combined")
+				}
+				if _, err := selectCombos(FullPlan(), opts.Cases); err != nil {
+					return cmdutil.FlagErrorf("--case: %v", err)
+				}
 			}
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -76,6 +90,7 @@ figures, across machines. See docs/performance.md.`,
 	fl.BoolVar(&opts.Quick, "quick", false, "reduced matrix (under a minute)")
 	fl.BoolVar(&opts.Memory, "memory", false, "only the memory cases: peak RSS for one checkpoint of 64 MiB, 512 MiB, 4 GiB")
 	fl.StringVar(&opts.ProfileDir, "profile-dir", "", "write a CPU profile of each case's worker to this directory")
+	fl.StringSliceVar(&opts.Cases, "case", nil, "only these throughput combos of the full matrix, e.g. json-100B-p8 (repeatable; no latency or recovery)")
 	fl.IntVar(&opts.Repeat, "repeat", 1, "run each throughput case this many times and keep the median")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	cmd.AddCommand(newCmdWorker())

@@ -61,6 +61,12 @@ func (o *Options) plan() Plan {
 	default:
 		p = FullPlan()
 	}
+	if len(o.Cases) > 0 && o.Plan == nil {
+		// Validated by the command; an unknown name here keeps the plan.
+		if sel, err := selectCombos(FullPlan(), o.Cases); err == nil {
+			p = sel
+		}
+	}
 	if o.Repeat > 1 {
 		p.Repeat = o.Repeat
 	}
@@ -105,6 +111,9 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 				runs[mode] = append(runs[mode], r)
 			}
 		}
+		if rounds > 1 {
+			o.spread(c, modes, runs)
+		}
 		base := median(runs["baseline"])
 		emit(base)
 		var alo *Result
@@ -121,6 +130,22 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 		}
 	}
 	return nil
+}
+
+// spread reports, per mode, every round's records/s and its ratio to the
+// same round's baseline (stderr): the median alone hides the noise.
+func (o *Options) spread(c Combo, modes []string, runs map[string][]*Result) {
+	base := runs["baseline"]
+	for _, mode := range modes {
+		var b strings.Builder
+		for i, r := range runs[mode] {
+			fmt.Fprintf(&b, " %.0f", r.RecordsPerS)
+			if mode != "baseline" && i < len(base) && base[i].RecordsPerS > 0 {
+				fmt.Fprintf(&b, " (%.2f×)", r.RecordsPerS/base[i].RecordsPerS)
+			}
+		}
+		o.progress("rounds %s/%s: records/s%s", c.Name(), mode, b.String())
+	}
 }
 
 func median(rs []*Result) *Result {
