@@ -11,9 +11,10 @@ import (
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
-// ledgerTailWindow bounds how much of the ledger's end decidedTally reads:
-// the decided entry of the checkpoint Recover commits is one of the last
-// few lines, and the ledger grows without bound.
+// ledgerTailWindow bounds how much of the ledger's end Recover reads back
+// (decidedTally, repairCommittedEvidence): the entries of the last decided
+// checkpoint are among the last few lines, and the ledger grows without
+// bound. An entry beyond the window counts as missing.
 const ledgerTailWindow = 1 << 20
 
 // decidedTally reads back the tally (row counters, attempts, dead-lettered
@@ -24,17 +25,13 @@ const ledgerTailWindow = 1 << 20
 // store's Decision has no counters). ok is false when there is no ledger
 // or no such entry; a read error is logged.
 func (l *Loader) decidedTally(d *checkpoint.Decision) (t tally, ok bool) {
-	if l.ledger == nil {
-		return tally{}, false
-	}
-	entries, err := readLedgerTail(l.ledger.Path(), ledgerTailWindow)
-	if err != nil {
-		l.log.Warn("read back the decided ledger entry", "id", d.ID, "label", d.Label, "err", err)
-	}
+	return findDecidedTally(l.ledgerTail(d), d)
+}
+
+func findDecidedTally(entries []ledger.Entry, d *checkpoint.Decision) (t tally, ok bool) {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		if (e.Event == ledger.EventDecided || e.Event == ledger.EventHealed) &&
-			e.Checkpoint == d.ID && e.Label == d.Label && e.TxnID == d.TxnID {
+		if (e.Event == ledger.EventDecided || e.Event == ledger.EventHealed) && sameTxn(e, d) {
 			res := &doris.LoadResult{TxnID: e.TxnID, Label: e.Label, NumberTotalRows: e.RowsTotal,
 				NumberLoadedRows: e.RowsLoaded, NumberFilteredRows: e.RowsFiltered,
 				NumberUnselectedRows: e.RowsUnselected, LoadBytes: e.Bytes}
@@ -42,6 +39,62 @@ func (l *Loader) decidedTally(d *checkpoint.Decision) (t tally, ok bool) {
 		}
 	}
 	return tally{}, false
+}
+
+// repairCommittedEvidence appends the "committed" entry of d, which the
+// store says is committed, when the ledger's tail has none (DESIGN.md §6:
+// one row per checkpoint). The store's commit mark and the ledger append
+// are two durable writes: a process killed between them (the store's
+// rename is visible, its directory fsync or the append had not returned)
+// leaves a committed checkpoint whose rows the ledger never counts, and
+// Recover, which trusts the store's mark, would never look at it again.
+// The entry carries the decided entry's counters when they are found. An
+// operator's "resolved" entry for d stands for its commit (assumed
+// visible): nothing is added then.
+func (l *Loader) repairCommittedEvidence(d *checkpoint.Decision) {
+	if l.ledger == nil || d == nil || !d.Committed {
+		return
+	}
+	entries := l.ledgerTail(d)
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if (e.Event == ledger.EventCommitted || e.Event == ledger.EventResolved) && sameTxn(e, d) {
+			return
+		}
+	}
+	t, ok := findDecidedTally(entries, d)
+	note := "recovery: the store recorded the commit, the ledger had no committed entry (crash between the two writes)"
+	state := doris.TxnVisible
+	switch {
+	case d.Empty:
+		state = ""
+		note += "; empty checkpoint: no transaction"
+	case !ok && l.cfg.Guarantee == ExactlyOnce:
+		note += "; row counts unknown: the decided entry is not in the ledger"
+	case !ok:
+		note += "; row counts unknown (at-least-once load)"
+	}
+	l.log.Warn("recover: the ledger lacked the committed entry of the last decided checkpoint; appending it",
+		"id", d.ID, "label", d.Label, "txn_id", d.TxnID)
+	l.evidence(ledger.EventCommitted, *d, state, t, note)
+}
+
+// sameTxn reports whether ledger entry e is about d's transaction.
+func sameTxn(e ledger.Entry, d *checkpoint.Decision) bool {
+	return e.Checkpoint == d.ID && e.Label == d.Label && e.TxnID == d.TxnID
+}
+
+// ledgerTail returns the entries of the ledger's last ledgerTailWindow
+// bytes (nil without a ledger); a read error is logged.
+func (l *Loader) ledgerTail(d *checkpoint.Decision) []ledger.Entry {
+	if l.ledger == nil {
+		return nil
+	}
+	entries, err := readLedgerTail(l.ledger.Path(), ledgerTailWindow)
+	if err != nil {
+		l.log.Warn("read back the ledger", "id", d.ID, "label", d.Label, "err", err)
+	}
+	return entries
 }
 
 // readLedgerTail parses the complete lines of the last window bytes of the

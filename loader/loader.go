@@ -328,9 +328,16 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 		// this abort must not hold the caller for Retry.MaxElapsed. The
 		// label stays in the store (announced, or decided while healing),
 		// so Recover finds it running and aborts it.
+		//
+		// The abort does not end with ctx: ctx ending is often what failed
+		// the checkpoint (a precommit that never gets an answer, given up on
+		// SIGTERM), and aborting with an ended ctx left the txn PREPARE, a
+		// running txn until Doris's load timeout (3 days by default,
+		// doris-api.md §5) unless this job starts again. Doris aborts a
+		// PREPARE txn by label (doris-api.md §3.3); the budget bounds it.
 		ops := *l.ops
 		ops.retry.MaxElapsed = min(l.cfg.Retry.AbortMaxElapsed, l.cfg.Retry.MaxElapsed)
-		if aerr := ops.abortLabel(ctx, l.cfg.DB, a.label); aerr != nil {
+		if aerr := ops.abortLabel(context.WithoutCancel(ctx), l.cfg.DB, a.label); aerr != nil {
 			l.log.Error("abort after failed checkpoint gave up; Recover will abort the label", "label", a.label,
 				"budget", ops.retry.MaxElapsed, "err", aerr)
 			err = errors.Join(err, fmt.Errorf("abort (Recover finishes it): %w", aerr))

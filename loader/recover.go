@@ -18,7 +18,8 @@ import (
 // start when that checkpoint's transaction was lost and is being healed;
 // nil for a new store. Read nothing from the source before it returns.
 //
-//   - decided, store says committed: done, no lookup.
+//   - decided, store says committed: done, no lookup; its ledger
+//     "committed" entry is appended if a crash left it out.
 //   - decided, VISIBLE/COMMITTED: marked committed.
 //   - decided, PRECOMMITTED: committed.
 //   - decided, ABORTED (e.g. "timeout by txn manager"): healed: the next
@@ -136,6 +137,7 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 
 	// The decided checkpoint.
 	d := st.Decided
+	l.repairCommittedEvidence(d)
 	heal, markCommitted := false, false
 	var state doris.TxnStatus
 	if d != nil && !d.Committed {
@@ -196,6 +198,13 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 	}
 
 	if len(resolved) > 0 || markCommitted {
+		// Read the counters back before the store write that marks d
+		// committed: the ledger append that follows it should come at once.
+		var t tally
+		var counted bool
+		if markCommitted && !d.Empty {
+			t, counted = l.decidedTally(d)
+		}
 		now := l.clock.Now()
 		err := l.save(ctx, func(s *checkpoint.State) error {
 			for _, id := range resolved {
@@ -212,9 +221,8 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 		if markCommitted && !d.Empty {
 			c := *d
 			c.Committed, c.CommittedAt = true, now
-			t, ok := l.decidedTally(d)
 			note := "recovery"
-			if !ok {
+			if !counted {
 				note = "recovery; row counts unknown: the decided entry is not in the ledger"
 			}
 			l.evidence(ledger.EventCommitted, c, state, t, note)
@@ -283,6 +291,7 @@ func (l *Loader) recoverAtLeastOnce(ctx context.Context, st *checkpoint.State) (
 	if st.Decided == nil {
 		return nil, nil
 	}
+	l.repairCommittedEvidence(st.Decided)
 	return st.Decided.End, nil
 }
 

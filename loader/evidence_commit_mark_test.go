@@ -1,0 +1,137 @@
+package loader_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/ledger"
+)
+
+// errLostAck is the answer of a store save that was made durable anyway.
+var errLostAck = errors.New("injected: the save is durable, its acknowledgement was lost")
+
+// commitMarkStore saves like its Store, but the first save that marks a
+// decided checkpoint committed reports errLostAck after it is durable: the
+// store's state is what a process killed between the store's rename and
+// the ledger append leaves behind (the checkpoint committed in the store,
+// no committed ledger entry).
+type commitMarkStore struct {
+	checkpoint.Store
+	mu    sync.Mutex
+	prev  *checkpoint.State
+	fired bool
+}
+
+func (s *commitMarkStore) Save(ctx context.Context, st *checkpoint.State) error {
+	if err := s.Store.Save(ctx, st); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	marks := st.Decided != nil && st.Decided.Committed && !st.Decided.Empty &&
+		(s.prev == nil || s.prev.Decided == nil || s.prev.Decided.ID != st.Decided.ID || !s.prev.Decided.Committed)
+	s.prev = st.Clone()
+	if marks && !s.fired {
+		s.fired = true
+		return errLostAck
+	}
+	return nil
+}
+
+// committedEntries returns the ledger's committed entries of checkpoint id.
+func committedEntries(t *testing.T, dir string, id uint64) []ledger.Entry {
+	t.Helper()
+	entries, _, err := ledger.ReadFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ledger.Entry
+	for _, e := range entries {
+		if e.Checkpoint == id && e.Event == ledger.EventCommitted {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Chaos campaign, seed 20260601, 150 cycles: the state sink's ledger
+// totalled one checkpoint's rows (49) fewer than the table held. The
+// store's commit mark and the ledger's committed entry are two durable
+// writes; a kill between them (in the background commit, or in Recover
+// committing a decided checkpoint) left a checkpoint that the store calls
+// committed, so every later Recover skipped it, and whose committed entry
+// the ledger never got (DESIGN.md §6: one row per checkpoint). Recover now
+// appends the missing entry, with the decided entry's counters, once.
+func TestCommitMarkedInStoreButNotInLedger(t *testing.T) {
+	t.Parallel()
+	const rows = 5
+	cases := map[string]struct {
+		// first runs the checkpoint until the commit mark was saved without
+		// its ledger entry.
+		first func(t *testing.T, ctx context.Context, e *env)
+	}{
+		"background-commit": {first: func(t *testing.T, ctx context.Context, e *env) {
+			committed := make(chan error, 1)
+			st := &commitMarkStore{}
+			l := e.open(func(c *loader.Config) {
+				st.Store = c.Store
+				c.Store = st
+				c.Knobs = &loader.TestingKnobs{AfterCommit: func(_ uint64, err error) { committed <- err }}
+			})
+			recoverTo(t, ctx, l, 0)
+			if err := drive(ctx, l, 0, rows, rows); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-committed; !errors.Is(err, errLostAck) {
+				t.Fatalf("background commit: %v, want the lost acknowledgement", err)
+			}
+			if err := l.Close(ctx); !errors.Is(err, errLostAck) {
+				t.Fatalf("close: %v, want the commit's error", err)
+			}
+		}},
+		"recovery-commit": {first: func(t *testing.T, ctx context.Context, e *env) {
+			e.crashRun(ctx, crashAt(t, loader.FailAfterDecide, 0), rows, rows)
+			st := &commitMarkStore{}
+			l := e.open(func(c *loader.Config) { st.Store, c.Store = c.Store, st })
+			if _, err := l.Recover(ctx); !errors.Is(err, errLostAck) {
+				t.Fatalf("recover: %v, want the lost acknowledgement", err)
+			}
+			if err := l.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e := newEnv(t)
+			c.first(t, ctx, e)
+			if got := committedEntries(t, e.dir, 1); len(got) != 0 {
+				t.Fatalf("setup: committed entries %+v before the restart, want none", got)
+			}
+			// Two restarts: the first appends the missing entry, the second
+			// finds it and appends nothing.
+			for range 2 {
+				l := e.open()
+				recoverTo(t, ctx, l, rows)
+				if err := l.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := committedEntries(t, e.dir, 1)
+			if len(got) != 1 {
+				t.Fatalf("committed entries of checkpoint 1: %+v, want exactly one", got)
+			}
+			checkCounts(t, "repaired committed entry", &got[0], rows, 0)
+			if got[0].State != "VISIBLE" || got[0].CommittedAt.IsZero() {
+				t.Errorf("repaired entry %+v: want VISIBLE with a commit time", got[0])
+			}
+			e.checkExactlyOnce(rows)
+		})
+	}
+}

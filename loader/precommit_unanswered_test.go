@@ -1,0 +1,85 @@
+package loader_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader"
+)
+
+// A precommit that never gets an answer (the emulator's Block on
+// "precommit": the txn stays PREPARE, the BE never replies) holds
+// Checkpoint until the caller gives up (SIGTERM, a deadline). The
+// checkpoint's abort then used the ended ctx and failed, leaving the PREPARE
+// txn running until Doris's load timeout (doris-api.md §5, 3 days) unless
+// the job started again. Doris aborts a PREPARE txn by label (doris-api.md
+// §3.3): the loader must do it right there, without a Recover.
+func TestPrecommitNeverAnsweredIsAbortedWhenTheCallerGivesUp(t *testing.T) {
+	t.Parallel()
+	const rows = 4
+	ctx := context.Background()
+	e := newEnv(t)
+	h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, DB: testDB, Block: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := e.open()
+	defer l.Close(ctx)
+	recoverTo(t, ctx, l, 0)
+	for i := range rows {
+		if err := l.Write(ctx, row(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- l.Checkpoint(cctx, pos(rows)) }()
+	if err := h.Wait(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	lbl := e.txnsByStatus(doris.TxnPrepare)
+	if len(lbl) != 1 {
+		t.Fatalf("while the precommit hangs: PREPARE txns %v, want one", lbl)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, loader.ErrNeedRecover) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("checkpoint: %v, want ErrNeedRecover wrapping context.Canceled", err)
+	}
+	// No Recover yet: the txn is already aborted, by the user (the loader).
+	txns, err := e.srv.Txns(testDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(txns) != 1 || txns[0].Label != lbl[0] || txns[0].Status != doris.TxnAborted {
+		t.Fatalf("after the checkpoint gave up: %+v, want %s ABORTED", txns, lbl[0])
+	}
+	h.Remove()
+	recoverTo(t, ctx, l, 0)
+	if err := drive(ctx, l, 0, rows, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.checkExactlyOnce(rows)
+}
+
+// txnsByStatus returns the labels of e's txns in status st.
+func (e *env) txnsByStatus(st doris.TxnStatus) []string {
+	e.t.Helper()
+	txns, err := e.srv.Txns(testDB)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, tx := range txns {
+		if tx.Status == st {
+			out = append(out, tx.Label)
+		}
+	}
+	return out
+}
