@@ -37,7 +37,16 @@ type Config struct {
 	MySQL string
 	// User and Password are the Doris credentials (HTTP Basic auth and MySQL).
 	User, Password string
-	// TLS configures https endpoints and the MySQL connection (nil: plain).
+	// TLS configures the https FE and BE endpoints (its RootCAs is the
+	// custom CA; nil means the system roots) and the MySQL connection (nil:
+	// plain MySQL). The server name is taken from each URL's host.
+	//
+	// MySQL uses it as "preferred": TLS verified with this config when the
+	// FE's MySQL port offers it (fe.conf enable_ssl), plaintext when it
+	// does not. http:// endpoints stay plain whatever TLS says. Note that a
+	// Doris FE redirects Stream Load to "http://<be>" even when reached over
+	// https (doris-api.md §1.2): for TLS all the way to the BE, list https
+	// BEs in BE (or put a TLS proxy in front that rewrites the Location).
 	TLS *tls.Config
 	// RequestTimeout bounds every small call (2PC, get_load_state, MySQL
 	// statements, the FE redirect step of Stream Load), retries included.

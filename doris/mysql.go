@@ -37,7 +37,20 @@ func (c *Client) mysqlDB() (*sql.DB, error) {
 	mc.Timeout = c.cfg.RequestTimeout
 	mc.ReadTimeout, mc.WriteTimeout = c.cfg.RequestTimeout, c.cfg.RequestTimeout
 	if c.cfg.TLS != nil {
+		// TLS "preferred", like the mysql client's default against Doris
+		// (enable_ssl in fe.conf): verified TLS with Config.TLS when the
+		// FE offers it, plaintext when it does not, so a CA configured for
+		// https FE/BE does not break an FE MySQL port without SSL.
 		mc.TLS = c.cfg.TLS.Clone()
+		mc.AllowFallbackToPlaintext = true
+		// The driver drops TLS from the config it connects with on a
+		// fallback; without BeforeConnect that config is the connector's
+		// own, shared by every connection (a data race, and later
+		// connections would never try TLS again). BeforeConnect makes the
+		// driver hand each connection a copy.
+		if err := mc.Apply(mysql.BeforeConnect(func(context.Context, *mysql.Config) error { return nil })); err != nil {
+			return nil, fmt.Errorf("doris mysql %s: %w", c.cfg.MySQL, err)
+		}
 	}
 	mc.Logger = mysqlLogger{c}
 	conn, err := mysql.NewConnector(mc)

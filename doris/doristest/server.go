@@ -12,6 +12,7 @@ package doristest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -92,8 +93,8 @@ func NewServer(opts ...Opt) (*Server, error) {
 			return nil, fmt.Errorf("doristest: seed database: %w", err)
 		}
 	}
-	s.fe = &endpoint{name: "fe", host: feHost, handler: s.track(s.feMux()), log: s.log}
-	s.be = &endpoint{name: "be", host: beHost, handler: s.track(s.beMux()), log: s.log}
+	s.fe = &endpoint{name: "fe", host: feHost, handler: s.track(s.feMux()), log: s.log, tls: c.tls}
+	s.be = &endpoint{name: "be", host: beHost, handler: s.track(s.beMux()), log: s.log, tls: c.tls}
 	if err := s.fe.start(c.feAddr); err != nil {
 		return nil, err
 	}
@@ -128,10 +129,11 @@ func (s *Server) track(h http.Handler) http.Handler {
 }
 
 // FEURL is the FE HTTP base URL, e.g. "http://localhost:8030" (host name
-// "localhost").
+// "localhost"; https with WithTLS).
 func (s *Server) FEURL() string { return s.fe.url() }
 
-// BEURL is the BE HTTP base URL, e.g. "http://127.0.0.1:8040".
+// BEURL is the BE HTTP base URL, e.g. "http://127.0.0.1:8040" (https with
+// WithTLS).
 func (s *Server) BEURL() string { return s.be.url() }
 
 // AdminURL is the admin endpoint's base URL ("" with WithoutAdmin).
@@ -207,6 +209,7 @@ type endpoint struct {
 	host    string
 	handler http.Handler
 	log     *slog.Logger
+	tls     *tls.Config // nil: plain HTTP
 
 	mu   sync.Mutex
 	addr string // resolved host:port, fixed after the first start
@@ -229,6 +232,9 @@ func (e *endpoint) start(addr string) error {
 func (e *endpoint) serve(ln net.Listener) {
 	srv := &http.Server{Handler: e.handler, ReadHeaderTimeout: time.Minute, ErrorLog: slog.NewLogLogger(e.log.Handler(), slog.LevelDebug)}
 	e.srv, e.ln = srv, ln
+	if e.tls != nil {
+		ln = tls.NewListener(ln, e.tls)
+	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			e.log.Warn("doristest: serve", "endpoint", e.name, "err", err)
@@ -240,7 +246,11 @@ func (e *endpoint) url() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	_, port, _ := net.SplitHostPort(e.addr)
-	return "http://" + e.host + ":" + port
+	scheme := "http"
+	if e.tls != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + e.host + ":" + port
 }
 
 // stop closes the listener and all connections at once (a crash). The

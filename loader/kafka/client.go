@@ -1,7 +1,12 @@
 package kafka
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -17,12 +22,48 @@ func (c *Connector) baseOpts() []kgo.Opt {
 		kgo.ClientID(c.cfg.ClientID),
 	}
 	if c.cfg.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(c.cfg.TLS.Clone()))
+		opts = append(opts, kgo.Dialer(TLSDialer(c.cfg.TLS)))
 	}
 	if m := saslMechanism(c.cfg.SASL); m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
 	return append(opts, c.o.kgoOpts...)
+}
+
+// brokerDialTimeout bounds the TCP dial and the TLS handshake of one broker
+// connection (kgo's default dial timeout).
+const brokerDialTimeout = 10 * time.Second
+
+// TLSDialer returns a kgo.Dialer function that connects to a broker over
+// TLS with a copy of tc (ServerName defaulting to the broker's host, as
+// kgo.DialTLSConfig does); the Connector uses it for Config.TLS. A failed
+// handshake (an unknown CA, a wrong host name) is wrapped with the broker's
+// address, which kgo's "unable to dial: <err>" does not name. The error
+// chain is kept, so kgo classifies it as before: a certificate error is not
+// retried and the Connector fails at start. Use it instead of
+// kgo.DialTLSConfig, not with it (kgo refuses both).
+func TLSDialer(tc *tls.Config) func(ctx context.Context, network, host string) (net.Conn, error) {
+	nd := &net.Dialer{Timeout: brokerDialTimeout}
+	return func(ctx context.Context, network, host string) (net.Conn, error) {
+		conn, err := nd.DialContext(ctx, network, host)
+		if err != nil {
+			return nil, err
+		}
+		c := tc.Clone()
+		if c.ServerName == "" {
+			if h, _, err := net.SplitHostPort(host); err == nil {
+				c.ServerName = h
+			}
+		}
+		hctx, cancel := context.WithTimeout(ctx, brokerDialTimeout)
+		defer cancel()
+		tconn := tls.Client(conn, c)
+		if err := tconn.HandshakeContext(hctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("tls handshake with broker %s: %w", host, err)
+		}
+		return tconn, nil
+	}
 }
 
 // saslMechanism maps SASL to a franz-go mechanism, nil for none.

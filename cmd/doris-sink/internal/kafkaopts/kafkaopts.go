@@ -11,6 +11,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/loader/kafka"
 )
 
 // Opts returns the connection options for cfg.Kafka: seed brokers, TLS and
@@ -23,7 +24,7 @@ func Opts(cfg *config.Config) ([]kgo.Opt, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, kgo.DialTLSConfig(t))
+		opts = append(opts, kgo.Dialer(kafka.TLSDialer(t)))
 	}
 	switch pw := k.SASL.Password.Reveal(); k.SASL.Mechanism {
 	case "":
