@@ -33,6 +33,9 @@ type Client struct {
 	// ownTransport is closed by Close when the client built it.
 	ownTransport *http.Transport
 
+	// downgradeOnce warns once that an https FE redirected to an http BE.
+	downgradeOnce sync.Once
+
 	nextFE atomic.Uint32 // round robin start for small calls
 	nextBE atomic.Uint32 // round robin over Config.BE
 

@@ -141,6 +141,13 @@ func (c *Client) redirectFrom(ctx context.Context, req *LoadRequest, hdr http.He
 		}
 		loc.User = nil // Doris embeds user:password (§1.2); we send Authorization ourselves
 		c.log.Debug("stream load redirected", "fe", u.Redacted(), "be", loc.Redacted(), "label", req.Label)
+		if u.Scheme == "https" && loc.Scheme == "http" {
+			c.downgradeOnce.Do(func() {
+				c.log.Warn("an https FE redirected a Stream Load to a plain-http BE: the body and the Basic "+
+					"credentials cross the network unencrypted (Doris FEs always redirect to http, doris-api.md §1.2); "+
+					"list https BE endpoints in doris.be to load straight to them", "fe", u.Redacted(), "be", loc.Redacted())
+			})
+		}
 		return loc, nil
 	}
 	body, rerr := readAnswer(resp)

@@ -1,0 +1,67 @@
+package doris_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/doris-sink/doris-sink/doris"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A real FE redirects to http://<be> even when it serves https itself
+// (doris-api.md §1.2): the load works, and the client warns once that the
+// body and credentials then travel unencrypted.
+func TestHTTPSFERedirectToHTTPBEWarnsOnce(t *testing.T) {
+	t.Parallel()
+	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"TxnId": 7, "Label": "l", "Comment": "", "TwoPhaseCommit": "true", "Status": "Success", "Message": "OK",
+"NumberTotalRows": 1, "NumberLoadedRows": 1, "NumberFilteredRows": 0, "NumberUnselectedRows": 0, "LoadBytes": 2}`+"\n")
+	}))
+	t.Cleanup(be.Close)
+	fe := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, be.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(fe.Close)
+	logs := &syncBuffer{}
+	tc := fe.Client().Transport.(*http.Transport).TLSClientConfig
+	c, err := doris.NewClient(doris.Config{FE: []string{fe.URL}, User: "root", TLS: tc,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	for i := 0; i < 2; i++ {
+		req := doris.LoadRequest{DB: "db", Table: "t", Label: "l", Format: "json", TwoPhaseCommit: true}
+		if _, err := c.StreamLoad(context.Background(), req, strings.NewReader("{}")); err != nil {
+			t.Fatalf("load %d: %v", i, err)
+		}
+	}
+	if n := strings.Count(logs.String(), "plain-http BE"); n != 1 {
+		t.Errorf("downgrade warnings = %d, want 1; logs:\n%s", n, logs.String())
+	}
+}
