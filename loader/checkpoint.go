@@ -25,8 +25,11 @@ import (
 // rewind to the position it returns. With AtLeastOnce the load is a
 // non-2PC load, committed when it returns; the position is saved after.
 //
-// The ledger's entry for the decision (with Doris's row counters) is
-// appended right after the decision is durable, before the commit starts.
+// The decision records the load's counters (Doris's row counters, bytes,
+// attempts; checkpoint.Decision.Counts), so it carries its own evidence:
+// the ledger's entry for it is appended right after the decision is
+// durable, before the commit starts, and Recover appends it again from the
+// store if a crash came between the two writes.
 func (l *Loader) Checkpoint(ctx context.Context, end json.RawMessage) error {
 	return l.CheckpointWith(ctx, end, CheckpointInfo{})
 }
@@ -36,8 +39,9 @@ func (l *Loader) Checkpoint(ctx context.Context, end json.RawMessage) error {
 type CheckpointInfo struct {
 	// DeadLettered counts the checkpoint's source records that were not
 	// converted to rows but sent to a dead-letter topic (DESIGN.md §5). It
-	// is recorded in the checkpoint's ledger entries (dead_lettered,
-	// DESIGN.md §6). Must not be negative.
+	// is recorded in the decision (checkpoint.LoadCounts.DeadLettered) and
+	// the checkpoint's ledger entries (dead_lettered, DESIGN.md §6). Must
+	// not be negative.
 	DeadLettered int64
 }
 
@@ -92,6 +96,11 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	if a.heal {
 		d.Healed = a.healed + 1
 	}
+	if d.Empty {
+		d.Counts = loadCounts(nil, 0, info.DeadLettered)
+	} else {
+		d.Counts = loadCounts(res, a.loads, info.DeadLettered)
+	}
 	if d.Empty || l.cfg.Guarantee == AtLeastOnce {
 		d.Committed, d.CommittedAt = true, now
 	}
@@ -117,20 +126,20 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	a.s = nil
 	l.retryID = 0
 	// The ledger's decided entry (DESIGN.md §6: fsync'd after decide)
-	// precedes the after-decide cut point, so a crash there leaves it, with
-	// the row counters that Recover carries into the committed entry.
-	t := tally{res: res, attempts: a.loads, deadLettered: info.DeadLettered}
+	// precedes the after-decide cut point. A crash between the save and
+	// this append loses only the entry: Recover writes it from d, which
+	// the store holds with its counts.
 	event := ledger.EventDecided
 	if a.heal {
 		event = ledger.EventHealed
 	}
 	switch {
 	case d.Empty:
-		l.evidence(ledger.EventCommitted, d, "", tally{deadLettered: info.DeadLettered}, "empty checkpoint: no transaction")
+		l.evidence(ledger.EventCommitted, d, "", "empty checkpoint: no transaction")
 	case l.cfg.Guarantee == AtLeastOnce:
-		l.evidence(ledger.EventCommitted, d, doris.TxnVisible, t, "at-least-once load")
+		l.evidence(ledger.EventCommitted, d, doris.TxnVisible, "at-least-once load")
 	default:
-		l.evidence(event, d, doris.TxnPrecommitted, t, "")
+		l.evidence(event, d, doris.TxnPrecommitted, "")
 	}
 	if err := l.fire(ctx, FailAfterDecide); err != nil {
 		return l.fail(ctx, a, "after decide", err, false)
@@ -144,7 +153,7 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	l.pos = end
 	l.cur = &attempt{id: next.ID, label: next.Label, announced: true}
 	if !d.Empty && l.cfg.Guarantee == ExactlyOnce {
-		l.startCommit(d, t)
+		l.startCommit(d)
 	}
 	return nil
 }
@@ -206,14 +215,14 @@ func (l *Loader) waitCommit(ctx context.Context) error {
 }
 
 // startCommit commits d in the background (DESIGN.md §2 step 5).
-func (l *Loader) startCommit(d checkpoint.Decision, t tally) {
+func (l *Loader) startCommit(d checkpoint.Decision) {
 	pc := &pendingCommit{d: d, done: make(chan struct{})}
 	l.pending = pc
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
 		defer close(pc.done)
-		pc.err = l.commit(l.ctx, d, t)
+		pc.err = l.commit(l.ctx, d)
 		if pc.err != nil && !errors.Is(pc.err, ErrCrashed) {
 			l.log.Error("commit failed", "id", d.ID, "label", d.Label, "txn_id", d.TxnID, "err", pc.err)
 		}
@@ -224,8 +233,8 @@ func (l *Loader) startCommit(d checkpoint.Decision, t tally) {
 }
 
 // commit commits decided checkpoint d with retries, then records it: store
-// (Committed) and ledger, with t.
-func (l *Loader) commit(ctx context.Context, d checkpoint.Decision, t tally) error {
+// (Committed) and ledger, with d's counts.
+func (l *Loader) commit(ctx context.Context, d checkpoint.Decision) error {
 	ops := *l.ops
 	ops.beforeAttempt = func(ctx context.Context, attempt int) error {
 		if l.knobs.BeforeCommitAttempt != nil {
@@ -242,7 +251,7 @@ func (l *Loader) commit(ctx context.Context, d checkpoint.Decision, t tally) err
 		err = l.crashErr("commit", err)
 		var ae *AbortedError
 		if errors.As(err, &ae) {
-			l.evidence(ledger.EventAborted, d, doris.TxnAborted, t, "decided txn aborted by Doris: "+ae.Reason+
+			l.evidence(ledger.EventAborted, d, doris.TxnAborted, "decided txn aborted by Doris: "+ae.Reason+
 				"; Recover heals it")
 		}
 		return err
@@ -250,12 +259,12 @@ func (l *Loader) commit(ctx context.Context, d checkpoint.Decision, t tally) err
 	if err := l.fire(ctx, FailAfterCommitBeforeLedger); err != nil {
 		return l.crashErr("commit bookkeeping", fmt.Errorf("record commit of checkpoint %d: %w", d.ID, err))
 	}
-	return l.markCommitted(ctx, d, t, doris.TxnVisible)
+	return l.markCommitted(ctx, d, doris.TxnVisible)
 }
 
 // markCommitted records a committed checkpoint in the store (if it is still
-// the decided one) and the ledger.
-func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, t tally, st doris.TxnStatus) error {
+// the decided one) and the ledger, with d's counts.
+func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, st doris.TxnStatus) error {
 	now := l.clock.Now()
 	err := l.save(ctx, func(s *checkpoint.State) error {
 		if s.Decided != nil && s.Decided.ID == d.ID && !s.Decided.Committed {
@@ -267,6 +276,6 @@ func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, t tal
 		return l.crashErr("mark committed", fmt.Errorf("record commit of checkpoint %d: %w", d.ID, err))
 	}
 	d.Committed, d.CommittedAt = true, now
-	l.evidence(ledger.EventCommitted, d, st, t, "")
+	l.evidence(ledger.EventCommitted, d, st, "")
 	return nil
 }

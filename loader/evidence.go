@@ -6,38 +6,43 @@ import (
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
-// tally is what a ledger entry says about a checkpoint's contents.
-type tally struct {
-	// res gives the row counters as Doris reported them; nil: unknown.
-	res *doris.LoadResult
-	// attempts counts the load attempts.
-	attempts int
-	// deadLettered counts the source records sent to a dead-letter topic
-	// (CheckpointInfo.DeadLettered).
-	deadLettered int64
+// loadCounts returns the counters a decision records (DESIGN.md §6): Doris's
+// row and byte counters of res (zero when res is nil: an empty
+// checkpoint), the load attempts and the dead-lettered count.
+func loadCounts(res *doris.LoadResult, attempts int, deadLettered int64) *checkpoint.LoadCounts {
+	c := &checkpoint.LoadCounts{Attempts: attempts, DeadLettered: deadLettered}
+	if res != nil {
+		c.RowsTotal = res.NumberTotalRows
+		c.RowsLoaded = res.NumberLoadedRows
+		c.RowsFiltered = res.NumberFilteredRows
+		c.RowsUnselected = res.NumberUnselectedRows
+		c.Bytes = res.LoadBytes
+	}
+	return c
 }
 
-// evidence appends one ledger entry (DESIGN.md §6) for checkpoint d. The
-// ledger is evidence, not the coordinator's log: a failed append is logged,
-// never fatal.
-func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnStatus, t tally, note string) {
+// evidence appends one ledger entry (DESIGN.md §6) for checkpoint d, with
+// d.Counts (all zero when nil: unknown, or an attempt never decided). The
+// store's decision is the one source of the counts: every entry of a
+// decided checkpoint is written from it, so an entry lost to a crash can be
+// written again by Recover (repairEvidence). The ledger is evidence, not
+// the coordinator's log: a failed append is logged, never fatal.
+func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnStatus, note string) {
 	if l.ledger == nil {
 		return
 	}
 	e := ledger.Entry{
-		Time:         l.clock.Now(),
-		Event:        event,
-		Checkpoint:   d.ID,
-		Job:          l.cfg.Job,
-		DB:           l.cfg.DB,
-		Table:        l.cfg.Table,
-		Label:        d.Label,
-		TxnID:        d.TxnID,
-		State:        string(state),
-		DecidedAt:    d.DecidedAt,
-		Attempts:     t.attempts,
-		DeadLettered: t.deadLettered,
-		Note:         note,
+		Time:       l.clock.Now(),
+		Event:      event,
+		Checkpoint: d.ID,
+		Job:        l.cfg.Job,
+		DB:         l.cfg.DB,
+		Table:      l.cfg.Table,
+		Label:      d.Label,
+		TxnID:      d.TxnID,
+		State:      string(state),
+		DecidedAt:  d.DecidedAt,
+		Note:       note,
 	}
 	if len(d.Start) > 0 || len(d.End) > 0 {
 		e.Ranges = rangesJSON(d.Start, d.End)
@@ -45,12 +50,9 @@ func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnSt
 	if d.Committed {
 		e.CommittedAt = d.CommittedAt
 	}
-	if res := t.res; res != nil {
-		e.RowsTotal = res.NumberTotalRows
-		e.RowsLoaded = res.NumberLoadedRows
-		e.RowsFiltered = res.NumberFilteredRows
-		e.RowsUnselected = res.NumberUnselectedRows
-		e.Bytes = res.LoadBytes
+	if c := d.Counts; c != nil {
+		e.RowsTotal, e.RowsLoaded, e.RowsFiltered, e.RowsUnselected = c.RowsTotal, c.RowsLoaded, c.RowsFiltered, c.RowsUnselected
+		e.Bytes, e.Attempts, e.DeadLettered = c.Bytes, c.Attempts, c.DeadLettered
 	}
 	if err := l.ledger.Append(e); err != nil {
 		l.log.Warn("ledger append failed", "event", event, "label", d.Label, "err", err)

@@ -65,7 +65,9 @@ func committedEntries(t *testing.T, dir string, id uint64) []ledger.Entry {
 // committing a decided checkpoint) left a checkpoint that the store calls
 // committed, so every later Recover skipped it, and whose committed entry
 // the ledger never got (DESIGN.md §6: one row per checkpoint). Recover now
-// appends the missing entry, with the decided entry's counters, once.
+// appends the missing entry, with the counters the decision saved, once.
+// (The decide window, between the save of the decision and the decided
+// entry, is TestDecidedInStoreButNotInLedger.)
 func TestCommitMarkedInStoreButNotInLedger(t *testing.T) {
 	t.Parallel()
 	const rows = 5

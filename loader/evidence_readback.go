@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
@@ -12,76 +13,81 @@ import (
 )
 
 // ledgerTailWindow bounds how much of the ledger's end Recover reads back
-// (decidedTally, repairCommittedEvidence): the entries of the last decided
-// checkpoint are among the last few lines, and the ledger grows without
-// bound. An entry beyond the window counts as missing.
+// (repairEvidence): the entries of the last decided checkpoint are among
+// the last few lines, and the ledger grows without bound. An entry beyond
+// the window counts as missing.
 const ledgerTailWindow = 1 << 20
 
-// decidedTally reads back the tally (row counters, attempts, dead-lettered
-// count) of the ledger entry that decided d: the last "decided" or
-// "healed" entry with d's id, label and txn id within the ledger's last
-// ledgerTailWindow bytes. Recover uses it so that the committed entry of a
-// checkpoint it commits carries the counts its decision recorded (the
-// store's Decision has no counters). ok is false when there is no ledger
-// or no such entry; a read error is logged.
-func (l *Loader) decidedTally(d *checkpoint.Decision) (t tally, ok bool) {
-	return findDecidedTally(l.ledgerTail(d), d)
-}
-
-func findDecidedTally(entries []ledger.Entry, d *checkpoint.Decision) (t tally, ok bool) {
-	for i := len(entries) - 1; i >= 0; i-- {
-		e := entries[i]
-		if (e.Event == ledger.EventDecided || e.Event == ledger.EventHealed) && sameTxn(e, d) {
-			res := &doris.LoadResult{TxnID: e.TxnID, Label: e.Label, NumberTotalRows: e.RowsTotal,
-				NumberLoadedRows: e.RowsLoaded, NumberFilteredRows: e.RowsFiltered,
-				NumberUnselectedRows: e.RowsUnselected, LoadBytes: e.Bytes}
-			return tally{res: res, attempts: e.Attempts, deadLettered: e.DeadLettered}, true
-		}
-	}
-	return tally{}, false
-}
-
-// repairCommittedEvidence appends the "committed" entry of d, which the
-// store says is committed, when the ledger's tail has none (DESIGN.md §6:
-// one row per checkpoint). The store's commit mark and the ledger append
-// are two durable writes: a process killed between them (the store's
-// rename is visible, its directory fsync or the append had not returned)
-// leaves a committed checkpoint whose rows the ledger never counts, and
-// Recover, which trusts the store's mark, would never look at it again.
-// The entry carries the decided entry's counters when they are found. An
-// operator's "resolved" entry for d stands for its commit (assumed
-// visible): nothing is added then.
-func (l *Loader) repairCommittedEvidence(d *checkpoint.Decision) {
-	if l.ledger == nil || d == nil || !d.Committed {
+// repairEvidence appends the ledger entry of d, the last decided
+// checkpoint, that a crash between a store write and its ledger append left
+// out (DESIGN.md §6: the ledger records every decision and every commit).
+// The ledger is read back only to find out whether the entry is there; the
+// entry itself is written from d, whose Counts the decision saved:
+//
+//   - d not committed (and not Empty) and no "decided" or "healed" entry of
+//     its txn: the process died between the save that decided d and the
+//     append of that entry. It is appended ("healed" when d is a heal).
+//     Without it the ledger would never count d's rows: Doris cannot report
+//     a load's counters later.
+//   - d committed in the store and no "committed" entry: the process died
+//     between the commit mark (in the store's rename) and the append, and
+//     Recover, which trusts the mark, would never look at d again. The
+//     "committed" entry is appended. An operator's "resolved" entry for d
+//     stands for its commit (assumed visible): nothing is added then.
+func (l *Loader) repairEvidence(d *checkpoint.Decision) {
+	if l.ledger == nil || d == nil || (d.Empty && !d.Committed) {
 		return
 	}
 	entries := l.ledgerTail(d)
-	for i := len(entries) - 1; i >= 0; i-- {
-		e := entries[i]
-		if (e.Event == ledger.EventCommitted || e.Event == ledger.EventResolved) && sameTxn(e, d) {
+	if !d.Committed {
+		if hasEntry(entries, d, ledger.EventDecided, ledger.EventHealed) {
 			return
 		}
+		event := ledger.EventDecided
+		if d.Healed > 0 {
+			event = ledger.EventHealed
+		}
+		l.log.Warn("recover: the ledger lacked the "+event+" entry of the last decided checkpoint; appending it",
+			"id", d.ID, "label", d.Label, "txn_id", d.TxnID)
+		l.evidence(event, *d, doris.TxnPrecommitted, "recovery: the store recorded the decision, the ledger had no "+
+			event+" entry (crash between the two writes)"+countsUnknown(d))
+		return
 	}
-	t, ok := findDecidedTally(entries, d)
+	if hasEntry(entries, d, ledger.EventCommitted, ledger.EventResolved) {
+		return
+	}
 	note := "recovery: the store recorded the commit, the ledger had no committed entry (crash between the two writes)"
 	state := doris.TxnVisible
-	switch {
-	case d.Empty:
+	if d.Empty {
 		state = ""
 		note += "; empty checkpoint: no transaction"
-	case !ok && l.cfg.Guarantee == ExactlyOnce:
-		note += "; row counts unknown: the decided entry is not in the ledger"
-	case !ok:
-		note += "; row counts unknown (at-least-once load)"
 	}
 	l.log.Warn("recover: the ledger lacked the committed entry of the last decided checkpoint; appending it",
 		"id", d.ID, "label", d.Label, "txn_id", d.TxnID)
-	l.evidence(ledger.EventCommitted, *d, state, t, note)
+	l.evidence(ledger.EventCommitted, *d, state, note+countsUnknown(d))
 }
 
-// sameTxn reports whether ledger entry e is about d's transaction.
-func sameTxn(e ledger.Entry, d *checkpoint.Decision) bool {
-	return e.Checkpoint == d.ID && e.Label == d.Label && e.TxnID == d.TxnID
+// countsUnknown is the note suffix of an entry written from a decision
+// without counts (saved by a doris-sink that did not record them), "" when
+// d has counts or is Empty (no rows).
+func countsUnknown(d *checkpoint.Decision) string {
+	if d.Counts != nil || d.Empty {
+		return ""
+	}
+	return "; row counts unknown: the decision was saved without them (older doris-sink)"
+}
+
+// hasEntry reports whether entries hold one of events about d's
+// transaction (same checkpoint id, label and txn id: a heal's entries name
+// its new txn).
+func hasEntry(entries []ledger.Entry, d *checkpoint.Decision, events ...string) bool {
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Checkpoint == d.ID && e.Label == d.Label && e.TxnID == d.TxnID && slices.Contains(events, e.Event) {
+			return true
+		}
+	}
+	return false
 }
 
 // ledgerTail returns the entries of the ledger's last ledgerTailWindow

@@ -44,9 +44,10 @@ func checkCounts(t *testing.T, what string, en *ledger.Entry, rows, deadLettered
 
 // The ledger's decided entry is appended before the after-decide cut point
 // (DESIGN.md §6: fsync'd after decide), so a crash there leaves it with
-// its row counts; the committed entry Recover writes carries them too (read
-// back from the decided entry), here for a crash before the commit
-// (Recover commits) and after it (Recover finds the label VISIBLE).
+// its row counts; the committed entry Recover writes carries them too (from
+// the store's decision, which holds the counts), here for a crash before
+// the commit (Recover commits) and after it (Recover finds the label
+// VISIBLE).
 func TestLedgerCountsSurviveCrash(t *testing.T) {
 	t.Parallel()
 	for _, fp := range []string{loader.FailAfterDecide, loader.FailAfterCommitBeforeLedger} {

@@ -342,8 +342,8 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 				"budget", ops.retry.MaxElapsed, "err", aerr)
 			err = errors.Join(err, fmt.Errorf("abort (Recover finishes it): %w", aerr))
 		} else if a.s != nil {
-			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.id, Label: a.label, Start: l.pos}, doris.TxnAborted,
-				tally{attempts: a.loads}, stage+": "+err.Error())
+			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.id, Label: a.label, Start: l.pos,
+				Counts: &checkpoint.LoadCounts{Attempts: a.loads}}, doris.TxnAborted, stage+": "+err.Error())
 		}
 	}
 	a.s = nil

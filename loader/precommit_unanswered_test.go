@@ -83,3 +83,47 @@ func (e *env) txnsByStatus(st doris.TxnStatus) []string {
 	}
 	return out
 }
+
+// A BE that dies during precommit (the emulator's Refuse on "precommit":
+// the connection closes, the txn stays PREPARE) fails the checkpoint, and
+// the loader aborts the PREPARE txn by label at once (doris-api.md §3.3),
+// before any Recover: nothing lingers until Doris's load timeout. This is
+// why the chaos campaign may inject it.
+func TestPrecommitRefusedIsAbortedAtOnce(t *testing.T) {
+	t.Parallel()
+	const rows = 4
+	ctx := context.Background()
+	e := newEnv(t)
+	h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, DB: testDB, Refuse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := e.open()
+	defer l.Close(ctx)
+	recoverTo(t, ctx, l, 0)
+	for i := range rows {
+		if err := l.Write(ctx, row(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Checkpoint(ctx, pos(rows)); !errors.Is(err, loader.ErrNeedRecover) {
+		t.Fatalf("checkpoint: %v, want ErrNeedRecover", err)
+	}
+	if h.Hits() != 1 {
+		t.Fatalf("precommit fault hit %d times, want 1", h.Hits())
+	}
+	if lbl := e.txnsByStatus(doris.TxnPrepare); len(lbl) != 0 {
+		t.Fatalf("after the refused precommit: PREPARE txns %v, want none (aborted by the loader)", lbl)
+	}
+	if lbl := e.txnsByStatus(doris.TxnAborted); len(lbl) != 1 {
+		t.Fatalf("after the refused precommit: ABORTED txns %v, want one", lbl)
+	}
+	recoverTo(t, ctx, l, 0)
+	if err := drive(ctx, l, 0, rows, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.checkExactlyOnce(rows)
+}

@@ -18,8 +18,7 @@ import (
 // start when that checkpoint's transaction was lost and is being healed;
 // nil for a new store. Read nothing from the source before it returns.
 //
-//   - decided, store says committed: done, no lookup; its ledger
-//     "committed" entry is appended if a crash left it out.
+//   - decided, store says committed: done, no lookup.
 //   - decided, VISIBLE/COMMITTED: marked committed.
 //   - decided, PRECOMMITTED: committed.
 //   - decided, ABORTED (e.g. "timeout by txn manager"): healed: the next
@@ -31,6 +30,14 @@ import (
 //   - announced, PREPARE/PRECOMMITTED: aborted by label.
 //   - announced, ABORTED/UNKNOWN: nothing.
 //   - announced, VISIBLE/COMMITTED: *FencingError.
+//
+// Evidence (DESIGN.md §6): the decision carries the load's counters
+// (checkpoint.Decision.Counts) and every ledger entry of the checkpoint is
+// written from it. A process killed between a store write and its ledger
+// append leaves the entry out; Recover appends it: the "decided" (or
+// "healed") entry of a decided, uncommitted checkpoint, the "committed"
+// entry of one the store marks committed. A decision saved by an older
+// doris-sink has no counters: its entries then say the counts are unknown.
 //
 // With AtLeastOnce nothing is looked up: the position is the end of the
 // last saved checkpoint and the next checkpoint gets a fresh id (or, after
@@ -124,7 +131,7 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 				return nil, fmt.Errorf("recover announced checkpoint %d: %w", a.ID, err)
 			}
 			l.knob(a.Label, s, "abort")
-			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.ID, Label: a.Label}, doris.TxnAborted, tally{},
+			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.ID, Label: a.Label}, doris.TxnAborted,
 				"recovery: announced, undecided label was "+string(s))
 		case doris.TxnAborted, doris.TxnUnknown:
 			l.knob(a.Label, s, "none")
@@ -137,7 +144,7 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 
 	// The decided checkpoint.
 	d := st.Decided
-	l.repairCommittedEvidence(d)
+	l.repairEvidence(d)
 	heal, markCommitted := false, false
 	var state doris.TxnStatus
 	if d != nil && !d.Committed {
@@ -198,13 +205,6 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 	}
 
 	if len(resolved) > 0 || markCommitted {
-		// Read the counters back before the store write that marks d
-		// committed: the ledger append that follows it should come at once.
-		var t tally
-		var counted bool
-		if markCommitted && !d.Empty {
-			t, counted = l.decidedTally(d)
-		}
 		now := l.clock.Now()
 		err := l.save(ctx, func(s *checkpoint.State) error {
 			for _, id := range resolved {
@@ -221,11 +221,7 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 		if markCommitted && !d.Empty {
 			c := *d
 			c.Committed, c.CommittedAt = true, now
-			note := "recovery"
-			if !counted {
-				note = "recovery; row counts unknown: the decided entry is not in the ledger"
-			}
-			l.evidence(ledger.EventCommitted, c, state, t, note)
+			l.evidence(ledger.EventCommitted, c, state, "recovery"+countsUnknown(d))
 		}
 	}
 
@@ -291,7 +287,7 @@ func (l *Loader) recoverAtLeastOnce(ctx context.Context, st *checkpoint.State) (
 	if st.Decided == nil {
 		return nil, nil
 	}
-	l.repairCommittedEvidence(st.Decided)
+	l.repairEvidence(st.Decided)
 	return st.Decided.End, nil
 }
 

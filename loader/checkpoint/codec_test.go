@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -29,10 +31,44 @@ func TestEncodeDecodeRoundTripsEveryField(t *testing.T) {
 	for _, key := range []string{`"format"`, `"version"`, `"sha256"`, `"owner"`, `"job"`, `"db"`, `"table"`,
 		`"source"`, `"writer"`, `"decided"`, `"id"`, `"label"`, `"txn_id"`, `"start"`, `"end"`, `"empty"`,
 		`"decided_at"`, `"committed"`, `"committed_at"`, `"healed"`, `"announced"`, `"at"`, `"next_id"`,
-		`"history"`, `"resolved"`, `"checkpoint_id"`, `"assumed"`, `"by"`} {
+		`"history"`, `"resolved"`, `"checkpoint_id"`, `"assumed"`, `"by"`, `"counts"`, `"rows_total"`,
+		`"rows_loaded"`, `"rows_filtered"`, `"rows_unselected"`, `"bytes"`, `"attempts"`, `"dead_lettered"`} {
 		if !bytes.Contains(b, []byte(key)) {
 			t.Errorf("encoded file lacks key %s", key)
 		}
+	}
+}
+
+// A store written before Decision.Counts existed (testdata/v1-before-counts.json,
+// encoded by that version from fullState without counts) still loads, with
+// Counts nil, and is written back as the same format version.
+func TestDecodeReadsStoreWithoutCounts(t *testing.T) {
+	t.Parallel()
+	old, err := os.ReadFile(filepath.Join("testdata", "v1-before-counts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(old, []byte(`"counts"`)) {
+		t.Fatal("golden file has counts; it must be the old format")
+	}
+	got, err := Decode(old)
+	if err != nil {
+		t.Fatalf("Decode(old store): %v", err)
+	}
+	want := fullState(t)
+	want.Decided.Counts = nil
+	for i := range want.History {
+		want.History[i].Counts = nil
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("old store decodes to\n%+v\nwant\n%+v", got, want)
+	}
+	b, err := Encode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, old) {
+		t.Errorf("re-encoding an old store changed it:\n%s\nwant\n%s", b, old)
 	}
 }
 

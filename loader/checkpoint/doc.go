@@ -25,7 +25,8 @@
 //     another job, table, writer or checkpoint is refused.
 //   - Decided: not Empty ⇒ TxnID > 0; Empty ⇒ TxnID == 0; DecidedAt set;
 //     CommittedAt set only when Committed; Healed ≥ 0; Start and End are
-//     valid JSON when present.
+//     valid JSON when present; no Counts field is negative (Counts may be
+//     nil: stores written before they were recorded).
 //   - History: at most MaxHistory decisions, ids strictly increasing and all
 //     below Decided.ID (History holds the decisions Decided replaced; it is
 //     empty while Decided is nil).
@@ -39,4 +40,12 @@
 // Save also refuses to move the store backwards relative to the state last
 // loaded or saved through the same Store: NextID never decreases, and
 // Decided never disappears or moves to a lower id.
+//
+// # Format compatibility
+//
+// The file format is version 1 (FormatVersion). Decision.Counts was added
+// to it as an optional field: a file without counts (written by an older
+// doris-sink) decodes with Counts nil. An older doris-sink refuses a file
+// that has counts (an unknown field is a *CorruptError), so a store cannot
+// be silently downgraded.
 package checkpoint

@@ -35,9 +35,12 @@ func fullState(t testing.TB) *State {
 	t.Helper()
 	d := decision(t, 5)
 	d.Committed, d.CommittedAt, d.Healed = true, at(30), 2
+	d.Counts = &LoadCounts{RowsTotal: 12, RowsLoaded: 9, RowsFiltered: 2, RowsUnselected: 1, Bytes: 340,
+		Attempts: 2, DeadLettered: 3}
 	h3 := decision(t, 3)
 	h3.Empty, h3.TxnID = true, 0
-	h4 := decision(t, 4)
+	h3.Counts = &LoadCounts{DeadLettered: 4}
+	h4 := decision(t, 4) // decided before counts were recorded: Counts nil
 	return &State{
 		Owner:   testOwner,
 		Decided: &d,

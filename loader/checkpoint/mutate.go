@@ -45,6 +45,10 @@ func (s *State) Clone() *State {
 func (d Decision) clone() Decision {
 	d.Start = bytes.Clone(d.Start)
 	d.End = bytes.Clone(d.End)
+	if d.Counts != nil {
+		c := *d.Counts
+		d.Counts = &c
+	}
 	return d
 }
 

@@ -55,6 +55,33 @@ type Decision struct {
 	// Healed counts replays of [Start, End) after the transaction was found
 	// ABORTED (DESIGN.md §2, heal).
 	Healed int `json:"healed,omitempty"`
+	// Counts are the checkpoint's load counters known when it was decided:
+	// the decision carries its own evidence (DESIGN.md §6), so the ledger
+	// entries of the checkpoint can be written, or rewritten after a crash,
+	// from the store alone. Nil in stores written before doris-sink
+	// recorded them (counts unknown).
+	Counts *LoadCounts `json:"counts,omitempty"`
+}
+
+// LoadCounts are the counters of a checkpoint's load as Doris reported
+// them when it precommitted (or, at-least-once, committed) the load, with
+// what the loader knows besides. All are zero for an Empty checkpoint
+// except DeadLettered. No count is negative.
+type LoadCounts struct {
+	// RowsTotal, RowsLoaded, RowsFiltered and RowsUnselected are Doris's
+	// NumberTotalRows, NumberLoadedRows, NumberFilteredRows and
+	// NumberUnselectedRows.
+	RowsTotal      int64 `json:"rows_total"`
+	RowsLoaded     int64 `json:"rows_loaded"`
+	RowsFiltered   int64 `json:"rows_filtered"`
+	RowsUnselected int64 `json:"rows_unselected"`
+	// Bytes is Doris's LoadBytes.
+	Bytes int64 `json:"bytes"`
+	// Attempts counts the load attempts of the checkpoint (or of its heal).
+	Attempts int `json:"attempts"`
+	// DeadLettered counts the checkpoint's source records sent to a
+	// dead-letter topic instead of being loaded (DESIGN.md §5).
+	DeadLettered int64 `json:"dead_lettered"`
 }
 
 // Announcement is a label recorded before its Stream Load begins (DESIGN.md

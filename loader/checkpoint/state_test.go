@@ -45,6 +45,9 @@ func TestValidateRefuses(t *testing.T) {
 		{"no decided_at", func(s *State) { s.Decided.DecidedAt = time.Time{} }, 5, "decided_at"},
 		{"committed_at without committed", func(s *State) { s.Decided.Committed = false }, 5, "not committed"},
 		{"negative healed", func(s *State) { s.Decided.Healed = -1 }, 5, "negative healed"},
+		{"negative rows", func(s *State) { s.Decided.Counts.RowsLoaded = -1 }, 5, "negative load count"},
+		{"negative attempts", func(s *State) { s.Decided.Counts.Attempts = -2 }, 5, "negative load count"},
+		{"negative dead-lettered in history", func(s *State) { s.History[0].Counts.DeadLettered = -1 }, 3, "negative load count"},
 		{"bad start", func(s *State) { s.Decided.Start = json.RawMessage(`{`) }, 5, "start position"},
 		{"bad end", func(s *State) { s.Decided.End = json.RawMessage(`x`) }, 5, "end position"},
 		{"history without decided", func(s *State) { s.Decided = nil }, 3, "nothing is decided"},
@@ -97,6 +100,8 @@ func TestCloneIsDeep(t *testing.T) {
 	}
 	c.Decided.Start[2] = 'X'
 	c.History[0].End[2] = 'X'
+	c.Decided.Counts.RowsLoaded = 99
+	c.History[0].Counts.DeadLettered = 99
 	c.Announced[0].Label = "x"
 	c.Resolved[0].By = "x"
 	if !reflect.DeepEqual(s, fullState(t)) {

@@ -130,12 +130,20 @@ func (s *State) validateDecision(what string, d *Decision) error {
 		return bad("checkpoint is not committed but has committed_at %s", d.CommittedAt)
 	case d.Healed < 0:
 		return bad("checkpoint has negative healed count %d", d.Healed)
+	case d.Counts != nil && d.Counts.negative():
+		return bad("checkpoint has a negative load count: %+v", *d.Counts)
 	case len(d.Start) > 0 && !json.Valid(d.Start):
 		return bad("checkpoint start position is not valid JSON")
 	case len(d.End) > 0 && !json.Valid(d.End):
 		return bad("checkpoint end position is not valid JSON")
 	}
 	return nil
+}
+
+// negative reports whether any count of c is negative.
+func (c *LoadCounts) negative() bool {
+	return c.RowsTotal < 0 || c.RowsLoaded < 0 || c.RowsFiltered < 0 || c.RowsUnselected < 0 ||
+		c.Bytes < 0 || c.Attempts < 0 || c.DeadLettered < 0
 }
 
 // checkTransition refuses to move a store backwards from old to s.
