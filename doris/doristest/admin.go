@@ -7,11 +7,14 @@ package doristest
 //
 //	POST   /faults                       body: Fault              → {"id":N}
 //	GET    /faults                                                → [FaultInfo]
+//	GET    /faults/{id}                                           → FaultInfo
+//	POST   /faults/{id}/wait            body {"hits":N}           → FaultInfo (FaultHandle.Wait)
 //	DELETE /faults/{id}                                           → {}
 //	POST   /faults/{id}/release                                   → {}
 //	POST   /be/down | /be/up | /fe/down | /fe/up                  → {}
 //	POST   /txns/timeout-precommitted                             → {"aborted":N}
 //	GET    /txns?db=D                                             → [Transaction]
+//	GET    /labels/{db}/{label}                                   → {"state":S} (LabelState)
 //	POST   /labels/expire?db=D          (no db = all)             → {"removed":N}
 //	POST   /clock/advance               body {"seconds":S}        → {"now":"RFC3339"} (ManualClock only)
 //	POST   /cleaner/run                                           → {}
@@ -25,18 +28,25 @@ package doristest
 //	GET    /tables/{db}/{table}/counts                            → {"rows":N,"bytes":N}
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/doris-sink/doris-sink/doris"
 )
 
 func (s *Server) adminMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /faults", s.adminAddFault)
 	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, r *http.Request) { adminJSON(w, s.Faults()) })
+	mux.HandleFunc("GET /faults/{id}", s.adminFault(func(w http.ResponseWriter, _ *http.Request, h *FaultHandle) {
+		adminJSON(w, h.info())
+	}))
+	mux.HandleFunc("POST /faults/{id}/wait", s.adminFault(s.adminWaitFault))
 	mux.HandleFunc("DELETE /faults/{id}", s.adminFaultOp(func(h *FaultHandle) { h.Remove() }))
 	mux.HandleFunc("POST /faults/{id}/release", s.adminFaultOp(func(h *FaultHandle) { h.Release() }))
 	mux.HandleFunc("POST /be/down", s.adminDo(func() error { s.BEDown(); return nil }))
@@ -53,6 +63,9 @@ func (s *Server) adminMux() http.Handler {
 			return
 		}
 		adminJSON(w, ts)
+	})
+	mux.HandleFunc("GET /labels/{db}/{label}", func(w http.ResponseWriter, r *http.Request) {
+		adminJSON(w, map[string]doris.TxnStatus{"state": s.LabelState(r.PathValue("db"), r.PathValue("label"))})
 	})
 	mux.HandleFunc("POST /labels/expire", func(w http.ResponseWriter, r *http.Request) {
 		adminJSON(w, map[string]int{"removed": s.ExpireLabels(r.URL.Query().Get("db"))})
@@ -154,7 +167,8 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 	adminJSON(w, map[string]int64{"id": h.ID()})
 }
 
-func (s *Server) adminFaultOp(fn func(*FaultHandle)) http.HandlerFunc {
+// adminFault resolves the {id} path value to a fault handle for fn.
+func (s *Server) adminFault(fn func(http.ResponseWriter, *http.Request, *FaultHandle)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 		if err != nil {
@@ -166,9 +180,40 @@ func (s *Server) adminFaultOp(fn func(*FaultHandle)) http.HandlerFunc {
 			adminErr(w, http.StatusNotFound, fmt.Errorf("fault %d not found", id))
 			return
 		}
+		fn(w, r, h)
+	}
+}
+
+func (s *Server) adminFaultOp(fn func(*FaultHandle)) http.HandlerFunc {
+	return s.adminFault(func(w http.ResponseWriter, _ *http.Request, h *FaultHandle) {
 		fn(h)
 		adminJSON(w, struct{}{})
+	})
+}
+
+// adminWaitFault is FaultHandle.Wait for the request's lifetime; it gives
+// up with 409 when the server closes, so Close never waits on it.
+func (s *Server) adminWaitFault(w http.ResponseWriter, r *http.Request, h *FaultHandle) {
+	var req struct {
+		Hits int `json:"hits"`
 	}
+	if !adminDecode(w, r, &req) {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := h.Wait(ctx, req.Hits); err != nil {
+		adminErr(w, http.StatusConflict, err)
+		return
+	}
+	adminJSON(w, h.info())
 }
 
 func (s *Server) adminDo(fn func() error) http.HandlerFunc {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,4 +94,71 @@ func TestAdmin_ClockNeedsManualClock(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
 	admin(t, s, "POST", "/clock/advance", `{"seconds":1}`, 409)
+}
+
+func TestAdmin_FaultWaitReleaseAndState(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+
+	// A blocked 2PC commit, driven only over the admin endpoint.
+	precommit(t, s, "a1", "1\ta\n")
+	id := itoa(int64(admin(t, s, "POST", "/faults", `{"op":"commit","label":"a1","block":true}`, 200)["id"].(float64)))
+	done := putAsync(s.BEURL()+"/api/demo/_stream_load_2pc", hdr{"label": "a1", "txn_operation": "commit"}, "")
+	m := admin(t, s, "POST", "/faults/"+id+"/wait", `{"hits":1}`, 200)
+	wantEq(t, "hits after wait", m["hits"], any(float64(1)))
+	wantEq(t, "GET /labels while blocked", admin(t, s, "GET", "/labels/demo/a1", "", 200)["state"], any("PRECOMMITTED"))
+	admin(t, s, "POST", "/faults/"+id+"/release", "", 200)
+	if m := <-done; m == nil || m["status"] != "Success" {
+		t.Fatalf("commit after release: %v", m)
+	}
+	wantEq(t, "GET /labels", admin(t, s, "GET", "/labels/demo/a1", "", 200)["state"], any("VISIBLE"))
+	m = admin(t, s, "GET", "/faults/"+id, "", 200)
+	wantEq(t, "GET /faults/{id} active", m["active"], any(false))
+	admin(t, s, "GET", "/faults/99", "", 404)
+	admin(t, s, "POST", "/faults/"+id+"/wait", `{"hits":"x"}`, 400)
+
+	// Publish hold, databases, tables, rows, cleaner, FE down/up.
+	admin(t, s, "POST", "/publish", `{"hold":true}`, 200)
+	res, _ := load(t, s, "orders", "2\tb\n", hdr{"label": "held"})
+	wantEq(t, "held", res["Status"], any("Publish Timeout"))
+	admin(t, s, "POST", "/publish", `{"hold":false}`, 200)
+	wantEq(t, "after hold", s.LabelState(testDB, "held"), doris.TxnVisible)
+	rows := admin(t, s, "GET", "/tables/demo/orders/rows", "", 200)["list"].([]any)
+	wantEq(t, "rows", len(rows), 2)
+	admin(t, s, "POST", "/databases/other", "", 200)
+	admin(t, s, "POST", "/databases/other", "", 409)
+	admin(t, s, "POST", "/databases/other/tables", "CREATE TABLE t (k BIGINT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1", 200)
+	tables, err := s.Tables("other")
+	if err != nil || len(tables) != 1 || tables[0] != "t" {
+		t.Fatalf("tables of other = %v, %v", tables, err)
+	}
+	admin(t, s, "GET", "/tables/other/nope/rows", "", 404)
+	admin(t, s, "POST", "/cleaner/run", "", 200)
+	admin(t, s, "POST", "/fe/down", "", 200)
+	if _, err := doErr("GET", s.FEURL()+"/api/demo/get_load_state?label=a1", hdr{}, ""); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("FE down: %v", err)
+	}
+	admin(t, s, "POST", "/fe/up", "", 200)
+}
+
+// A fault wait over the admin endpoint gives up when the server closes, so
+// Close never waits on it (the handler is called directly: once closed, the
+// admin listener is gone).
+func TestAdmin_FaultWaitEndsOnClose(t *testing.T) {
+	t.Parallel()
+	s, err := NewServer(SeedDatabases(testDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Fault(Fault{Op: FaultBegin, Observe: true, Count: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	rec := httptest.NewRecorder()
+	s.adminWaitFault(rec, httptest.NewRequest("POST", "/faults/1/wait", strings.NewReader(`{"hits":5}`)), h)
+	wantEq(t, "HTTP status", rec.Code, http.StatusConflict)
+	if !strings.Contains(rec.Body.String(), "0 of 5 hits") {
+		t.Fatalf("body %q does not name the hits", rec.Body.String())
+	}
 }

@@ -15,8 +15,9 @@ package doristest
 //
 // Real Doris runs this every transaction_clean_interval_second (30 s), so it
 // lags up to 30 s. A txn timed out lazily gets its deadline as finishTime, as
-// if the cleaner had run exactly then. The emulator runs it at the start of every FE/BE/admin
-// request, every MySQL backend call, every state reader and RunCleaner, so a
+// if the cleaner had run exactly then. The emulator runs it at the start of
+// every FE/BE request, MySQL SELECT and SHOW TRANSACTION, every state reader,
+// admin /clock/advance and RunCleaner, so a
 // test that advances a ManualClock sees the effect on its next call.
 
 import (

@@ -190,13 +190,23 @@ func (s *Server) Faults() []FaultInfo {
 	defer s.faults.mu.Unlock()
 	var out []FaultInfo
 	for id := int64(1); id <= s.faults.nextID; id++ {
-		f, ok := s.faults.all[id]
-		if !ok {
-			continue
+		if f, ok := s.faults.all[id]; ok {
+			out = append(out, f.infoLocked())
 		}
-		out = append(out, FaultInfo{ID: f.id, Fault: f.spec, Hits: f.hits, Active: !f.removed && f.remaining != 0})
 	}
 	return out
+}
+
+// infoLocked describes f; the faultSet mutex must be held.
+func (f *fault) infoLocked() FaultInfo {
+	return FaultInfo{ID: f.id, Fault: f.spec, Hits: f.hits, Active: !f.removed && f.remaining != 0}
+}
+
+// info describes the fault now (admin GET /faults/{id}).
+func (h *FaultHandle) info() FaultInfo {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	return h.f.infoLocked()
 }
 
 // ID identifies the fault (admin DELETE /faults/{id}).

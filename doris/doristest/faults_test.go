@@ -3,6 +3,7 @@ package doristest
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"syscall"
 	"testing"
@@ -86,18 +87,7 @@ func TestFault_BlockThenRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan map[string]any, 1)
-	go func() {
-		resp, err := doErr("PUT", s.BEURL()+"/api/demo/orders/_stream_load", hdr{"label": "blk"}, "1\ta\n")
-		if err != nil {
-			done <- nil
-			return
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		_ = decodeInto(resp, &m)
-		done <- m
-	}()
+	done := putAsync(s.BEURL()+"/api/demo/orders/_stream_load", hdr{"label": "blk"}, "1\ta\n")
 	if err := h.Wait(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -179,5 +169,53 @@ func TestClose_IdempotentAndReleasesBlocked(t *testing.T) {
 	s.Close()
 	if err := <-errc; err == nil {
 		t.Fatal("blocked load should fail when the server closes")
+	}
+}
+
+// Close lets a request that is mid-body finish: when Close returns, the load
+// has committed and its client got the reply. BEUp fails afterwards.
+func TestClose_WaitsForInFlightLoad(t *testing.T) {
+	t.Parallel()
+	s, err := NewServer(SeedDatabases(testDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTableSchema(testDB, ordersTable("orders")); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := s.Fault(Fault{Op: FaultStream, Observe: true})
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("PUT", s.BEURL()+"/api/demo/orders/_stream_load", pr)
+	req.SetBasicAuth("root", "")
+	req.Header.Set("label", "inflight")
+	status := make(chan any, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+		if err != nil {
+			status <- err
+			return
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = decodeInto(resp, &m)
+		status <- m["Status"]
+	}()
+	if _, err := pw.Write([]byte("1\ta\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Wait(context.Background(), 1); err != nil { // the BE is mid-body
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	if _, err := pw.Write([]byte("2\tb\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = pw.Close()
+	<-closed
+	wantEq(t, "state when Close returned", s.LabelState(testDB, "inflight"), doris.TxnVisible)
+	wantEq(t, "client saw", <-status, any("Success"))
+	if err := s.BEUp(); err == nil {
+		t.Fatal("BEUp after Close should fail")
 	}
 }

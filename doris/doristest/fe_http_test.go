@@ -48,6 +48,7 @@ func TestFE_StreamLoad_307ToBE_1_2(t *testing.T) {
 	resp.Body.Close()
 	wantEq(t, "HTTP", resp.StatusCode, http.StatusTemporaryRedirect)
 	wantEq(t, "Location", resp.Header.Get("Location"), s.BEURL()+"/api/demo/orders/_stream_load?")
+	wantEq(t, "Content-Type", resp.Header.Get("Content-Type"), "text/html;charset=utf-8")
 	wantEq(t, "body bytes sent to the FE", body.n.Load(), 0)
 	loc, _ := url.Parse(resp.Header.Get("Location"))
 	if loc.User != nil {

@@ -173,18 +173,7 @@ func TestStreamLoad_PrecommitFailureKeepsLoadedRows_8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan map[string]any, 1)
-	go func() {
-		resp, err := doErr("PUT", s.BEURL()+"/api/demo/orders/_stream_load", hdr{"label": "race", "two_phase_commit": "true"}, "1\ta\n2\tb\n")
-		if err != nil {
-			done <- nil
-			return
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		_ = decodeInto(resp, &m)
-		done <- m
-	}()
+	done := putAsync(s.BEURL()+"/api/demo/orders/_stream_load", hdr{"label": "race", "two_phase_commit": "true"}, "1\ta\n2\tb\n")
 	if err := h.Wait(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}

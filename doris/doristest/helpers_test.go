@@ -148,3 +148,21 @@ func precommit(t *testing.T, s *Server, label, body string) int64 {
 	}
 	return num(t, m, "TxnId")
 }
+
+// putAsync sends a PUT (root/"" Basic auth) in the background; the channel
+// gets the decoded JSON reply, or nil on a transport error.
+func putAsync(url string, h hdr, body string) <-chan map[string]any {
+	done := make(chan map[string]any, 1)
+	go func() {
+		resp, err := doErr(http.MethodPut, url, h, body)
+		if err != nil {
+			done <- nil
+			return
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		done <- m
+	}()
+	return done
+}

@@ -50,6 +50,7 @@ type Server struct {
 	nextID      int64 // db and table ids
 	nextTxnID   int64
 	holdPublish bool
+	commitSeq   int64 // last commit's sequence number (txn.commitSeq)
 	errorLogs   map[string]string
 	nextErrLog  int64
 
@@ -169,26 +170,33 @@ func (s *Server) FEDown() { s.fe.stop() }
 func (s *Server) FEUp() error { return s.fe.restart() }
 
 // Close shuts everything down and waits for in-flight requests (logging
-// what it waits on every 5 s). Blocked faults are released. Close is
-// idempotent.
+// what it waits on every 5 s): listeners close at once, requests already
+// being served run to the end, blocked faults are released (their calls act
+// as Refuse). BEUp and FEUp fail afterwards. Close is idempotent; a second
+// call returns at once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.done)
-		var wg sync.WaitGroup
-		for _, e := range []*endpoint{s.fe, s.be, s.admin} {
-			if e == nil {
-				continue
-			}
-			wg.Go(e.shutdown)
-		}
-		if s.mysql != nil {
-			if err := s.mysql.Close(); err != nil {
-				s.log.Warn("doristest: close mysql front", "err", err)
-			}
-		}
-		wg.Wait()
 		waited := make(chan struct{})
-		go func() { s.inflight.Wait(); close(waited) }()
+		go func() {
+			defer close(waited)
+			var wg sync.WaitGroup
+			for _, e := range []*endpoint{s.fe, s.be, s.admin} {
+				if e != nil {
+					wg.Go(e.shutdown)
+				}
+			}
+			if s.mysql != nil {
+				wg.Go(func() {
+					if err := s.mysql.Close(); err != nil {
+						s.log.Warn("doristest: close mysql front", "err", err)
+					}
+				})
+			}
+			wg.Wait()
+			// Handlers of an endpoint stopped by BEDown/FEDown may still run.
+			s.inflight.Wait()
+		}()
 		t := time.NewTicker(5 * time.Second)
 		defer t.Stop()
 		for {
@@ -211,10 +219,11 @@ type endpoint struct {
 	log     *slog.Logger
 	tls     *tls.Config // nil: plain HTTP
 
-	mu   sync.Mutex
-	addr string // resolved host:port, fixed after the first start
-	srv  *http.Server
-	ln   net.Listener
+	mu     sync.Mutex
+	addr   string // resolved host:port, fixed after the first start
+	srv    *http.Server
+	ln     net.Listener
+	closed bool // shut down for good: restart fails
 }
 
 func (e *endpoint) start(addr string) error {
@@ -267,10 +276,14 @@ func (e *endpoint) stop() {
 	}
 }
 
-// restart listens again on the same address; a no-op when up.
+// restart listens again on the same address; a no-op when up, an error
+// after shutdown.
 func (e *endpoint) restart() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("doristest: restart %s: server closed", e.name)
+	}
 	if e.srv != nil {
 		return nil
 	}
@@ -282,11 +295,12 @@ func (e *endpoint) restart() error {
 	return nil
 }
 
-// shutdown stops accepting and waits for active connections to go idle.
+// shutdown stops accepting for good and waits for active connections to go
+// idle.
 func (e *endpoint) shutdown() {
 	e.mu.Lock()
 	srv, ln := e.srv, e.ln
-	e.srv, e.ln = nil, nil
+	e.srv, e.ln, e.closed = nil, nil, true
 	e.mu.Unlock()
 	if srv != nil {
 		_ = ln.Close()

@@ -1,6 +1,7 @@
 package doristest
 
 import (
+	"context"
 	"testing"
 
 	"github.com/doris-sink/doris-sink/doris"
@@ -115,4 +116,31 @@ func TestTwoPC_Messages_3_3(t *testing.T) {
 	id := precommit(t, s, "tbl", "1\ta\n")
 	_, raw = do(t, "PUT", s.BEURL()+"/api/demo/whatever/_stream_load_2pc", hdr{"txn_id": itoa(id), "txn_operation": "commit"}, "")
 	wantEq(t, "table route", decode(t, raw)["status"], any("Success"))
+}
+
+// Abort by label also finds a PREPARE txn (statuses [PRECOMMITTED, PREPARE],
+// doris-api.md §3.3); the load still streaming then fails.
+func TestTwoPC_AbortPrepareByLabel_3_3(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	h, err := s.Fault(Fault{Op: FaultStream, Block: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := putAsync(s.BEURL()+"/api/demo/orders/_stream_load", hdr{"label": "prep", "two_phase_commit": "true"}, "1\ta\n")
+	if err := h.Wait(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	wantEq(t, "while streaming", s.LabelState(testDB, "prep"), doris.TxnPrepare)
+	st, msg, _ := txn2pc(t, s, hdr{"label": "prep", "txn_operation": "abort"})
+	wantEq(t, "status", st, "Success")
+	wantEq(t, "msg", msg, "label [prep] abort successfully.")
+	h.Release()
+	m := <-done
+	if m == nil || m["Status"] != "Fail" {
+		t.Fatalf("load after its txn was aborted: %v", m)
+	}
+	tx, _ := s.TxnByLabel(testDB, "prep")
+	wantEq(t, "state", tx.Status, doris.TxnAborted)
+	wantEq(t, "reason", tx.Reason, "User Abort")
 }

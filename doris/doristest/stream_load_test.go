@@ -1,7 +1,9 @@
 package doristest
 
 import (
+	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -246,4 +248,35 @@ func TestStreamLoad_BadFormatAndTimeout_1_4(t *testing.T) {
 	m, _ = load(t, s, "orders", "1\ta\n", hdr{"label": "f", "timeout": "0"})
 	wantEq(t, "Message", m["Message"], any("[ANALYSIS_ERROR]TStatus: errCode = 2, detailMessage = Invalid timeout: 0. Timeout should between 1 and 259200 seconds"))
 	wantEq(t, "state", s.LabelState(testDB, "f"), doris.TxnUnknown)
+}
+
+// A PUT with neither Content-Length nor chunked encoding is refused before
+// begin_txn (doris-api.md §1.5: "body size → chunked/length check"). Go's
+// client always sends one of them, so this speaks HTTP/1.1 by hand.
+func TestStreamLoad_NoContentLengthNorChunked_1_5(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.BEURL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := "PUT /api/demo/orders/_stream_load HTTP/1.1\r\nHost: be\r\nAuthorization: Basic cm9vdDo=\r\nlabel: nolen\r\nConnection: close\r\n\r\n"
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decode(t, string(raw))
+	wantEq(t, "HTTP status", resp.StatusCode, http.StatusOK)
+	wantEq(t, "Message", m["Message"], any("[INVALID_ARGUMENT]content_length is empty and transfer-encoding!=chunked, please set content_length or transfer-encoding=chunked"))
+	wantEq(t, "TxnId", num(t, m, "TxnId"), -1)
+	wantEq(t, "state", s.LabelState(testDB, "nolen"), doris.TxnUnknown)
 }

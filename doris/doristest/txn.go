@@ -38,6 +38,7 @@ type txn struct {
 	coordinator string
 
 	prepareTime, precommitTime, commitTime, publishTime, finishTime time.Time
+	commitSeq                                                       int64 // commit order, for publishing held txns
 
 	timeout          time.Duration // PREPARE timeout (header or default)
 	precommitTimeout time.Duration // captured at creation
@@ -217,6 +218,8 @@ func (s *Server) abort2PCLocked(t *txn, reason string) *feError {
 func (s *Server) commitLocked(t *txn) {
 	t.status = doris.TxnCommitted
 	t.commitTime = s.clock.Now()
+	s.commitSeq++
+	t.commitSeq = s.commitSeq
 	if !s.holdPublish {
 		s.publishLocked(t)
 	}
@@ -263,7 +266,8 @@ func (s *Server) SetHoldPublish(hold bool) {
 			}
 		}
 	}
-	slices.SortFunc(pending, func(a, b *txn) int { return a.commitTime.Compare(b.commitTime)*2 + cmpInt(a.id, b.id) })
+	// Commit order, not commit time: a ManualClock gives many commits one time.
+	slices.SortFunc(pending, func(a, b *txn) int { return cmpInt(a.commitSeq, b.commitSeq) })
 	for _, t := range pending {
 		s.publishLocked(t)
 	}

@@ -144,3 +144,53 @@ func TestTxn_IDsIncreasePerCluster_11_2(t *testing.T) {
 	wantEq(t, "first", a, 5000)
 	wantEq(t, "second (same label, other db)", b, 5001)
 }
+
+// COMMITTED never times out: it waits for publish (doris-api.md §5).
+func TestTxn_CommittedNeverTimesOut_5(t *testing.T) {
+	t.Parallel()
+	clk := NewManualClock(time.Time{})
+	s := newServer(t, WithClock(clk), HoldPublish())
+	m, _ := load(t, s, "orders", "1\ta\n", hdr{"label": "c1", "timeout": "10"})
+	wantEq(t, "non-2PC while held", m["Status"], any("Publish Timeout"))
+	id := precommit(t, s, "c2", "2\tb\n")
+	if st, msg, _ := txn2pc(t, s, hdr{"txn_id": itoa(id), "txn_operation": "commit"}); st != "Success" {
+		t.Fatalf("commit c2: %s", msg)
+	}
+	clk.Advance(4000 * time.Second) // past the 10 s load timeout and the 3600 s precommit timeout
+	wantEq(t, "c1", s.LabelState(testDB, "c1"), doris.TxnCommitted)
+	wantEq(t, "c2", s.LabelState(testDB, "c2"), doris.TxnCommitted)
+	s.SetHoldPublish(false)
+	wantEq(t, "c1 after resume", s.LabelState(testDB, "c1"), doris.TxnVisible)
+	wantEq(t, "c2 after resume", s.LabelState(testDB, "c2"), doris.TxnVisible)
+}
+
+// Held txns publish in commit order, so the later commit's version wins on a
+// Unique Key table (doris-api.md §5, §7), even when a ManualClock gives both
+// commits the same time.
+func TestTxn_HeldPublishKeepsCommitOrder_5(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, WithClock(NewManualClock(time.Time{})), HoldPublish())
+	if err := s.CreateTable(testDB, "CREATE TABLE u (id BIGINT, v VARCHAR(32)) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1"); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	for _, l := range []string{"first", "second"} {
+		m, raw := load(t, s, "u", "1\t"+l+"\n", hdr{"label": l, "two_phase_commit": "true"})
+		if m["Status"] != "Success" {
+			t.Fatalf("precommit %s: %s", l, raw)
+		}
+		ids[l] = num(t, m, "TxnId")
+	}
+	for _, l := range []string{"second", "first"} { // the older txn commits last
+		if st, msg, _ := txn2pc(t, s, hdr{"txn_id": itoa(ids[l]), "txn_operation": "commit"}); st != "Success" {
+			t.Fatalf("commit %s: %s", l, msg)
+		}
+	}
+	s.SetHoldPublish(false)
+	rows, err := s.Rows(testDB, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEq(t, "rows", len(rows), 1)
+	wantEq(t, "value of the last commit", rows[0][1], any("first"))
+}

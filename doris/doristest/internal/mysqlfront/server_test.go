@@ -151,7 +151,7 @@ func TestDescribeAggregate(t *testing.T) {
 }
 
 // TestShowTransaction follows doris-api.md §6.2.
-func TestShowTransaction(t *testing.T) {
+func TestShowTransaction_6_2(t *testing.T) {
 	t.Parallel()
 	f := newFakeBackend()
 	f.dbs["demo"] = map[string]*fakeTable{}
@@ -208,7 +208,7 @@ func TestShowTransaction(t *testing.T) {
 	wantMySQLError(t, err, 1049, "errCode = 2, detailMessage = Unknown database 'nope'")
 }
 
-func TestFrontendConfig(t *testing.T) {
+func TestFrontendConfig_5(t *testing.T) {
 	t.Parallel()
 	f := newFakeBackend()
 	f.configs = [][2]string{
@@ -269,7 +269,7 @@ func TestSelectViaEngine(t *testing.T) {
 	}
 }
 
-func TestPreparedShowTransaction(t *testing.T) {
+func TestPreparedShowTransaction_6_2(t *testing.T) {
 	t.Parallel()
 	f := newFakeBackend()
 	f.dbs["demo"] = map[string]*fakeTable{}
