@@ -64,6 +64,7 @@ func NewClient(cfg Config) (*Client, error) {
 		c.ownTransport = newTransport(&cfg)
 		rt = c.ownTransport
 	}
+	rt = scrubLocation{rt}
 	c.load = &http.Client{
 		Transport: rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error {

@@ -1,7 +1,6 @@
 package doris
 
 import (
-	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -49,9 +48,9 @@ func TestLoadErrorMatchesHTTPStatus(t *testing.T) {
 // §6.2: 15 VARCHAR columns; \N and NULL are zero times.
 func TestParseTransaction(t *testing.T) {
 	t.Parallel()
-	v := func(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
-	vals := []sql.NullString{v("1001"), v("L1"), v("BE: 127.0.0.1"), v("PRECOMMITTED"), v("BACKEND_STREAMING"),
-		v("2026-08-18 10:00:00"), v("2026-08-18 10:00:05"), v(`\N`), {}, v(`\N`), v(""), v("0"), v("-1"), v("600000"), {}}
+	// NULL reads as "" (scanStrings).
+	vals := []string{"1001", "L1", "BE: 127.0.0.1", "PRECOMMITTED", "BACKEND_STREAMING",
+		"2026-08-18 10:00:00", "2026-08-18 10:00:05", `\N`, "", `\N`, "", "0", "-1", "600000", ""}
 	tx, err := parseTransaction(TransactionColumns, vals)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +60,7 @@ func TestParseTransaction(t *testing.T) {
 		!tx.CommitTime.IsZero() || !tx.PublishTime.IsZero() || tx.ListenerID != -1 || tx.TimeoutMs != 600000 {
 		t.Fatalf("parsed %+v", tx)
 	}
-	if _, err := parseTransaction(TransactionColumns[:1], []sql.NullString{v("x")}); err == nil {
+	if _, err := parseTransaction(TransactionColumns[:1], []string{"x"}); err == nil {
 		t.Fatal("bad id parsed")
 	}
 }

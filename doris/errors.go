@@ -41,19 +41,28 @@ var (
 	ErrUnauthorized = errors.New("doris: unauthorized")
 	// ErrNotFound: unknown database or table (§2.4).
 	ErrNotFound = errors.New("doris: database or table not found")
+	// ErrTwoPhaseCommitIgnored: a Stream Load sent with two_phase_commit:
+	// true was answered Success (or Publish Timeout) with TwoPhaseCommit not
+	// "true" (§2.1): the header did not reach the BE (e.g. a proxy that
+	// drops headers with underscores) and the load was committed, not
+	// precommitted. The *LoadError's Result has its TxnId. Unlike every
+	// other LoadError, the data was loaded: an exactly-once writer must stop.
+	ErrTwoPhaseCommitIgnored = errors.New("doris: two_phase_commit ignored, load committed")
 )
 
 // LoadError is a Stream Load answer that is not a success (success is
 // Status Success or Publish Timeout, §10), or an FE refusal before the
 // redirect (§1.2). The outcome is known: the load did not happen (for Label
-// Already Exists: this request did not load; the existing txn is in Result).
+// Already Exists: this request did not load; the existing txn is in Result),
+// except for ErrTwoPhaseCommitIgnored, where it was loaded and committed.
 type LoadError struct {
 	Op    string // "stream load"
 	DB    string
 	Table string
 	Label string
 	TxnID int64 // TxnId of the answer; -1 when no txn was begun
-	// Status is the BE Status ("Fail", "Label Already Exists"), or for FE
+	// Status is the BE Status ("Fail", "Label Already Exists"; "Success" or
+	// "Publish Timeout" only with ErrTwoPhaseCommitIgnored), or for FE
 	// answers "FAILED" (RestBaseResult) / "Unauthorized", or "HTTP <code>"
 	// for a non-200 reply.
 	Status  string
@@ -67,6 +76,9 @@ func (e *LoadError) Error() string {
 
 // Unwrap returns the sentinel matching Status and Message, or nil.
 func (e *LoadError) Unwrap() error {
+	if e.Result != nil && e.Result.Succeeded() {
+		return ErrTwoPhaseCommitIgnored
+	}
 	if e.Status == StatusLabelAlreadyExists {
 		return ErrLabelAlreadyExists
 	}

@@ -33,6 +33,21 @@ func (a *feAnswer) unauthorized() bool {
 	return a.Code != nil && *a.Code == http.StatusUnauthorized || a.Msg == "Unauthorized"
 }
 
+// refusal returns the code and message of an answer that is not a success:
+// "Unauthorized" and the reason for the FE auth body (§1.2), status and msg
+// for RestBaseResult and BE 2PC bodies (§1.2, §3.4), else msg and data for
+// other ResponseBody answers (§6.1).
+func (a *feAnswer) refusal() (code, msg string) {
+	switch {
+	case a.unauthorized():
+		return "Unauthorized", a.dataString()
+	case a.Status != "":
+		return a.Status, a.Msg
+	default:
+		return a.Msg, a.dataString()
+	}
+}
+
 func decodeFEAnswer(body []byte) (*feAnswer, error) {
 	var a feAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
@@ -61,7 +76,7 @@ func snippet(b []byte) string {
 	return s
 }
 
-// httpStatusError returns the sentinel for a bare non-200 status (BE
+// httpStatusSentinel returns the sentinel for a bare non-200 status (BE
 // enable_all_http_auth, §1.3; unknown paths, §8).
 func httpStatusSentinel(code int) error {
 	switch code {

@@ -43,12 +43,6 @@ func (c *Client) LoadState(ctx context.Context, db, label string) (TxnStatus, er
 		}
 		return "", fmt.Errorf("%s: unexpected state %q", what, snippet([]byte(s)))
 	}
-	if a.unauthorized() {
-		te.Code, te.Message = "Unauthorized", a.dataString()
-	} else if a.Status != "" { // RestBaseResult shape
-		te.Code, te.Message = a.Status, a.Msg
-	} else {
-		te.Code, te.Message = a.Msg, a.dataString()
-	}
+	te.Code, te.Message = a.refusal()
 	return "", te
 }

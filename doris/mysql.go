@@ -123,47 +123,24 @@ func (c *Client) TransactionByID(ctx context.Context, db string, id int64) (*Tra
 func (c *Client) showTransaction(ctx context.Context, q string, args ...any) (*Transaction, error) {
 	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
-	db, err := c.mysqlDB()
+	cols, rows, err := c.query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, classifySQL(err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, classifySQL(err)
-		}
+	if len(rows) == 0 {
 		return nil, ErrTxnNotFound
 	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		return nil, err
-	}
-	t, err := parseTransaction(cols, vals)
-	if err != nil {
-		return nil, err
-	}
-	return t, rows.Close()
+	return parseTransaction(cols, rows[0])
 }
 
 // parseTransaction maps SHOW TRANSACTION columns by name (§6.2,
 // TransactionColumns) so older Dorises with fewer columns still parse.
-func parseTransaction(cols []string, vals []sql.NullString) (*Transaction, error) {
+// NULL (read as "") and \N are empty.
+func parseTransaction(cols, vals []string) (*Transaction, error) {
 	var t Transaction
 	for i, col := range cols {
-		v := vals[i].String
-		if !vals[i].Valid || v == `\N` {
+		v := vals[i]
+		if v == `\N` {
 			v = ""
 		}
 		var err error
@@ -231,7 +208,7 @@ func (c *Client) ShowCreateTable(ctx context.Context, db, table string) (*schema
 	what := fmt.Sprintf("show create table %s.%s", db, table)
 	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
-	rows, err := c.queryStrings(ctx, "SHOW CREATE TABLE "+quoteIdent(db)+"."+quoteIdent(table))
+	_, rows, err := c.query(ctx, "SHOW CREATE TABLE "+quoteIdent(db)+"."+quoteIdent(table))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -254,18 +231,9 @@ func (c *Client) ShowCreateTable(ctx context.Context, db, table string) (*schema
 func (c *Client) FrontendConfig(ctx context.Context, pattern string) (map[string]string, error) {
 	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
-	db, err := c.mysqlDB()
+	cols, rows, err := c.query(ctx, "ADMIN SHOW FRONTEND CONFIG LIKE ?", pattern)
 	if err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx, "ADMIN SHOW FRONTEND CONFIG LIKE ?", pattern)
-	if err != nil {
-		return nil, fmt.Errorf("frontend config %q: %w", pattern, classifySQL(err))
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("frontend config %q: %w", pattern, err)
 	}
 	ki, vi := 0, 1
 	for i, col := range cols {
@@ -276,49 +244,41 @@ func (c *Client) FrontendConfig(ctx context.Context, pattern string) (map[string
 			vi = i
 		}
 	}
-	out := map[string]string{}
-	for rows.Next() {
-		vals, err := scanStrings(rows, len(cols))
-		if err != nil {
-			return nil, err
-		}
+	out := make(map[string]string, len(rows))
+	for _, vals := range rows {
 		if ki < len(vals) && vi < len(vals) {
 			out[vals[ki]] = vals[vi]
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("frontend config %q: %w", pattern, classifySQL(err))
-	}
 	return out, nil
 }
 
-// queryStrings runs q and returns every row as strings (NULL → "").
-func (c *Client) queryStrings(ctx context.Context, q string, args ...any) ([][]string, error) {
+// query runs q and returns its column names and every row as strings
+// (NULL → ""). Doris errors carry their sentinel (classifySQL).
+func (c *Client) query(ctx context.Context, q string, args ...any) (cols []string, out [][]string, err error) {
 	db, err := c.mysqlDB()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, classifySQL(err)
+		return nil, nil, classifySQL(err)
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
+	if cols, err = rows.Columns(); err != nil {
+		return nil, nil, err
 	}
-	var out [][]string
 	for rows.Next() {
 		vals, err := scanStrings(rows, len(cols))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, classifySQL(err)
+		return nil, nil, classifySQL(err)
 	}
-	return out, nil
+	return cols, out, nil
 }
 
 func scanStrings(rows *sql.Rows, n int) ([]string, error) {

@@ -76,8 +76,9 @@ type smallAnswer struct {
 }
 
 // doSmall sends method path?query to an FE with hdr and Authorization,
-// with retries. mutating calls turn a transport error after a possible send
-// (or a final 5xx) into an ambiguous error.
+// with retries. For mutating calls, a transport error after a possible send,
+// a final 5xx, or a final non-200 after an earlier attempt that may have
+// been applied is an ambiguous error.
 func (c *Client) doSmall(ctx context.Context, op, method, path string, query url.Values, hdr http.Header, mutating bool) (*smallAnswer, error) {
 	if c.isClosed() {
 		return nil, errClosed
@@ -104,7 +105,10 @@ func (c *Client) doSmall(ctx context.Context, op, method, path string, query url
 		return nil, err
 	}
 	body, rerr := readAnswer(resp)
-	if rerr != nil || resp.StatusCode >= 500 {
+	// A final non-200 is no Doris answer about the txn (§8: Doris answers
+	// 200): after an earlier attempt that may have been applied, or when it
+	// is a 5xx, the outcome of a mutating call is unknown.
+	if rerr != nil || resp.StatusCode >= 500 || (mutating && resp.StatusCode != http.StatusOK && st.maybeSent.Load()) {
 		if rerr == nil {
 			rerr = fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(body))
 		}

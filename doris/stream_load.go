@@ -28,6 +28,9 @@ import (
 //     answered) matching the sentinels (ErrLabelAlreadyExists,
 //     ErrDataQuality, ErrRunningTxnQuota, ErrUnauthorized, ErrNotFound...).
 //     The outcome is known.
+//   - A success answer to a TwoPhaseCommit request whose TwoPhaseCommit is
+//     not "true" (the header did not reach the BE): a *LoadError matching
+//     ErrTwoPhaseCommitIgnored. The data is loaded and committed (Result).
 //   - A transport failure once the BE request may have been sent (timeout,
 //     reset, EOF, body read error, 5xx, unparseable answer): an error for
 //     which IsAmbiguous is true. Look the label up.
@@ -135,11 +138,10 @@ func (c *Client) redirectFrom(ctx context.Context, req *LoadRequest, hdr http.He
 	}
 	if resp.StatusCode == http.StatusTemporaryRedirect {
 		resp.Body.Close()
-		loc, err := resp.Location()
+		loc, err := resp.Location() // without userinfo, see scrubLocation
 		if err != nil {
-			return nil, fmt.Errorf("stream load %s.%s: FE %s: bad 307 Location: %w", req.DB, req.Table, u.Redacted(), err)
+			return nil, fmt.Errorf("stream load %s.%s: FE %s: 307 without a valid Location: %w", req.DB, req.Table, u.Redacted(), err)
 		}
-		loc.User = nil // Doris embeds user:password (§1.2); we send Authorization ourselves
 		c.log.Debug("stream load redirected", "fe", u.Redacted(), "be", loc.Redacted(), "label", req.Label)
 		if u.Scheme == "https" && loc.Scheme == "http" {
 			c.downgradeOnce.Do(func() {
@@ -163,14 +165,7 @@ func (c *Client) redirectFrom(ctx context.Context, req *LoadRequest, hdr http.He
 	if err != nil {
 		return nil, fmt.Errorf("stream load %s.%s: FE %s: %w", req.DB, req.Table, u.Redacted(), err)
 	}
-	switch {
-	case a.unauthorized():
-		le.Status, le.Message = "Unauthorized", a.dataString()
-	case a.Status != "":
-		le.Status, le.Message = a.Status, a.Msg
-	default:
-		le.Status, le.Message = a.Msg, a.dataString()
-	}
+	le.Status, le.Message = a.refusal()
 	return nil, le
 }
 
@@ -221,6 +216,14 @@ func (c *Client) putToBE(ctx context.Context, req *LoadRequest, hdr http.Header,
 	res, err := decodeLoadResult(bytes.NewReader(body))
 	if err != nil {
 		return nil, &ambiguousError{op: op, err: fmt.Errorf("%w: %q", err, snippet(body))}
+	}
+	if res.Succeeded() && req.TwoPhaseCommit && res.TwoPhaseCommit != "true" {
+		// Loaded and committed without 2PC (§2.1 echoes the header): e.g. a
+		// proxy dropped the underscore header. Not a precommit.
+		return nil, &LoadError{Op: "stream load", DB: req.DB, Table: req.Table, Label: req.Label, TxnID: res.TxnID,
+			Status: res.Status, Message: fmt.Sprintf("two_phase_commit: true was sent but the answer has TwoPhaseCommit %q "+
+				"(GroupCommit %t): the load is committed; does a proxy drop headers with underscores?", res.TwoPhaseCommit, res.GroupCommit),
+			Result: res}
 	}
 	if res.Succeeded() {
 		return res, nil

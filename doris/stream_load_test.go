@@ -67,6 +67,30 @@ func TestStreamLoadPublishTimeout(t *testing.T) {
 	}
 }
 
+// §2.1: the answer echoes two_phase_commit. A 2PC load answered Success
+// with TwoPhaseCommit "false" (the header never reached the BE, e.g. a
+// proxy dropping underscore headers) was committed, not precommitted.
+func TestStreamLoadTwoPhaseCommitIgnored(t *testing.T) {
+	t.Parallel()
+	f := newFakeDoris(t)
+	f.beLoad = func(w http.ResponseWriter, r *http.Request) string {
+		n, _ := io.Copy(io.Discard, r.Body)
+		return strings.Replace(loadJSON(9, r.Header.Get("label"), "Success", "OK", n), `"TwoPhaseCommit": "true"`, `"TwoPhaseCommit": "false"`, 1)
+	}
+	c := f.client(f.config())
+	_, err := c.StreamLoad(context.Background(), loadReq("l2pc"), strings.NewReader("a\n"))
+	var le *LoadError
+	if !errors.Is(err, ErrTwoPhaseCommitIgnored) || !errors.As(err, &le) || le.Result == nil || le.Result.TxnID != 9 || IsAmbiguous(err) {
+		t.Fatalf("err = %v, want non-ambiguous ErrTwoPhaseCommitIgnored with the result", err)
+	}
+	// Without 2PC requested the same answer is a plain success.
+	req := loadReq("l2pc-plain")
+	req.TwoPhaseCommit = false
+	if res, err := c.StreamLoad(context.Background(), req, strings.NewReader("a\n")); err != nil || res.TwoPhaseCommit != "false" {
+		t.Fatalf("non-2PC load: res=%+v err=%v", res, err)
+	}
+}
+
 // §2.3/§2.5: Label Already Exists, answered before the body is read: the
 // (infinite) body is not consumed to the end; ExistingTxnID parsed.
 func TestStreamLoadLabelAlreadyExists(t *testing.T) {

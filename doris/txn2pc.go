@@ -77,17 +77,11 @@ func (c *Client) twoPC(ctx context.Context, op, db, label string, txnID int64) e
 	if err != nil {
 		return &ambiguousError{op: what, err: err}
 	}
-	switch {
-	case a.Status == "Success": // §3.4
+	if a.Status == "Success" { // §3.4
 		c.log.Debug("doris 2pc done", "op", op, "db", db, "target", target)
 		return nil
-	case a.unauthorized():
-		te.Code, te.Message = "Unauthorized", a.dataString()
-	case a.Status != "":
-		te.Code, te.Message = a.Status, a.Msg
-	default:
-		te.Code, te.Message = a.Msg, a.dataString()
 	}
+	te.Code, te.Message = a.refusal()
 	if te.TxnID == 0 {
 		te.TxnID = txnIDInMessage(te.Message)
 	}

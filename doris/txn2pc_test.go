@@ -100,22 +100,54 @@ func TestCommitTxnSuccess(t *testing.T) {
 	}
 }
 
+// busyOnce answers the first 2PC call (counted in calls) 503 and later
+// ones with then.
+func busyOnce(calls *atomic.Int64, then func(http.ResponseWriter) string) func(http.ResponseWriter, *http.Request) string {
+	return func(w http.ResponseWriter, _ *http.Request) string {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return "busy"
+		}
+		return then(w)
+	}
+}
+
 // A 503 is retried; the retry's answer counts.
 func TestCommitRetries5xx(t *testing.T) {
 	t.Parallel()
 	f := newFakeDoris(t)
 	var calls atomic.Int64
-	f.be2PC = func(w http.ResponseWriter, r *http.Request) string {
-		if calls.Add(1) == 1 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return "busy"
-		}
+	f.be2PC = busyOnce(&calls, func(http.ResponseWriter) string {
 		return fe2pcError("transaction [7] is already committed, not pre-committed.")
-	}
+	})
 	c := f.client(f.config())
 	err := c.CommitTxn(context.Background(), "demo", 7)
 	if !errors.Is(err, ErrTxnAlreadyCommitted) || calls.Load() != 2 || IsAmbiguous(err) {
 		t.Fatalf("err = %v after %d calls", err, calls.Load())
+	}
+}
+
+// A 503 may come from a proxy that forwarded the commit (§8: Doris itself
+// answers 200): when the retry then gets a bare non-200 status, which says
+// nothing about the txn, the outcome is unknown.
+func TestCommitBare4xxAfter5xxIsAmbiguous(t *testing.T) {
+	t.Parallel()
+	f := newFakeDoris(t)
+	var calls atomic.Int64
+	f.be2PC = busyOnce(&calls, func(w http.ResponseWriter) string {
+		w.WriteHeader(http.StatusNotFound)
+		return "gone"
+	})
+	c := f.client(f.config())
+	err := c.CommitTxn(context.Background(), "demo", 7)
+	if !IsAmbiguous(err) || calls.Load() != 2 {
+		t.Fatalf("err = %v after %d calls, want ambiguous after 2", err, calls.Load())
+	}
+	// The same 404 on a first attempt is a known refusal.
+	calls.Store(1)
+	err = c.CommitTxn(context.Background(), "demo", 7)
+	if IsAmbiguous(err) || !errors.Is(err, ErrNotFound) {
+		t.Fatalf("first-attempt 404: err = %v, want non-ambiguous ErrNotFound", err)
 	}
 }
 

@@ -27,7 +27,7 @@ func inferKeys(t *Table) {
 	}
 	t.Keys = DuplicateKeys
 	t.KeyColumns = nil
-	if strings.EqualFold(t.Properties["enable_duplicate_without_keys_by_default"], "true") {
+	if strings.EqualFold(t.Properties[PropDuplicateWithoutKeys], "true") {
 		return
 	}
 	size := 0
