@@ -67,11 +67,8 @@ func TestFailedCheckpointAbortBudgetBEDown(t *testing.T) {
 	})
 	defer l.Close(ctx)
 	recoverTo(t, ctx, l, 0)
-	lookups, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultLoadState, Observe: true, Count: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = drive(ctx, l, 0, every, every)
+	lookups := e.fault(doristest.Fault{Op: doristest.FaultLoadState, Observe: true, Count: -1})
+	err := drive(ctx, l, 0, every, every)
 	var ce *loader.CheckpointError
 	if !errors.As(err, &ce) || !errors.Is(err, loader.ErrNeedRecover) || !errors.Is(err, loader.ErrInjected) {
 		t.Fatalf("checkpoint with the BE down: %v, want a CheckpointError wrapping the injected error", err)
@@ -89,11 +86,5 @@ func TestFailedCheckpointAbortBudgetBEDown(t *testing.T) {
 	if len(recovered) != 1 || recovered[0] != "PRECOMMITTED:abort" {
 		t.Fatalf("Recover acted %v, want the failed checkpoint's label PRECOMMITTED:abort", recovered)
 	}
-	if err := drive(ctx, l, 0, n, every); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.checkExactlyOnce(n)
+	e.finish(ctx, l, 0, n, every)
 }

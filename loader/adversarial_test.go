@@ -36,21 +36,6 @@ func updRow(i int) []byte {
 	return fmt.Appendf(nil, `{"id":%d,"v":"v%d","seq":%d}`, i%updKeys, i, i)
 }
 
-// driveWith is drive with a row function.
-func driveWith(ctx context.Context, l *loader.Loader, from, n, every int, rowOf func(int) []byte) error {
-	for i := from; i < n; i++ {
-		if err := l.Write(ctx, rowOf(i)); err != nil {
-			return err
-		}
-		if (i+1)%every == 0 || i+1 == n {
-			if err := l.Checkpoint(ctx, pos(i+1)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // checkLatest checks an update table after records [0, n) of updRow: each
 // key holds the value of its newest record, nothing else is there, and no
 // txn lingers. On a table without a sequence column this is DESIGN.md §2
@@ -80,17 +65,6 @@ func (e *env) checkLatest(n int) {
 	e.checkNoRunningTxn()
 }
 
-func recoverTo(t *testing.T, ctx context.Context, l *loader.Loader, want int) {
-	t.Helper()
-	p, err := l.Recover(ctx)
-	if err != nil {
-		t.Fatalf("recover: %v", err)
-	}
-	if got := next(t, p); got != want {
-		t.Fatalf("recover returned position %d, want %d", got, want)
-	}
-}
-
 // A decided checkpoint's background commit finds its txn ABORTED: Doris
 // timed it out (doris-api.md §5, "timeout by txn manager") while the commit
 // request was stuck. The next Checkpoint surfaces it (ErrTxnAborted,
@@ -113,10 +87,7 @@ func TestBackgroundCommitFindsTxnAborted(t *testing.T) {
 			if table != "events" {
 				rowOf = updRow
 			}
-			h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultCommit, Block: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := e.fault(doristest.Fault{Op: doristest.FaultCommit, Block: true})
 			var ra recoverActions
 			l := e.open(ra.knobs)
 			defer l.Close(ctx)
@@ -131,7 +102,7 @@ func TestBackgroundCommitFindsTxnAborted(t *testing.T) {
 				t.Fatalf("timed out %d txns, want 1", got)
 			}
 			h.Release()
-			err = driveWith(ctx, l, every, 2*every, every, rowOf)
+			err := driveWith(ctx, l, every, 2*every, every, rowOf)
 			var ce *loader.CheckpointError
 			if !errors.Is(err, loader.ErrNeedRecover) || !errors.Is(err, loader.ErrTxnAborted) || !errors.As(err, &ce) ||
 				ce.Stage != "commit of previous" {
@@ -180,13 +151,7 @@ func TestHealReplayLongerOrShorter(t *testing.T) {
 			l := e.open()
 			defer l.Close(ctx)
 			recoverTo(t, ctx, l, 5)
-			if err := drive(ctx, l, 5, n, every); err != nil {
-				t.Fatal(err)
-			}
-			if err := l.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-			e.checkExactlyOnce(n)
+			e.finish(ctx, l, 5, n, every)
 			st, err := checkpoint.ReadFile(e.dir)
 			if err != nil {
 				t.Fatal(err)
@@ -266,10 +231,7 @@ func TestAtLeastOnceAmbiguousLoad(t *testing.T) {
 			ctx := context.Background()
 			e := newEnv(t)
 			tc.fault.Label, _ = e.owner().Label(2)
-			h, err := e.srv.Fault(tc.fault)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := e.fault(tc.fault)
 			e.runToEnd(ctx, n, every, func(c *loader.Config) { c.Guarantee = loader.AtLeastOnce })
 			if h.Hits() != 1 {
 				t.Fatalf("fault hit %d times", h.Hits())
@@ -380,9 +342,7 @@ func TestCommitDroppedThenBEDown(t *testing.T) {
 	const n, every = 15, 5
 	ctx := context.Background()
 	e := newEnv(t)
-	if _, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultCommit, Refuse: true, Count: 2}); err != nil {
-		t.Fatal(err)
-	}
+	e.fault(doristest.Fault{Op: doristest.FaultCommit, Refuse: true, Count: 2})
 	committed := make(chan error, 1)
 	var attempts atomic.Int32
 	l := e.open(func(c *loader.Config) {
@@ -419,13 +379,7 @@ func TestCommitDroppedThenBEDown(t *testing.T) {
 	if a := attempts.Load(); a < 6 {
 		t.Errorf("commit took %d attempts, want at least 6", a)
 	}
-	if err := drive(ctx, l, every, n, every); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.checkExactlyOnce(n)
+	e.finish(ctx, l, every, n, every)
 }
 
 // A bad row makes Doris refuse the precommit ("[DATA_QUALITY_ERROR]too many
@@ -494,10 +448,7 @@ func TestRunningTxnQuota(t *testing.T) {
 			// 2 surely meets its txn running; release it once Doris refused
 			// that begin (limit 1) or at once (limit 2).
 			lbl, _ := e.owner().Label(1)
-			h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultCommit, Label: lbl, Block: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := e.fault(doristest.Fault{Op: doristest.FaultCommit, Label: lbl, Block: true})
 			qw := &quotaWatch{Doris: e.client, onQuota: h.Release}
 			cfg := e.config()
 			l, err := loader.New(qw, cfg)
@@ -565,21 +516,14 @@ func TestCloseMidCheckpoint(t *testing.T) {
 			var h *doristest.FaultHandle
 			if stuck {
 				lbl, _ := e.owner().Label(2)
-				var err error
-				if h, err = e.srv.Fault(doristest.Fault{Op: doristest.FaultCommit, Label: lbl, Block: true}); err != nil {
-					t.Fatal(err)
-				}
+				h = e.fault(doristest.Fault{Op: doristest.FaultCommit, Label: lbl, Block: true})
 			}
 			l := e.open()
 			recoverTo(t, ctx, l, 0)
 			if err := drive(ctx, l, 0, 2*every, every); err != nil {
 				t.Fatal(err)
 			}
-			for i := 2 * every; i < 2*every+3; i++ { // checkpoint 3 is open
-				if err := l.Write(ctx, row(i)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeRows(t, ctx, l, 2*every, 2*every+3) // checkpoint 3 is open
 			cctx := ctx
 			if stuck {
 				if err := h.Wait(ctx, 1); err != nil {
@@ -611,13 +555,7 @@ func TestCloseMidCheckpoint(t *testing.T) {
 			if stuck && !ra.has("PRECOMMITTED:commit") {
 				t.Errorf("recover actions %v, want PRECOMMITTED:commit", ra.got)
 			}
-			if err := drive(ctx, l, 2*every, n, every); err != nil {
-				t.Fatal(err)
-			}
-			if err := l.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-			e.checkExactlyOnce(n)
+			e.finish(ctx, l, 2*every, n, every)
 		})
 	}
 }
@@ -666,11 +604,7 @@ func TestRecoverTwiceInARow(t *testing.T) {
 			for range 2 {
 				recoverTo(t, ctx, l, tc.want)
 			}
-			for i := tc.want; i < tc.want+2; i++ { // open a checkpoint, then recover again
-				if err := l.Write(ctx, row(i)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeRows(t, ctx, l, tc.want, tc.want+2) // open a checkpoint, then recover again
 			recoverTo(t, ctx, l, tc.want)
 			if err := drive(ctx, l, tc.want, n, every); err != nil {
 				t.Fatal(err)
@@ -820,10 +754,7 @@ func TestWriteContextBoundsStalledBody(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	lbl, _ := e.owner().Label(2)
-	h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultStream, Label: lbl, Block: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.fault(doristest.Fault{Op: doristest.FaultStream, Label: lbl, Block: true})
 	defer h.Release()
 	l := e.open(func(c *loader.Config) { c.BufferSize = 16 }) // every row is a body write
 	defer l.Close(ctx)
@@ -850,13 +781,7 @@ func TestWriteContextBoundsStalledBody(t *testing.T) {
 	}
 	h.Release()
 	recoverTo(t, ctx, l, every)
-	if err := drive(ctx, l, every, n, every); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.checkExactlyOnce(n)
+	e.finish(ctx, l, every, n, every)
 }
 
 // Recover with a ctx that ends while the previous checkpoint's commit is
@@ -867,10 +792,7 @@ func TestRecoverContextEndsDuringPendingCommit(t *testing.T) {
 	const n, every = 15, 5
 	ctx := context.Background()
 	e := newEnv(t)
-	h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultCommit, Block: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.fault(doristest.Fault{Op: doristest.FaultCommit, Block: true})
 	var commits atomic.Int32
 	l := e.open(func(c *loader.Config) {
 		c.Knobs = &loader.TestingKnobs{AfterCommit: func(uint64, error) { commits.Add(1) }}
@@ -893,11 +815,5 @@ func TestRecoverContextEndsDuringPendingCommit(t *testing.T) {
 	if commits.Load() != 1 {
 		t.Errorf("%d background commits finished before Recover returned, want 1", commits.Load())
 	}
-	if err := drive(ctx, l, every, n, every); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.checkExactlyOnce(n)
+	e.finish(ctx, l, every, n, every)
 }

@@ -3,60 +3,11 @@ package loader_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/doris-sink/doris-sink/loader"
-	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
-
-// errLostAck is the answer of a store save that was made durable anyway.
-var errLostAck = errors.New("injected: the save is durable, its acknowledgement was lost")
-
-// commitMarkStore saves like its Store, but the first save that marks a
-// decided checkpoint committed reports errLostAck after it is durable: the
-// store's state is what a process killed between the store's rename and
-// the ledger append leaves behind (the checkpoint committed in the store,
-// no committed ledger entry).
-type commitMarkStore struct {
-	checkpoint.Store
-	mu    sync.Mutex
-	prev  *checkpoint.State
-	fired bool
-}
-
-func (s *commitMarkStore) Save(ctx context.Context, st *checkpoint.State) error {
-	if err := s.Store.Save(ctx, st); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	marks := st.Decided != nil && st.Decided.Committed && !st.Decided.Empty &&
-		(s.prev == nil || s.prev.Decided == nil || s.prev.Decided.ID != st.Decided.ID || !s.prev.Decided.Committed)
-	s.prev = st.Clone()
-	if marks && !s.fired {
-		s.fired = true
-		return errLostAck
-	}
-	return nil
-}
-
-// committedEntries returns the ledger's committed entries of checkpoint id.
-func committedEntries(t *testing.T, dir string, id uint64) []ledger.Entry {
-	t.Helper()
-	entries, _, err := ledger.ReadFile(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []ledger.Entry
-	for _, e := range entries {
-		if e.Checkpoint == id && e.Event == ledger.EventCommitted {
-			out = append(out, e)
-		}
-	}
-	return out
-}
 
 // Chaos campaign, seed 20260601, 150 cycles: the state sink's ledger
 // totalled one checkpoint's rows (49) fewer than the table held. The
@@ -78,7 +29,7 @@ func TestCommitMarkedInStoreButNotInLedger(t *testing.T) {
 	}{
 		"background-commit": {first: func(t *testing.T, ctx context.Context, e *env) {
 			committed := make(chan error, 1)
-			st := &commitMarkStore{}
+			st := &lostAckStore{match: marksCommitted}
 			l := e.open(func(c *loader.Config) {
 				st.Store = c.Store
 				c.Store = st
@@ -97,7 +48,7 @@ func TestCommitMarkedInStoreButNotInLedger(t *testing.T) {
 		}},
 		"recovery-commit": {first: func(t *testing.T, ctx context.Context, e *env) {
 			e.crashRun(ctx, crashAt(t, loader.FailAfterDecide, 0), rows, rows)
-			st := &commitMarkStore{}
+			st := &lostAckStore{match: marksCommitted}
 			l := e.open(func(c *loader.Config) { st.Store, c.Store = c.Store, st })
 			if _, err := l.Recover(ctx); !errors.Is(err, errLostAck) {
 				t.Fatalf("recover: %v, want the lost acknowledgement", err)
@@ -113,19 +64,13 @@ func TestCommitMarkedInStoreButNotInLedger(t *testing.T) {
 			ctx := context.Background()
 			e := newEnv(t)
 			c.first(t, ctx, e)
-			if got := committedEntries(t, e.dir, 1); len(got) != 0 {
+			if got := entriesOf(t, e.dir, 1, ledger.EventCommitted); len(got) != 0 {
 				t.Fatalf("setup: committed entries %+v before the restart, want none", got)
 			}
 			// Two restarts: the first appends the missing entry, the second
 			// finds it and appends nothing.
-			for range 2 {
-				l := e.open()
-				recoverTo(t, ctx, l, rows)
-				if err := l.Close(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got := committedEntries(t, e.dir, 1)
+			e.restarts(ctx, 2, rows)
+			got := entriesOf(t, e.dir, 1, ledger.EventCommitted)
 			if len(got) != 1 {
 				t.Fatalf("committed entries of checkpoint 1: %+v, want exactly one", got)
 			}

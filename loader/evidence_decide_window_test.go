@@ -8,52 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
-
-// lostAckStore saves like its Store, but the first save for which match
-// (previous saved state, new state) is true reports errLostAck after it is
-// durable: the store's state is what a process killed right after that
-// save leaves behind, before anything else (the ledger append) happened.
-type lostAckStore struct {
-	checkpoint.Store
-	match func(prev, st *checkpoint.State) bool
-	mu    sync.Mutex
-	prev  *checkpoint.State
-	fired bool
-}
-
-func (s *lostAckStore) Save(ctx context.Context, st *checkpoint.State) error {
-	if err := s.Store.Save(ctx, st); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	hit := !s.fired && s.match(s.prev, st)
-	s.prev = st.Clone()
-	if hit {
-		s.fired = true
-		return errLostAck
-	}
-	return nil
-}
-
-// decides matches the save that decides checkpoint id (a heal of it when
-// healed > 0).
-func decides(id uint64, healed int) func(prev, st *checkpoint.State) bool {
-	return func(prev, st *checkpoint.State) bool {
-		d := st.Decided
-		if d == nil || d.ID != id || d.Healed != healed || d.Committed {
-			return false
-		}
-		return prev == nil || prev.Decided == nil || prev.Decided.ID != id || prev.Decided.Healed != healed
-	}
-}
 
 // ledgerCommittedRows totals the ledger's loaded rows of committed labels
 // the way `doris-sink verify` and the chaos checker do: a label's rows come
@@ -83,22 +43,6 @@ func ledgerCommittedRows(t *testing.T, dir string) int64 {
 		total += rows[l]
 	}
 	return total
-}
-
-// entriesOf returns the ledger's entries of checkpoint id with event.
-func entriesOf(t *testing.T, dir string, id uint64, event string) []ledger.Entry {
-	t.Helper()
-	entries, _, err := ledger.ReadFile(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []ledger.Entry
-	for _, e := range entries {
-		if e.Checkpoint == id && e.Event == event {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // dropLastLedgerLine removes the ledger's last line, which must be the
@@ -200,13 +144,7 @@ func TestDecidedInStoreButNotInLedger(t *testing.T) {
 			checkDecisionCounts(t, e.dir, c.id, n)
 			// Two restarts: the first appends the missing entries, the
 			// second finds them and appends nothing.
-			for range 2 {
-				l := e.open()
-				recoverTo(t, ctx, l, rows)
-				if err := l.Close(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e.restarts(ctx, 2, rows)
 			decided := entriesOf(t, e.dir, c.id, ledger.EventDecided)
 			committed := entriesOf(t, e.dir, c.id, ledger.EventCommitted)
 			if len(decided) != 1 || len(committed) != 1 {
@@ -255,13 +193,7 @@ func TestHealDecidedInStoreButNotInLedger(t *testing.T) {
 		t.Fatalf("setup: healed entries %+v, want none", got)
 	}
 
-	for range 2 {
-		l = e.open()
-		recoverTo(t, ctx, l, rows)
-		if err := l.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.restarts(ctx, 2, rows)
 	decided := entriesOf(t, e.dir, 1, ledger.EventDecided)
 	healed := entriesOf(t, e.dir, 1, ledger.EventHealed)
 	committed := entriesOf(t, e.dir, 1, ledger.EventCommitted)
@@ -391,13 +323,7 @@ func TestAtLeastOnceCommittedEntryFromDecision(t *testing.T) {
 		t.Fatalf("setup: committed entries %+v, want none", got)
 	}
 	checkDecisionCounts(t, e.dir, 2, every)
-	for range 2 {
-		l = e.open(alo)
-		recoverTo(t, ctx, l, rows)
-		if err := l.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.restarts(ctx, 2, rows, alo)
 	committed := entriesOf(t, e.dir, 2, ledger.EventCommitted)
 	if len(committed) != 1 {
 		t.Fatalf("committed entries of checkpoint 2: %+v, want exactly one", committed)

@@ -11,37 +11,6 @@ import (
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
-// ledgerEntry returns the last ledger entry of checkpoint id with event,
-// nil if none.
-func ledgerEntry(t *testing.T, dir string, id uint64, event string) *ledger.Entry {
-	t.Helper()
-	entries, _, err := ledger.ReadFile(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found *ledger.Entry
-	for i := range entries {
-		if entries[i].Checkpoint == id && entries[i].Event == event {
-			found = &entries[i]
-		}
-	}
-	return found
-}
-
-// checkCounts checks the row counters and dead-lettered count of a ledger
-// entry of a checkpoint holding rows rows, all loaded.
-func checkCounts(t *testing.T, what string, en *ledger.Entry, rows, deadLettered int64) {
-	t.Helper()
-	switch {
-	case en == nil:
-		t.Fatalf("%s: no ledger entry", what)
-	case en.RowsTotal != rows || en.RowsLoaded != rows || en.Bytes <= 0 || en.TxnID <= 0 || en.Label == "":
-		t.Fatalf("%s: %+v, want %d rows total and loaded, bytes, a txn id and a label", what, en, rows)
-	case en.DeadLettered != deadLettered:
-		t.Fatalf("%s: dead_lettered %d, want %d", what, en.DeadLettered, deadLettered)
-	}
-}
-
 // The ledger's decided entry is appended before the after-decide cut point
 // (DESIGN.md §6: fsync'd after decide), so a crash there leaves it with
 // its row counts; the committed entry Recover writes carries them too (from
@@ -58,11 +27,7 @@ func TestLedgerCountsSurviveCrash(t *testing.T) {
 			e := newEnv(t)
 			l := e.open(func(c *loader.Config) { c.Failpoints = crashAt(t, fp, 0) })
 			recoverTo(t, ctx, l, 0)
-			for i := range rows {
-				if err := l.Write(ctx, row(i)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeRows(t, ctx, l, 0, rows)
 			err := l.CheckpointWith(ctx, pos(rows), loader.CheckpointInfo{DeadLettered: dead})
 			if cerr := l.Close(ctx); !errors.Is(err, loader.ErrCrashed) && !errors.Is(cerr, loader.ErrCrashed) {
 				t.Fatalf("no crash: checkpoint %v, close %v", err, cerr)
@@ -114,11 +79,7 @@ func TestCheckpointWithDeadLettered(t *testing.T) {
 		errors.Is(err, loader.ErrNeedRecover) {
 		t.Fatalf("negative count: %v, want a refusal that needs no Recover", err)
 	}
-	for i := range 3 {
-		if err := l.Write(ctx, row(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRows(t, ctx, l, 0, 3)
 	if err := l.CheckpointWith(ctx, pos(3), loader.CheckpointInfo{DeadLettered: 4}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +90,7 @@ func TestCheckpointWithDeadLettered(t *testing.T) {
 	if err := l.CheckpointWith(ctx, pos(5), loader.CheckpointInfo{DeadLettered: 2}); err != nil {
 		t.Fatal(err)
 	}
-	for i := 5; i < 7; i++ {
-		if err := l.Write(ctx, row(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRows(t, ctx, l, 5, 7)
 	if err := l.Checkpoint(ctx, pos(7)); err != nil {
 		t.Fatal(err)
 	}

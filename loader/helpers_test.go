@@ -6,9 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,9 @@ type env struct {
 	dir    string
 	table  string
 	job    string
+	// doris, when set, is the Doris the loaders of e use instead of
+	// client (a wrapper that observes or alters calls).
+	doris loader.Doris
 }
 
 func newEnv(t *testing.T, opts ...doristest.Opt) *env {
@@ -84,7 +88,11 @@ func (e *env) config(mut ...func(*loader.Config)) loader.Config {
 func (e *env) open(mut ...func(*loader.Config)) *loader.Loader {
 	e.t.Helper()
 	cfg := e.config(mut...)
-	l, err := loader.New(e.client, cfg)
+	var d loader.Doris = e.client
+	if e.doris != nil {
+		d = e.doris
+	}
+	l, err := loader.New(d, cfg)
 	if err != nil {
 		cfg.Store.Close()
 		e.t.Fatal(err)
@@ -114,8 +122,13 @@ func next(t *testing.T, p json.RawMessage) int {
 // drive writes records [from, n) with a checkpoint every `every` records
 // (and at n), then returns nil, or the first error.
 func drive(ctx context.Context, l *loader.Loader, from, n, every int) error {
+	return driveWith(ctx, l, from, n, every, row)
+}
+
+// driveWith is drive with a row function.
+func driveWith(ctx context.Context, l *loader.Loader, from, n, every int, rowOf func(int) []byte) error {
 	for i := from; i < n; i++ {
-		if err := l.Write(ctx, row(i)); err != nil {
+		if err := l.Write(ctx, rowOf(i)); err != nil {
 			return err
 		}
 		if (i+1)%every == 0 || i+1 == n {
@@ -127,11 +140,94 @@ func drive(ctx context.Context, l *loader.Loader, from, n, every int) error {
 	return nil
 }
 
+// writeRows writes records [from, to) without a checkpoint: the
+// checkpoint stays open.
+func writeRows(t *testing.T, ctx context.Context, l *loader.Loader, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		if err := l.Write(ctx, row(i)); err != nil {
+			t.Fatalf("write record %d: %v", i, err)
+		}
+	}
+}
+
+// finish drives records [from, n) on l, closes it and checks the table
+// holds [0, n) exactly once.
+func (e *env) finish(ctx context.Context, l *loader.Loader, from, n, every int) {
+	e.t.Helper()
+	if err := drive(ctx, l, from, n, every); err != nil {
+		e.t.Fatalf("drive [%d, %d): %v", from, n, err)
+	}
+	if err := l.Close(ctx); err != nil {
+		e.t.Fatalf("close: %v", err)
+	}
+	e.checkExactlyOnce(n)
+}
+
+// recoverTo recovers l and checks the position it returns.
+func recoverTo(t *testing.T, ctx context.Context, l *loader.Loader, want int) {
+	t.Helper()
+	p, err := l.Recover(ctx)
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	if got := next(t, p); got != want {
+		t.Fatalf("recover returned position %d, want %d", got, want)
+	}
+}
+
+// fault installs an emulator fault.
+func (e *env) fault(f doristest.Fault) *doristest.FaultHandle {
+	e.t.Helper()
+	h, err := e.srv.Fault(f)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h
+}
+
+// crashAt returns failpoints crashing at fp after skip passes.
+func crashAt(t *testing.T, fp string, skip int) *loader.Failpoints {
+	t.Helper()
+	fps := loader.NewFailpoints()
+	if _, err := fps.Arm(fp, loader.Crash().Skip(skip)); err != nil {
+		t.Fatal(err)
+	}
+	return fps
+}
+
+// recoverActions records the recovery actions taken per label
+// ("STATE:action", TestingKnobs.AfterRecoverLabel).
+type recoverActions struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *recoverActions) knobs(c *loader.Config) {
+	c.Knobs = &loader.TestingKnobs{AfterRecoverLabel: func(lbl string, st doris.TxnStatus, action string) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.got = append(r.got, string(st)+":"+action)
+	}}
+}
+
+func (r *recoverActions) has(want string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.got, want)
+}
+
 // runToEnd opens loaders on e until records [0, n) are loaded: Recover,
 // drive, Close; after an ErrNeedRecover it recovers the same loader. It
-// fails the test after too many rounds.
+// fails the test after too many rounds. With ExactlyOnce it checks after
+// every Recover that no txn is left PREPARE or PRECOMMITTED (DESIGN.md §2
+// invariant 4: every label is final before a record is read).
 func (e *env) runToEnd(ctx context.Context, n, every int, mut ...func(*loader.Config)) {
 	e.t.Helper()
+	var probe loader.Config
+	for _, m := range mut {
+		m(&probe)
+	}
 	l := e.open(mut...)
 	defer l.Close(ctx)
 	for round := 0; ; round++ {
@@ -141,6 +237,9 @@ func (e *env) runToEnd(ctx context.Context, n, every int, mut ...func(*loader.Co
 		p, err := l.Recover(ctx)
 		if err != nil {
 			e.t.Fatalf("recover: %v", err)
+		}
+		if probe.Guarantee != loader.AtLeastOnce {
+			e.checkNoRunningTxn()
 		}
 		err = drive(ctx, l, next(e.t, p), n, every)
 		if err == nil {
@@ -234,4 +333,16 @@ func testSeed(t *testing.T) int64 {
 	return time.Now().UnixNano()
 }
 
-func ioPipe() (*io.PipeReader, *io.PipeWriter) { return io.Pipe() }
+// restarts opens a loader on e, recovers it to position want and closes
+// it, times times: what repeated process restarts do to the store and
+// ledger.
+func (e *env) restarts(ctx context.Context, times, want int, mut ...func(*loader.Config)) {
+	e.t.Helper()
+	for range times {
+		l := e.open(mut...)
+		recoverTo(e.t, ctx, l, want)
+		if err := l.Close(ctx); err != nil {
+			e.t.Fatalf("close after recover: %v", err)
+		}
+	}
+}

@@ -22,18 +22,11 @@ func TestPrecommitNeverAnsweredIsAbortedWhenTheCallerGivesUp(t *testing.T) {
 	const rows = 4
 	ctx := context.Background()
 	e := newEnv(t)
-	h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, DB: testDB, Block: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.fault(doristest.Fault{Op: doristest.FaultPrecommit, DB: testDB, Block: true})
 	l := e.open()
 	defer l.Close(ctx)
 	recoverTo(t, ctx, l, 0)
-	for i := range rows {
-		if err := l.Write(ctx, row(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRows(t, ctx, l, 0, rows)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -59,13 +52,7 @@ func TestPrecommitNeverAnsweredIsAbortedWhenTheCallerGivesUp(t *testing.T) {
 	}
 	h.Remove()
 	recoverTo(t, ctx, l, 0)
-	if err := drive(ctx, l, 0, rows, rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.checkExactlyOnce(rows)
+	e.finish(ctx, l, 0, rows, rows)
 }
 
 // txnsByStatus returns the labels of e's txns in status st.
@@ -94,18 +81,11 @@ func TestPrecommitRefusedIsAbortedAtOnce(t *testing.T) {
 	const rows = 4
 	ctx := context.Background()
 	e := newEnv(t)
-	h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, DB: testDB, Refuse: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.fault(doristest.Fault{Op: doristest.FaultPrecommit, DB: testDB, Refuse: true})
 	l := e.open()
 	defer l.Close(ctx)
 	recoverTo(t, ctx, l, 0)
-	for i := range rows {
-		if err := l.Write(ctx, row(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRows(t, ctx, l, 0, rows)
 	if err := l.Checkpoint(ctx, pos(rows)); !errors.Is(err, loader.ErrNeedRecover) {
 		t.Fatalf("checkpoint: %v, want ErrNeedRecover", err)
 	}
@@ -119,11 +99,5 @@ func TestPrecommitRefusedIsAbortedAtOnce(t *testing.T) {
 		t.Fatalf("after the refused precommit: ABORTED txns %v, want one", lbl)
 	}
 	recoverTo(t, ctx, l, 0)
-	if err := drive(ctx, l, 0, rows, rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.checkExactlyOnce(rows)
+	e.finish(ctx, l, 0, rows, rows)
 }

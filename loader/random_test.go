@@ -74,9 +74,7 @@ func TestRandomCrashes(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			f := randomFaults[rng.IntN(len(randomFaults))]
 			f.Count = 1 + rng.IntN(2)
-			if fh, err = e.srv.Fault(f); err != nil {
-				t.Fatal(err)
-			}
+			fh = e.fault(f)
 		}
 		l := e.open(func(c *loader.Config) { c.Failpoints = fps })
 		end := 0

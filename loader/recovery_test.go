@@ -3,10 +3,10 @@ package loader_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,53 +16,6 @@ import (
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
-
-// recoverActions records the recovery actions taken per label.
-type recoverActions struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (r *recoverActions) knobs(c *loader.Config) {
-	c.Knobs = &loader.TestingKnobs{AfterRecoverLabel: func(lbl string, st doris.TxnStatus, action string) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.got = append(r.got, string(st)+":"+action)
-	}}
-}
-
-func (r *recoverActions) has(want string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, g := range r.got {
-		if g == want {
-			return true
-		}
-	}
-	return false
-}
-
-func crashAt(t *testing.T, fp string, skip int) *loader.Failpoints {
-	t.Helper()
-	fps := loader.NewFailpoints()
-	if _, err := fps.Arm(fp, loader.Crash().Skip(skip)); err != nil {
-		t.Fatal(err)
-	}
-	return fps
-}
-
-func ledgerEvents(t *testing.T, dir string) map[string]int {
-	t.Helper()
-	entries, _, err := ledger.ReadFile(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := map[string]int{}
-	for _, e := range entries {
-		ev[e.Event]++
-	}
-	return ev
-}
 
 // Recovery table (DESIGN.md §2), decided rows.
 func TestRecoverDecided(t *testing.T) {
@@ -243,7 +196,7 @@ func TestBeginLabelConflictOwnLeftover(t *testing.T) {
 	// A leftover PREPARE txn holds the first label: begin it by hand with a
 	// body that never ends.
 	lbl, _ := e.owner().Label(1)
-	pr, pw := ioPipe()
+	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.client.StreamLoad(ctx, doris.LoadRequest{DB: testDB, Table: e.table, Label: lbl, Format: "json",
@@ -270,10 +223,7 @@ func TestCommitAnswerDropped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
-	h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultCommit, ApplyThenDrop: true, Count: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.fault(doristest.Fault{Op: doristest.FaultCommit, ApplyThenDrop: true, Count: 2})
 	e.runToEnd(ctx, 30, 5)
 	if h.Hits() != 2 {
 		t.Errorf("fault hit %d times", h.Hits())
@@ -287,10 +237,7 @@ func TestBEDownDuringStream(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
-	h, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultStream, Block: true, Count: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.fault(doristest.Fault{Op: doristest.FaultStream, Block: true, Count: 1})
 	// The abort of the failed checkpoint retries while the BE is down, for
 	// the whole budget: keep it short.
 	l := e.open(func(c *loader.Config) { c.Retry.MaxElapsed = 100 * time.Millisecond })
@@ -305,7 +252,7 @@ func TestBEDownDuringStream(t *testing.T) {
 	}
 	e.srv.BEDown()
 	h.Release()
-	err = <-errc
+	err := <-errc
 	if !errors.Is(err, loader.ErrNeedRecover) {
 		t.Fatalf("drive with BE down: %v, want ErrNeedRecover", err)
 	}

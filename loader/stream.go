@@ -39,13 +39,24 @@ type loadStream struct {
 }
 
 // startLoad begins the Stream Load req in a goroutine bounded by ctx.
+//
+// When ctx ends the body is closed with its cause: the HTTP transport
+// reads the body in its own goroutine, which a cancelled request does not
+// interrupt, and StreamLoad returns only after that goroutine ends. Without
+// the close, a load whose ctx ended while no row was being handed over (a
+// crash failpoint, a Participant's Begin ctx cancelled before Abort) would
+// keep both goroutines and the connection forever.
 func startLoad(ctx context.Context, client Doris, req doris.LoadRequest, size int, delim []byte) *loadStream {
 	ctx, cancel := context.WithCancel(ctx)
 	pw := newBodyPipe()
 	s := &loadStream{req: req, cancel: cancel, pw: pw, buf: make([]byte, 0, size), size: size, delim: delim,
 		done: make(chan struct{})}
+	stop := context.AfterFunc(ctx, func() {
+		pw.CloseWithError(fmt.Errorf("stream load %s: body: %w", req.Label, context.Cause(ctx)))
+	})
 	go func() {
 		defer close(s.done)
+		defer stop()
 		pr := pw.reader()
 		res, err := client.StreamLoad(ctx, req, pr)
 		s.res, s.err = res, err
