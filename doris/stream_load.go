@@ -42,6 +42,9 @@ import (
 // and Config.LoadTimeout. If Doris answers before the body is consumed,
 // StreamLoad returns without reading the rest; a body Read already in
 // progress on the transport's goroutine may still complete after return.
+// A Read that blocks (a pipe the caller feeds) is not interrupted by ctx:
+// the transport waits for it, and StreamLoad with it. Callers streaming
+// from a pipe must close it when ctx ends (the loader does).
 func (c *Client) StreamLoad(ctx context.Context, req LoadRequest, body io.Reader) (*LoadResult, error) {
 	if err := req.validate(); err != nil {
 		return nil, err

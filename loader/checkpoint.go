@@ -61,6 +61,9 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	a := l.cur
 	d := checkpoint.Decision{ID: a.id, Label: a.label, Start: l.pos, End: end}
 	var res *doris.LoadResult
+	// ignored is set when Doris committed a load sent to be precommitted
+	// (doris.ErrTwoPhaseCommitIgnored): its rows are visible already.
+	var ignored error
 	if a.s == nil {
 		d.Empty = true
 		if !a.announced && !a.heal {
@@ -71,6 +74,13 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	} else {
 		var err error
 		res, err = l.finish(ctx, a)
+		var le *doris.LoadError
+		if l.cfg.Guarantee == ExactlyOnce && errors.Is(err, doris.ErrTwoPhaseCommitIgnored) &&
+			errors.As(err, &le) && le.Result != nil {
+			// Aborting is impossible and a replay would load the rows twice:
+			// record them as decided and committed, then stop (below).
+			res, ignored, err = le.Result, err, nil
+		}
 		if err == nil && l.cfg.Guarantee == AtLeastOnce {
 			a.maybeLoaded = true // a non-2PC load is committed when it returns
 		}
@@ -101,7 +111,7 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	} else {
 		d.Counts = loadCounts(res, a.loads, info.DeadLettered)
 	}
-	if d.Empty || l.cfg.Guarantee == AtLeastOnce {
+	if d.Empty || l.cfg.Guarantee == AtLeastOnce || ignored != nil {
 		d.Committed, d.CommittedAt = true, now
 	}
 	var next checkpoint.Announcement
@@ -138,6 +148,9 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 		l.evidence(ledger.EventCommitted, d, "", "empty checkpoint: no transaction")
 	case l.cfg.Guarantee == AtLeastOnce:
 		l.evidence(ledger.EventCommitted, d, doris.TxnVisible, "at-least-once load")
+	case ignored != nil:
+		l.evidence(ledger.EventCommitted, d, doris.TxnVisible,
+			"two_phase_commit ignored: Doris committed the load without precommit")
 	default:
 		l.evidence(event, d, doris.TxnPrecommitted, "")
 	}
@@ -152,6 +165,14 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	}
 	l.pos = end
 	l.cur = &attempt{id: next.ID, label: next.Label, announced: true}
+	if ignored != nil {
+		l.broken = fmt.Errorf("checkpoint %d label %s (txn %d): %w: its rows are loaded and recorded as committed "+
+			"(resume position %s), but exactly-once needs the two_phase_commit header to reach the BE: check the "+
+			"proxies between doris-sink and Doris (nginx drops headers with underscores unless underscores_in_headers is on)",
+			d.ID, d.Label, d.TxnID, ignored, posString(end))
+		l.log.Error("stream load committed without precommit: stopping", "id", d.ID, "label", d.Label, "txn_id", d.TxnID)
+		return l.broken
+	}
 	if !d.Empty && l.cfg.Guarantee == ExactlyOnce {
 		l.startCommit(d)
 	}
