@@ -95,8 +95,9 @@ type FencingError struct {
 // Error names the label and the likely causes.
 func (e *FencingError) Error() string {
 	return fmt.Sprintf("fencing violation: label %s is %s in Doris but this store never decided it: another writer "+
-		"uses this job name (label prefix) or the checkpoint store was rolled back; stop every other writer of the "+
-		"job and restore the newest store", e.Label, e.State)
+		"uses this job name (label prefix), or the checkpoint store was rolled back, or a proxy dropped the "+
+		"two_phase_commit header so Doris committed instead of precommitting; stop every other writer of the "+
+		"job, restore the newest store, check the proxies", e.Label, e.State)
 }
 
 // AbortedError is a transaction that Doris aborted although it was meant to
