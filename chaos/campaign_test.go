@@ -32,12 +32,7 @@ func runCampaign(t *testing.T, cfg Config) *Result {
 func TestCampaign(t *testing.T) {
 	t.Parallel()
 	res := runCampaign(t, Config{Seed: *flagSeed, Cycles: *flagCycles, Guarantee: *flagMode})
-	for _, p := range res.Problems {
-		t.Errorf("seed=%d: %s", res.Seed, p)
-	}
-	if n := res.Report.Violations(res.Guarantee == "exactly-once"); n > 0 {
-		t.Errorf("seed=%d: checker found %d violations: %s", res.Seed, n, res.Report)
-	}
+	requireClean(t, res)
 	if res.Report.Produced == 0 || res.Report.EventsRows == 0 {
 		t.Errorf("seed=%d: nothing produced or loaded: %s", res.Seed, res.Report)
 	}

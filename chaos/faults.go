@@ -24,32 +24,7 @@ func (k *campaign) cycle(ctx context.Context, st Step) error {
 	case KillFailpoint:
 		return k.failpointCrash(ctx, st, fmt.Sprintf("%s=%d+crash", st.Failpoint, st.Skip))
 	case Drain:
-		if err := k.produce(ctx, st.Events, 0); err != nil {
-			return err
-		}
-		ps, err := k.start(false)
-		if err != nil {
-			return err
-		}
-		if err := k.waitReady(ctx, ps); err != nil {
-			killAll(ps)
-			return err
-		}
-		sleep(ctx, delay)
-		for _, p := range ps {
-			p.Signal(syscall.SIGTERM)
-		}
-		for i, p := range ps {
-			code, err := k.exit(ctx, p)
-			if err != nil {
-				return k.procErr(i, p, "drain", err)
-			}
-			k.res.Kills["drain"]++
-			if code != 0 {
-				return k.procErr(i, p, "drain", fmt.Errorf("exit code %d after SIGTERM, want 0", code))
-			}
-		}
-		return nil
+		return k.sigtermAt(ctx, st, delay)
 	case CommitLost:
 		h, err := k.c.Doris.Fault(doristest.Fault{Op: doristest.FaultCommit, DB: Database, Table: st.Table,
 			ApplyThenDrop: true, Count: st.N})
@@ -145,20 +120,56 @@ func (k *campaign) produceAndSettle(ctx context.Context, st Step, during func([]
 	})
 }
 
-// killAt SIGKILLs every sink delay after its recovery, while it loads.
-func (k *campaign) killAt(ctx context.Context, st Step, delay time.Duration) error {
+// startReady produces the step's events, starts every sink and waits for
+// their recovery; delay later (a random moment while they load) it
+// returns them running. On an error every sink is killed.
+func (k *campaign) startReady(ctx context.Context, st Step, delay time.Duration) ([]*Process, error) {
 	if err := k.produce(ctx, st.Events, 0); err != nil {
-		return err
+		return nil, err
 	}
 	ps, err := k.start(false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := k.waitReady(ctx, ps); err != nil {
 		killAll(ps)
-		return err
+		return nil, err
 	}
 	sleep(ctx, delay)
+	return ps, nil
+}
+
+// sigtermAt SIGTERMs every sink delay after its recovery, while it loads:
+// each must drain and exit 0.
+func (k *campaign) sigtermAt(ctx context.Context, st Step, delay time.Duration) error {
+	ps, err := k.startReady(ctx, st, delay)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		p.Signal(syscall.SIGTERM)
+	}
+	for i, p := range ps {
+		code, err := k.exit(ctx, p)
+		if err != nil {
+			killAll(ps)
+			return k.procErr(i, p, "drain", err)
+		}
+		k.res.Kills["drain"]++
+		if code != 0 {
+			killAll(ps)
+			return k.procErr(i, p, "drain", fmt.Errorf("exit code %d after SIGTERM, want 0", code))
+		}
+	}
+	return nil
+}
+
+// killAt SIGKILLs every sink delay after its recovery, while it loads.
+func (k *campaign) killAt(ctx context.Context, st Step, delay time.Duration) error {
+	ps, err := k.startReady(ctx, st, delay)
+	if err != nil {
+		return err
+	}
 	for _, p := range ps {
 		if p.Exited() {
 			code, _ := p.Wait(ctx)

@@ -24,6 +24,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/run"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader"
@@ -286,6 +288,19 @@ func (c *child) waitDecided(n int) {
 	})
 }
 
+// logged reports whether the child logged a JSON line satisfying match
+// so far.
+func (c *child) logged(match func(map[string]any) bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.logs {
+		if match(l) {
+			return true
+		}
+	}
+	return false
+}
+
 func msgIs(msg string) func(map[string]any) bool {
 	return func(m map[string]any) bool { return m["msg"] == msg }
 }
@@ -330,15 +345,38 @@ func (c *child) signal(s os.Signal) {
 // decided, drains it with SIGTERM and checks the rows.
 func (e *e2e) finish() {
 	e.t.Helper()
-	c := e.start()
-	c.waitDecided(e.records)
+	e.start().drainAfter(e.records)
+	e.checkRows()
+	e.checkNoOpenTxns("after the final drain")
+}
+
+// checkNoOpenTxns asserts no transaction of the db is left PREPARE or
+// PRECOMMITTED.
+func (e *e2e) checkNoOpenTxns(when string) {
+	e.t.Helper()
+	if n := e.txnsIn(doris.TxnPrecommitted) + e.txnsIn(doris.TxnPrepare); n != 0 {
+		e.t.Errorf("%d transactions left PREPARE/PRECOMMITTED %s", n, when)
+	}
+}
+
+// crashAt runs the job with the failpoint fp armed to crash and waits for
+// the crash's exit code.
+func (e *e2e) crashAt(fp string) {
+	e.t.Helper()
+	c := e.start(run.FailpointsEnv + "=" + fp + "=crash")
+	if code := c.wait(); code != run.ExitCrashed {
+		e.t.Fatalf("exit code %d, want %d (failpoint %s crash)", code, run.ExitCrashed, fp)
+	}
+}
+
+// drainAfter waits until the first n offsets are decided, sends SIGTERM
+// and checks that the drain exits 0.
+func (c *child) drainAfter(n int) {
+	c.t.Helper()
+	c.waitDecided(n)
 	c.signal(syscall.SIGTERM)
 	if code := c.wait(); code != 0 {
-		e.t.Fatalf("drain exit code %d, want 0", code)
-	}
-	e.checkRows()
-	if n := e.txnsIn(doris.TxnPrecommitted) + e.txnsIn(doris.TxnPrepare); n != 0 {
-		e.t.Errorf("%d transactions left PREPARE/PRECOMMITTED", n)
+		c.t.Fatalf("exit code %d after SIGTERM, want 0 (drain)", code)
 	}
 }
 
@@ -346,10 +384,7 @@ func TestE2ECrashMidStream(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t, "")
 	e.produce(100)
-	c := e.start("DORIS_SINK_FAILPOINTS=" + loader.FailMidStream + "=crash")
-	if code := c.wait(); code != 137 {
-		t.Fatalf("exit code %d, want 137 (failpoint crash)", code)
-	}
+	e.crashAt(loader.FailMidStream)
 	e.produce(30)
 	e.finish()
 }
@@ -358,10 +393,7 @@ func TestE2ECrashAfterPrecommit(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t, "")
 	e.produce(100)
-	c := e.start("DORIS_SINK_FAILPOINTS=" + loader.FailAfterPrecommit + "=crash")
-	if code := c.wait(); code != 137 {
-		t.Fatalf("exit code %d, want 137 (failpoint crash)", code)
-	}
+	e.crashAt(loader.FailAfterPrecommit)
 	if n := e.txnsIn(doris.TxnPrecommitted); n != 1 {
 		t.Errorf("after the crash Doris holds %d PRECOMMITTED txns, want 1 (recovery aborts it)", n)
 	}
@@ -372,10 +404,7 @@ func TestE2ECrashAfterDecide(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t, "")
 	e.produce(100)
-	c := e.start("DORIS_SINK_FAILPOINTS=" + loader.FailAfterDecide + "=crash")
-	if code := c.wait(); code != 137 {
-		t.Fatalf("exit code %d, want 137 (failpoint crash)", code)
-	}
+	e.crashAt(loader.FailAfterDecide)
 	e.finish()
 }
 
@@ -389,10 +418,43 @@ func TestE2ESigtermDrainsThenResumes(t *testing.T) {
 	if code := c.wait(); code != 0 {
 		t.Fatalf("exit code %d after SIGTERM, want 0 (drain)", code)
 	}
-	if n := e.txnsIn(doris.TxnPrecommitted) + e.txnsIn(doris.TxnPrepare); n != 0 {
-		t.Errorf("%d transactions open after a drain", n)
-	}
+	e.checkNoOpenTxns("after a drain")
 	e.finish() // resumes where the drain stopped: no loss, no duplicate
+}
+
+// TestE2ESecondSignalAborts: a second SIGTERM during a drain aborts it:
+// exit 130, the open transaction aborted, nothing decided; the restart
+// loads every record exactly once. The drain is held at its precommit by a
+// blocking emulator fault, so the second signal lands while it is in
+// flight.
+func TestE2ESecondSignalAborts(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, "")
+	held, err := e.doris.Fault(doristest.Fault{Op: doristest.FaultPrecommit, Block: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(held.Remove)
+	e.produce(100)
+	c := e.start()
+	if err := held.Wait(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	c.signal(syscall.SIGTERM)
+	c.waitLog("the drain warning", msgIs("signal: draining (a second signal aborts)"))
+	c.signal(syscall.SIGTERM)
+	if code := c.wait(); code != cmdutil.ExitInterrupted {
+		t.Fatalf("exit code %d after a second SIGTERM, want %d (abort)", code, cmdutil.ExitInterrupted)
+	}
+	c.waitLog("the abort warning", msgIs("second signal: aborting the open transaction"))
+	if c.logged(msgIs("checkpoint decided")) {
+		t.Error("a checkpoint was decided although the drain was aborted before its decision")
+	}
+	e.checkNoOpenTxns("after the abort")
+	if rows, _ := e.doris.Rows(e2eDB, e2eTable); len(rows) != 0 {
+		t.Errorf("%d rows visible after an aborted first checkpoint, want 0", len(rows))
+	}
+	e.finish()
 }
 
 func TestE2EConfigErrorNamesKey(t *testing.T) {
@@ -441,11 +503,7 @@ func TestE2EDorisDownAtStart(t *testing.T) {
 	if err := e.doris.FEUp(); err != nil {
 		t.Fatal(err)
 	}
-	c.waitDecided(e.records)
-	c.signal(syscall.SIGTERM)
-	if code := c.wait(); code != 0 {
-		t.Fatalf("exit code %d, want 0", code)
-	}
+	c.drainAfter(e.records)
 	e.checkRows()
 }
 
@@ -461,10 +519,6 @@ func TestE2EDorisDownMidRun(t *testing.T) {
 	if err := e.doris.BEUp(); err != nil {
 		t.Fatal(err)
 	}
-	c.waitDecided(e.records)
-	c.signal(syscall.SIGTERM)
-	if code := c.wait(); code != 0 {
-		t.Fatalf("exit code %d, want 0", code)
-	}
+	c.drainAfter(e.records)
 	e.checkRows()
 }

@@ -8,7 +8,9 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 )
 
-// Exit codes. main returns ExitCode(err) for the error a command returned.
+// Exit codes, all of them: main exits with ExitCode(err) for the error a
+// command returned; only `run`'s failpoint crash exits directly (with
+// ExitCrashed). docs/operations.md lists them.
 const (
 	// ExitOK: success.
 	ExitOK = 0
@@ -20,14 +22,18 @@ const (
 	ExitConfig = 3
 	// ExitCheckFailed: `check` found at least one blocker (*CheckFailedError).
 	ExitCheckFailed = 4
-	// ExitGaps: reserved for `verify` finding gaps between ledger, Doris
-	// and Kafka.
+	// ExitGaps: `verify` found gaps between ledger, Doris and Kafka
+	// (*GapsError).
 	ExitGaps = 5
 	// ExitNotConfirmed: a risky act was refused: no --yes without a
 	// terminal, or the operator did not confirm (*NotConfirmedError).
 	ExitNotConfirmed = 6
-	// ExitInterrupted: cancelled by SIGINT/SIGTERM (128+SIGINT).
+	// ExitInterrupted: cancelled by SIGINT/SIGTERM (128+SIGINT); for
+	// `run`, a second signal.
 	ExitInterrupted = 130
+	// ExitCrashed: `run` ended at a failpoint crash, without cleanup, like
+	// kill -9 (128+SIGKILL). Not mapped from an error: the crash hook exits.
+	ExitCrashed = 137
 )
 
 // FlagError is a usage error: bad flags, arguments or their combination.
@@ -53,7 +59,7 @@ func (e *CheckFailedError) Error() string {
 	return fmt.Sprintf("%d check(s) failed", e.Failed)
 }
 
-// GapsError is reserved for `verify`: it found gaps.
+// GapsError is returned by `verify` when it found gaps.
 type GapsError struct{ Gaps int }
 
 // Error says how many gaps were found.

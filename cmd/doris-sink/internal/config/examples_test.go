@@ -7,11 +7,12 @@ import (
 	"testing"
 )
 
-// The shipped example configs load and validate as a run needs them.
+// The shipped example configs (examples/configs, the compose job) load
+// and validate as a run needs them.
 func TestExampleConfigs(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"orders-eos.yaml", "flink-aliases.yaml"} {
-		c, err := Load(LoadOptions{File: filepath.Join("..", "..", "..", "..", "examples", "configs", name), Need: NeedRun})
+	for _, name := range []string{"configs/orders-eos.yaml", "configs/flink-aliases.yaml", "compose/doris-sink.yaml"} {
+		c, err := Load(LoadOptions{File: filepath.Join("..", "..", "..", "..", "examples", filepath.FromSlash(name)), Need: NeedRun})
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

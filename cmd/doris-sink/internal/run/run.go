@@ -34,7 +34,7 @@ import (
 const FailpointsEnv = "DORIS_SINK_FAILPOINTS"
 
 // ExitCrashed is the exit code of a failpoint crash (128+SIGKILL).
-const ExitCrashed = 137
+const ExitCrashed = cmdutil.ExitCrashed
 
 // Options are the inputs of `doris-sink run`.
 type Options struct {
@@ -82,10 +82,27 @@ Metrics: http://<metrics.listen>/metrics, /healthz, /readyz.`,
 	return cmd
 }
 
-// Run runs the job until drained, aborted or failed. ctx is only used for
-// its values: stopping is driven by opts.Signals (main's signal context is
-// cancelled by the first signal, which must drain, not abort).
+// Run runs the job until drained, aborted or failed. Stopping is driven
+// by opts.Signals (main's signal context is cancelled by the first signal,
+// which must drain, not abort); ctx is used for its values, and a ctx
+// already cancelled when Run is called (a signal before Run listened)
+// returns context.Canceled before anything starts.
 func Run(ctx context.Context, opts *Options) error {
+	// Listen first: a signal that arrives while the config loads, the
+	// clocks are checked or the store opens waits in the channel and
+	// drains the job as soon as it runs.
+	sigs := opts.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	// main's signal context is cancelled by a signal that came before the
+	// channel listened: start nothing.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("run interrupted before it started: %w", err)
+	}
 	cfg, err := opts.loadConfig()
 	if err != nil {
 		return err
@@ -135,13 +152,6 @@ func Run(ctx context.Context, opts *Options) error {
 		log.Info("metrics endpoint", "addr", "http://"+srv.Addr()+"/metrics")
 	}
 
-	sigs := opts.Signals
-	if sigs == nil {
-		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(ch)
-		sigs = ch
-	}
 	stopSignals := make(chan struct{})
 	defer close(stopSignals)
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,25 @@ func TestNewCmdRunParsesConfigFlag(t *testing.T) {
 	}
 	if got == nil || got.ConfigFile != "orders.yaml" || got.loadConfig == nil {
 		t.Fatalf("options = %+v, want ConfigFile orders.yaml and a config loader", got)
+	}
+}
+
+// A signal caught by main's signal context before Run listened (ctx
+// already cancelled) stops Run before it loads anything; exit 130.
+func TestRunInterruptedBeforeStart(t *testing.T) {
+	t.Parallel()
+	io, _, _ := cmdutil.TestStreams("", false)
+	loaded := false
+	opts := &Options{IO: io, Factory: &cmdutil.Factory{IO: io}, Signals: make(chan os.Signal),
+		loadConfig: func() (*config.Config, error) { loaded = true; return nil, errors.New("unreached") }}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := Run(ctx, opts)
+	if !errors.Is(err, context.Canceled) || loaded {
+		t.Fatalf("Run with a cancelled context: err %v, config loaded %v; want context.Canceled before loading", err, loaded)
+	}
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitInterrupted {
+		t.Errorf("exit code %d, want %d", code, cmdutil.ExitInterrupted)
 	}
 }
 

@@ -129,6 +129,7 @@ func printShow(io *cmdutil.IOStreams, r *ShowResult) error {
 		kv.Add("  decided at", view.Time(d.DecidedAt))
 		kv.Add("  start", string(d.Start))
 		kv.Add("  end (restart position)", string(d.End))
+		kv.Add("  load", countsText(d.Counts))
 		if d.Healed > 0 {
 			kv.Add("  healed", strconv.Itoa(d.Healed))
 		}
@@ -155,9 +156,14 @@ func printShow(io *cmdutil.IOStreams, r *ShowResult) error {
 	}
 	if len(r.History) > 0 {
 		section("History (newest last):")
-		t := cmdutil.NewTable(io, "checkpoint", "label", "txn", "committed", "decided", "end")
+		t := cmdutil.NewTable(io, "checkpoint", "label", "txn", "committed", "decided", "rows loaded", "end")
 		for _, d := range r.History {
-			t.AddRow(strconv.FormatUint(d.ID, 10), d.Label, strconv.FormatInt(d.TxnID, 10), strconv.FormatBool(d.Committed), view.Time(d.DecidedAt), string(d.End))
+			loaded := "unknown"
+			if d.Counts != nil {
+				loaded = strconv.FormatInt(d.Counts.RowsLoaded, 10)
+			}
+			t.AddRow(strconv.FormatUint(d.ID, 10), d.Label, strconv.FormatInt(d.TxnID, 10), strconv.FormatBool(d.Committed),
+				view.Time(d.DecidedAt), loaded, string(d.End))
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -172,4 +178,19 @@ func printShow(io *cmdutil.IOStreams, r *ShowResult) error {
 		return t.Render()
 	}
 	return nil
+}
+
+// countsText renders a decision's load counters (Decision.Counts, the
+// "counts" object of -o json) for humans; nil counts are unknown (a store
+// written before doris-sink recorded them).
+func countsText(c *checkpoint.LoadCounts) string {
+	if c == nil {
+		return "counts unknown (recorded before doris-sink kept them)"
+	}
+	s := fmt.Sprintf("%d of %d rows loaded (filtered %d, unselected %d), %d bytes, %d attempt(s)",
+		c.RowsLoaded, c.RowsTotal, c.RowsFiltered, c.RowsUnselected, c.Bytes, c.Attempts)
+	if c.DeadLettered > 0 {
+		s += fmt.Sprintf(", %d record(s) dead-lettered", c.DeadLettered)
+	}
+	return s
 }
