@@ -120,6 +120,91 @@ func (c *Client) TransactionByID(ctx context.Context, db string, id int64) (*Tra
 	return t, nil
 }
 
+// TransactionsByLabelLike runs SHOW TRANSACTION FROM db WHERE LABEL LIKE
+// pattern over the FE MySQL protocol (doris-api.md §6.2) and returns every
+// txn whose label matches, newest first; a label aborted and reused has one
+// txn per attempt. The pattern is sent as a quoted string literal.
+//
+// Doris (ShowTransactionCommand) turns each % of pattern into .* and matches
+// whole labels against the result as a case-sensitive Java regular
+// expression: _ is a literal there, while SQL LIKE (and doristest) treats it
+// as any one character. Callers after an exact prefix should use prefix+"%"
+// with a prefix of label characters ([-_A-Za-z0-9:], which mean themselves
+// in both) and filter again with strings.HasPrefix.
+//
+// No match is an empty list, not an error: Doris answers LIKE with an empty
+// result set, and an FE answering "does not exist" (ErrTxnNotFound) is mapped
+// to an empty list too. Only txns the FE still keeps are listed (label
+// retention, doris-api.md §4). Errors: ErrUnauthorized; a Doris without LIKE
+// support answers its bad-predicate message (a driver error); driver errors.
+// A read: safe to retry.
+func (c *Client) TransactionsByLabelLike(ctx context.Context, db, pattern string) ([]Transaction, error) {
+	q := "SHOW TRANSACTION FROM " + quoteIdent(db) + " WHERE LABEL LIKE ?"
+	ts, err := c.showTransactions(ctx, q, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("show transaction label like %q in db %s: %w", pattern, db, err)
+	}
+	return ts, nil
+}
+
+// TransactionsByStatus runs SHOW TRANSACTION FROM db WHERE STATUS = status
+// (doris-api.md §6.2): every txn of the db in that state, newest first.
+// status is one of TxnPrepare, TxnPrecommitted, TxnCommitted, TxnVisible,
+// TxnAborted (Doris refuses UNKNOWN). None is an empty list. Errors as
+// TransactionsByLabelLike. A read: safe to retry.
+func (c *Client) TransactionsByStatus(ctx context.Context, db string, status TxnStatus) ([]Transaction, error) {
+	q := "SHOW TRANSACTION FROM " + quoteIdent(db) + " WHERE STATUS = ?"
+	ts, err := c.showTransactions(ctx, q, strings.ToLower(string(status)))
+	if err != nil {
+		return nil, fmt.Errorf("show transaction status %s in db %s: %w", status, db, err)
+	}
+	return ts, nil
+}
+
+// TableRowCount runs SELECT COUNT(*) FROM db.table over the FE MySQL
+// protocol: the rows visible now (after merge on Unique Key tables and
+// aggregation on Aggregate Key tables, so only a Duplicate Key table's count
+// equals the rows loaded into it). Errors: ErrUnauthorized, driver errors
+// (an unknown table among them). A read: safe to retry.
+func (c *Client) TableRowCount(ctx context.Context, db, table string) (int64, error) {
+	what := fmt.Sprintf("count rows of %s.%s", db, table)
+	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	_, rows, err := c.query(ctx, "SELECT COUNT(*) FROM "+quoteIdent(db)+"."+quoteIdent(table))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	if len(rows) != 1 || len(rows[0]) != 1 {
+		return 0, fmt.Errorf("%s: want one value, got %d rows", what, len(rows))
+	}
+	n, err := strconv.ParseInt(rows[0][0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	return n, nil
+}
+
+func (c *Client) showTransactions(ctx context.Context, q string, args ...any) ([]Transaction, error) {
+	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	cols, rows, err := c.query(ctx, q, args...)
+	if errors.Is(err, ErrTxnNotFound) {
+		return []Transaction{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Transaction, 0, len(rows))
+	for _, r := range rows {
+		t, err := parseTransaction(cols, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *t)
+	}
+	return out, nil
+}
+
 func (c *Client) showTransaction(ctx context.Context, q string, args ...any) (*Transaction, error) {
 	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()

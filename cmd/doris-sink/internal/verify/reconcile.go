@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/doris/schema"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/ledger"
@@ -17,6 +19,12 @@ type Doris interface {
 	LoadState(ctx context.Context, db, label string) (doris.TxnStatus, error)
 	// TransactionByLabel is SHOW TRANSACTION WHERE label = (§6.2).
 	TransactionByLabel(ctx context.Context, db, label string) (*doris.Transaction, error)
+	// TransactionsByStatus is SHOW TRANSACTION WHERE status = (§6.2).
+	TransactionsByStatus(ctx context.Context, db string, status doris.TxnStatus) ([]doris.Transaction, error)
+	// ShowCreateTable reads the table's model.
+	ShowCreateTable(ctx context.Context, db, table string) (*schema.Table, error)
+	// TableRowCount is SELECT COUNT(*) of the table.
+	TableRowCount(ctx context.Context, db, table string) (int64, error)
 }
 
 // Kafka is what verify asks Kafka.
@@ -36,6 +44,15 @@ type Input struct {
 	State *checkpoint.State
 	Doris Doris
 	Kafka Kafka
+	// LingerAfter is the age beyond which a PREPARE/PRECOMMITTED txn of the
+	// job's prefix is a gap (checkpoint interval + margin); 0 skips the
+	// check.
+	LingerAfter time.Duration
+	// TableCount compares a Duplicate Key table's COUNT(*) with the
+	// ledger's loaded rows (the job must be the table's only writer).
+	TableCount bool
+	// Now is the clock for txn ages; nil is time.Now.
+	Now func() time.Time
 }
 
 // Reconcile checks the ledger against itself, the store, Doris and Kafka.
@@ -85,11 +102,14 @@ func Reconcile(ctx context.Context, in Input) *Report {
 		}
 	}
 	checkKafka(ctx, in.Kafka, rep.Topic, positions, note)
+	states := make([]doris.TxnStatus, len(recs))
 	for i, r := range recs {
-		st := checkDoris(ctx, in, r, func(f Finding) { note(i, f) })
-		rows[i].Doris = string(st)
+		states[i] = checkDoris(ctx, in, r, func(f Finding) { note(i, f) })
+		rows[i].Doris = string(states[i])
 	}
 	checkStore(in.State, recs, rep)
+	checkLingering(ctx, in, rep)
+	checkTableCount(ctx, in, recs, states, rep)
 	for i := range rows {
 		rows[i].Status = "OK"
 		if status[i] != "" {

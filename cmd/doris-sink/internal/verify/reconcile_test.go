@@ -9,13 +9,35 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 
 	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/doris/schema"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 type fakeDoris struct {
 	states map[string]doris.TxnStatus
 	txns   map[string]int64
+	// running answers TransactionsByStatus (filtered by status).
+	running []doris.Transaction
+	// keys and count describe the table.
+	keys  schema.KeysType
+	count int64
 }
+
+func (f fakeDoris) TransactionsByStatus(_ context.Context, _ string, st doris.TxnStatus) ([]doris.Transaction, error) {
+	out := []doris.Transaction{}
+	for _, t := range f.running {
+		if t.Status == st {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func (f fakeDoris) ShowCreateTable(_ context.Context, db, table string) (*schema.Table, error) {
+	return &schema.Table{Database: db, Name: table, Keys: f.keys}, nil
+}
+
+func (f fakeDoris) TableRowCount(context.Context, string, string) (int64, error) { return f.count, nil }
 
 func (f fakeDoris) LoadState(_ context.Context, _, label string) (doris.TxnStatus, error) {
 	if st, ok := f.states[label]; ok {

@@ -44,6 +44,12 @@ const (
 	KindRows = "rows"
 	// KindLedger: the ledger or store is unreadable, torn or inconsistent.
 	KindLedger = "ledger"
+	// KindLingering: a PREPARE or PRECOMMITTED txn of the job's prefix is
+	// older than the checkpoint interval plus a margin.
+	KindLingering = "lingering-txn"
+	// KindTableCount: a Duplicate Key table's row count differs from the
+	// rows the ledger's committed checkpoints loaded.
+	KindTableCount = "table-count"
 	// KindUnverifiable: a fact could not be checked (label expired, Doris
 	// or Kafka unreachable).
 	KindUnverifiable = "unverifiable"
@@ -98,8 +104,11 @@ type Report struct {
 	// RowsLoaded sums the loaded rows of committed checkpoints.
 	RowsLoaded int64 `json:"rows_loaded"`
 	// Offsets sums the offsets covered by decided checkpoints.
-	Offsets  int64     `json:"offsets"`
-	Findings []Finding `json:"findings"`
+	Offsets int64 `json:"offsets"`
+	// TableCount compares the table's row count with the ledger (absent
+	// when Doris was not checked).
+	TableCount *TableCount `json:"table_count,omitempty"`
+	Findings   []Finding   `json:"findings"`
 }
 
 // Count returns the number of findings of severity s.

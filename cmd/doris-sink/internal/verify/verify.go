@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,8 @@ type Options struct {
 	// SkipKafka and SkipDoris leave those checks out (reported as
 	// unverifiable).
 	SkipKafka, SkipDoris bool
+	// Checks are --table-count and --linger-margin.
+	Checks Checks
 
 	loadConfig func() (*config.Config, error)
 }
@@ -41,9 +44,16 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
   - Doris: every decided label is VISIBLE/COMMITTED, under the txn id the ledger names;
   - Kafka: the offset ranges of consecutive checkpoints are contiguous per partition
     (no gap, no overlap) from the first checkpoint, and end at or below the high watermark;
-  - rows: each load has one row per offset.
+  - rows: each load has one row per offset;
+  - lingering transactions: no PREPARE/PRECOMMITTED txn with the job's label prefix
+    "<job>:" is older than delivery.checkpoint_interval + --linger-margin;
+  - table count (--table-count, on by default): a DUPLICATE KEY table's COUNT(*)
+    equals the rows the committed checkpoints loaded. It assumes the job is the
+    table's only writer: pass --table-count=false otherwise. UNIQUE and AGGREGATE
+    tables are skipped with a note (merging by key makes their counts differ).
 It exits 0 when everything reconciles, 5 when a gap is found (offsets skipped,
-loaded twice, or a decided checkpoint missing in Doris), 1 on other mismatches.`,
+loaded twice, a decided checkpoint missing in Doris, a lingering txn, or a
+table count that differs), 1 on other mismatches.`,
 		Example: `  doris-sink verify -c orders.yaml
   doris-sink verify -c orders.yaml -o json | jq '.findings'`,
 		Args: cobra.NoArgs,
@@ -61,6 +71,11 @@ loaded twice, or a decided checkpoint missing in Doris), 1 on other mismatches.`
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	cmd.Flags().BoolVar(&opts.SkipKafka, "skip-kafka", false, "do not check offsets against Kafka")
 	cmd.Flags().BoolVar(&opts.SkipDoris, "skip-doris", false, "do not look labels up in Doris")
+	opts.Checks = DefaultChecks()
+	cmd.Flags().BoolVar(&opts.Checks.TableCount, "table-count", opts.Checks.TableCount,
+		"compare a DUPLICATE KEY table's COUNT(*) with the ledger's loaded rows (the job must be the table's only writer)")
+	cmd.Flags().DurationVar(&opts.Checks.LingerMargin, "linger-margin", opts.Checks.LingerMargin,
+		"a PREPARE/PRECOMMITTED txn of the job older than checkpoint_interval + this is a gap")
 	return cmd
 }
 
@@ -71,7 +86,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	rep, err := VerifyConfig(ctx, opts.Factory, cfg, opts.SkipDoris, opts.SkipKafka)
+	rep, err := VerifyConfigChecks(ctx, opts.Factory, cfg, opts.SkipDoris, opts.SkipKafka, opts.Checks)
 	if err != nil {
 		return err
 	}
@@ -85,16 +100,38 @@ func Run(ctx context.Context, opts *Options) error {
 	return rep.Err()
 }
 
-// VerifyConfig reconciles the job of cfg: its ledger and store in
+// Checks are verify's optional Doris checks.
+type Checks struct {
+	// TableCount compares a DUPLICATE KEY table's COUNT(*) with the
+	// ledger (--table-count).
+	TableCount bool
+	// LingerMargin is added to delivery.checkpoint_interval to flag
+	// lingering txns (--linger-margin); <= 0 skips that check.
+	LingerMargin time.Duration
+}
+
+// DefaultChecks turns the table count on and uses DefaultLingerMargin.
+func DefaultChecks() Checks { return Checks{TableCount: true, LingerMargin: DefaultLingerMargin} }
+
+// VerifyConfig is VerifyConfigChecks with DefaultChecks.
+func VerifyConfig(ctx context.Context, f *cmdutil.Factory, cfg *config.Config, skipDoris, skipKafka bool) (*Report, error) {
+	return VerifyConfigChecks(ctx, f, cfg, skipDoris, skipKafka, DefaultChecks())
+}
+
+// VerifyConfigChecks reconciles the job of cfg: its ledger and store in
 // job.data_dir, Doris and Kafka as configured (skipped when asked). An
 // unreadable ledger is an error; lookup failures are findings.
-func VerifyConfig(ctx context.Context, f *cmdutil.Factory, cfg *config.Config, skipDoris, skipKafka bool) (*Report, error) {
+func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Config, skipDoris, skipKafka bool, checks Checks) (*Report, error) {
 	dir := cfg.Job.DataDir
 	entries, torn, err := ledger.ReadFile(dir)
 	if err != nil {
 		return nil, fmt.Errorf("verify job %s: %w", cfg.Job.Name, err)
 	}
-	in := Input{Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table, Entries: entries, Torn: torn}
+	in := Input{Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table, Entries: entries, Torn: torn,
+		TableCount: checks.TableCount, Now: f.Now}
+	if checks.LingerMargin > 0 {
+		in.LingerAfter = cfg.Delivery.CheckpointInterval + checks.LingerMargin
+	}
 	st, err := checkpoint.ReadFile(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -138,6 +175,16 @@ func Print(io *cmdutil.IOStreams, rep *Report) error {
 	}
 	for _, f := range rep.Findings {
 		fmt.Fprintln(io.ErrOut, f.String())
+	}
+	if tc := rep.TableCount; tc != nil {
+		line := "table count: " + tc.Status
+		if tc.Status == TableCountOK {
+			line += fmt.Sprintf(" (%d rows, as the ledger loaded)", tc.Rows)
+		}
+		if tc.Note != "" {
+			line += ": " + tc.Note
+		}
+		fmt.Fprintln(io.ErrOut, line)
 	}
 	fmt.Fprintf(io.ErrOut, "%s %s: %d checkpoints, %d offsets, %d rows loaded; %d gap(s), %d error(s), %d warning(s)\n",
 		rep.Job, rep.Table, len(rep.Checkpoints), rep.Offsets, rep.RowsLoaded,

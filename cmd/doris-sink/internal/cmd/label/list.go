@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/view"
+	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // ListOptions are the inputs of `label list`.
@@ -24,13 +27,27 @@ type ListOptions struct {
 	NoDoris    bool
 }
 
-// ListItem is one row of `label list` (stable JSON names).
+// ListItem is one row of `label list` (stable JSON names). The embedded
+// jobstate.Label is the store's view; for a label the store does not hold,
+// role is empty, checkpoint and txn_id come from the ledger (or the label
+// text), and at is Doris's prepare time.
 type ListItem struct {
 	jobstate.Label
-	// DorisState is get_load_state's answer, or "" with --no-doris.
+	// FoundIn lists where the label was found: store, ledger, doris.
+	FoundIn []string `json:"found_in"`
+	// DorisState is the state of the label's latest txn (SHOW TRANSACTION,
+	// else get_load_state), or "" with --no-doris.
 	DorisState string `json:"doris_state,omitempty"`
+	// DorisTxnID is the id of that txn when SHOW TRANSACTION listed it.
+	DorisTxnID int64 `json:"doris_txn_id,omitempty"`
 	// DorisError says why the lookup failed.
 	DorisError string `json:"doris_error,omitempty"`
+	// UnknownToJob is true for a label Doris holds under the job's prefix
+	// that neither the store nor the ledger announced or decided: another
+	// writer on the same prefix (a fencing risk, DESIGN.md §3) unless its
+	// state is ABORTED (then it loaded nothing; the job may have dropped it
+	// as an announced label found ABORTED at recovery).
+	UnknownToJob bool `json:"unknown_to_job"`
 }
 
 // NewCmdList returns `label list`; runF replaces Run in tests.
@@ -38,10 +55,15 @@ func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 	opts := &ListOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "list -c <config>",
-		Short: "List the labels a job's store knows, with their Doris state",
+		Short: "List a job's labels from its store, its ledger and Doris",
 		Long: `List the labels of the job's checkpoint store (the last decided checkpoint,
-the earlier ones kept in its history, and the announced undecided ones),
-newest first, each with its state in Doris (get_load_state).`,
+the earlier ones kept in its history, and the announced undecided ones) and
+the labels Doris holds with the job's prefix "<job>:" (SHOW TRANSACTION WHERE
+label LIKE '<job>:%'), newest first. Each row says where the label was found
+(store, ledger, doris) and its state in Doris. A label Doris holds that the
+store and the ledger never announced or decided is flagged: another writer
+may be using the job's prefix (a fencing risk). --prefix narrows both lists;
+--no-doris lists the store only.`,
 		Args: cobra.NoArgs,
 		Example: `  $ doris-sink label list -c orders.yaml
   $ doris-sink label list -c orders.yaml --prefix orders-eos:demo-orders:0:4 -o json`,
@@ -59,7 +81,7 @@ newest first, each with its state in Doris (get_load_state).`,
 	cmdutil.AddConfigFlag(cmd, &opts.ConfigFile)
 	cmdutil.AddDorisFlags(cmd)
 	cmd.Flags().StringVar(&opts.Prefix, "prefix", "", "only labels starting with this text")
-	cmd.Flags().BoolVar(&opts.NoDoris, "no-doris", false, "do not ask Doris for the states")
+	cmd.Flags().BoolVar(&opts.NoDoris, "no-doris", false, "list the store only; do not ask Doris")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -74,31 +96,62 @@ func RunList(ctx context.Context, o *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	labels := jobstate.WithPrefix(v.Labels(), o.Prefix)
-	items := make([]ListItem, len(labels))
-	for i, l := range labels {
-		items[i].Label = l
+	job := v.State.Owner.Job
+	if job == "" {
+		job = cfg.Job.Name
 	}
-	if !o.NoDoris && len(items) > 0 {
+	jobPrefix := job + ":"
+	store := jobstate.WithPrefix(v.Labels(), o.Prefix)
+	var items []ListItem
+	if o.NoDoris {
+		items = merge(store, v.Ledger, nil, jobPrefix, o.Prefix)
+	} else {
 		client, err := o.Factory.Doris(cfg)
 		if err != nil {
 			return err
 		}
 		defer client.Close()
-		db := v.State.Owner.DB
-		for i := range items {
-			st, err := client.LoadState(ctx, db, items[i].Label.Label)
-			if err != nil {
-				items[i].DorisError = err.Error()
-				continue
-			}
-			items[i].DorisState = string(st)
-		}
+		items = listWithDoris(ctx, o, client, v.State.Owner.DB, store, v.Ledger, jobPrefix)
 	}
 	if o.Output == cmdutil.OutputJSON {
 		return cmdutil.WriteJSON(o.IO.Out, items) // never nil: an empty list prints []
 	}
-	t := cmdutil.NewTable(o.IO, "checkpoint", "label", "store", "txn", "doris", "at")
+	return printList(o.IO, items, jobPrefix)
+}
+
+// listWithDoris lists the job's labels in Doris, merges them with the
+// store's and the ledger's, and asks get_load_state for the store labels
+// SHOW TRANSACTION did not list (all of them when it failed: a Doris
+// without LIKE support, or no MySQL port).
+func listWithDoris(ctx context.Context, o *ListOptions, client *doris.Client, db string,
+	store []jobstate.Label, entries []ledger.Entry, jobPrefix string) []ListItem {
+	var txns []doris.Transaction
+	if pattern, ok := dorisPattern(jobPrefix, o.Prefix); ok {
+		var err error
+		txns, err = client.TransactionsByLabelLike(ctx, db, pattern+"%")
+		if err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "warning: cannot list Doris's labels %s*: %v; showing the store's labels only\n", pattern, err)
+			txns = nil
+		}
+	}
+	items := merge(store, entries, txns, jobPrefix, o.Prefix)
+	for i := range items {
+		if items[i].DorisState != "" {
+			continue
+		}
+		st, err := client.LoadState(ctx, db, items[i].Label.Label)
+		if err != nil {
+			items[i].DorisError = err.Error()
+			continue
+		}
+		items[i].DorisState = string(st)
+	}
+	return items
+}
+
+func printList(io *cmdutil.IOStreams, items []ListItem, jobPrefix string) error {
+	t := cmdutil.NewTable(io, "checkpoint", "label", "found", "store", "txn", "doris", "at", "note")
+	risky, unknown := 0, 0
 	for _, it := range items {
 		store := it.Role
 		if it.Committed {
@@ -107,15 +160,39 @@ func RunList(ctx context.Context, o *ListOptions) error {
 		if it.Resolved != "" {
 			store += ",resolved:" + it.Resolved
 		}
-		doris := it.DorisState
+		state := it.DorisState
 		if it.DorisError != "" {
-			doris = "error: " + it.DorisError
+			state = "error: " + it.DorisError
 		}
 		txn := ""
-		if it.TxnID != 0 {
+		switch {
+		case it.TxnID != 0:
 			txn = strconv.FormatInt(it.TxnID, 10)
+		case it.DorisTxnID != 0:
+			txn = strconv.FormatInt(it.DorisTxnID, 10)
 		}
-		t.AddRow(fmt.Sprint(it.Checkpoint), it.Label.Label, store, txn, doris, view.Time(it.At))
+		if it.TxnID != 0 && it.DorisTxnID != 0 && it.DorisTxnID != it.TxnID {
+			txn += " (doris " + strconv.FormatInt(it.DorisTxnID, 10) + ")"
+		}
+		note := ""
+		if it.UnknownToJob {
+			unknown++
+			note = "NOT THIS JOB'S: ABORTED, loaded nothing"
+			if it.fencingRisk() {
+				risky++
+				note = "NOT THIS JOB'S: another writer on this prefix? (fencing risk)"
+			}
+		}
+		t.AddRow(fmt.Sprint(it.Checkpoint), it.Label.Label, strings.Join(it.FoundIn, ","), store, txn, state,
+			view.Time(it.At), note)
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if unknown > 0 {
+		fmt.Fprintf(io.ErrOut, "warning: Doris holds %d label(s) with prefix %s that this job's store and ledger never announced or decided, %d not ABORTED: "+
+			"another writer may be using the prefix (DESIGN.md §3); look them up with `doris-sink label status <label>`\n",
+			unknown, jobPrefix, risky)
+	}
+	return nil
 }
