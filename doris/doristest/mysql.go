@@ -14,7 +14,7 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -125,8 +125,14 @@ func (b mysqlBackend) Transactions(db string, q mysqlfront.TxnQuery) ([]doris.Tr
 		}
 		return []doris.Transaction{t.snapshot()}, nil
 	case q.LabelLike != "":
-		glob := likeToGlob(q.LabelLike)
-		out := snapshots(d, func(t *txn) bool { ok, _ := path.Match(glob, t.label); return ok })
+		// Doris turns only % into .* and matches the whole label as a
+		// case-sensitive (Java) regex: _ is a literal, . any character
+		// (ShowTransactionCommand, DatabaseTransactionMgr.getTxnStateInfoList).
+		re, err := regexp.Compile("^(?:" + strings.ReplaceAll(q.LabelLike, "%", ".*") + ")$")
+		if err != nil {
+			return nil, fmt.Errorf("invalid label pattern %q: %v", q.LabelLike, err)
+		}
+		out := snapshots(d, func(t *txn) bool { return re.MatchString(t.label) })
 		slices.Reverse(out)
 		return out, nil
 	case q.Status != "":

@@ -101,3 +101,35 @@ func TestCreateTableFromDDL(t *testing.T) {
 	}
 	wantEq(t, "count", n, 1)
 }
+
+// SHOW TRANSACTION … WHERE label LIKE follows Doris, not SQL LIKE: only %
+// is a wildcard (turned into .*), the whole label must match, case
+// sensitively, and _ is a literal (ShowTransactionCommand; doris-api.md
+// §6.2 is silent on it).
+func TestMySQL_ShowTransactionLabelLike_6_2(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	precommit(t, s, "job:a_1", "1\ta\n")
+	precommit(t, s, "job:ab1", "2\tb\n")
+	precommit(t, s, "Job:a_2", "3\tc\n")
+	db := openMySQL(t, s)
+	for pattern, want := range map[string]int{
+		"job:%":   2, // case-sensitive: not Job:a_2
+		"job:a_%": 1, // _ is literal: not job:ab1
+		"job:a":   0, // whole-label match
+		"%a_%":    2, // job:a_1 and Job:a_2
+	} {
+		rows, err := db.Query("SHOW TRANSACTION FROM demo WHERE label LIKE '" + pattern + "'")
+		if err != nil {
+			t.Fatalf("LIKE %q: %v", pattern, err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		rows.Close()
+		if n != want {
+			t.Errorf("LIKE %q matched %d txns, want %d", pattern, n, want)
+		}
+	}
+}
