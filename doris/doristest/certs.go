@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -26,6 +27,9 @@ type Certificates struct {
 	Pool *x509.CertPool
 	// Server serves the certificate (valid for the hosts given).
 	Server *tls.Config
+
+	ca    *x509.Certificate
+	caKey *ecdsa.PrivateKey
 }
 
 // NewCertificates makes a CA and a server certificate for hosts (DNS names
@@ -85,6 +89,8 @@ func NewCertificates(hosts ...string) (*Certificates, error) {
 		CAPEM:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		Pool:   pool,
 		Server: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
+		ca:     ca,
+		caKey:  caKey,
 	}, nil
 }
 
@@ -121,4 +127,87 @@ func (c *Certificates) MustWriteCA(t Fataler, dir string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// ClientCert is a client certificate signed by a Certificates' CA, for
+// tests of mutual TLS (a server whose tls.Config has ClientCAs: Pool and
+// ClientAuth: tls.RequireAndVerifyClientCert), as users configure
+// `kafka.tls.cert_file` / `kafka.tls.key_file`.
+type ClientCert struct {
+	// CertPEM is the certificate, KeyPEM its private key (PKCS #8), PEM
+	// encoded.
+	CertPEM, KeyPEM []byte
+	// TLS is the pair, ready for tls.Config.Certificates.
+	TLS tls.Certificate
+}
+
+// ClientCert makes a client certificate for name (its common name) signed
+// by c's CA: ECDSA P-256, client authentication only, valid for one hour.
+// c must come from NewCertificates.
+func (c *Certificates) ClientCert(name string) (*ClientCert, error) {
+	if c.ca == nil || c.caKey == nil {
+		return nil, errors.New("doristest: ClientCert needs Certificates from NewCertificates")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("doristest: client key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		return nil, fmt.Errorf("doristest: client serial: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial.Add(serial, big.NewInt(3)), // 1 and 2 are the CA's and the server's
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.ca, &key.PublicKey, c.caKey)
+	if err != nil {
+		return nil, fmt.Errorf("doristest: client certificate: %w", err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("doristest: client key: %w", err)
+	}
+	return &ClientCert{
+		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		TLS:     tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key},
+	}, nil
+}
+
+// Write writes the certificate to dir/client.pem and the key to
+// dir/client-key.pem (mode 0600) and returns their paths.
+func (cc *ClientCert) Write(dir string) (certPath, keyPath string, err error) {
+	certPath, keyPath = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
+	if err := os.WriteFile(certPath, cc.CertPEM, 0o600); err != nil {
+		return "", "", fmt.Errorf("doristest: write client certificate: %w", err)
+	}
+	if err := os.WriteFile(keyPath, cc.KeyPEM, 0o600); err != nil {
+		return "", "", fmt.Errorf("doristest: write client key: %w", err)
+	}
+	return certPath, keyPath, nil
+}
+
+// MustClientCert is ClientCert for tests: it fails t on error.
+func (c *Certificates) MustClientCert(t Fataler, name string) *ClientCert {
+	t.Helper()
+	cc, err := c.ClientCert(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc
+}
+
+// MutualServer returns a copy of c.Server that requires and verifies a
+// client certificate signed by c's CA (tls.RequireAndVerifyClientCert).
+func (c *Certificates) MutualServer() *tls.Config {
+	s := c.Server.Clone()
+	s.ClientCAs = c.Pool
+	s.ClientAuth = tls.RequireAndVerifyClientCert
+	return s
 }

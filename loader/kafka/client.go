@@ -3,7 +3,9 @@ package kafka
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"time"
@@ -36,11 +38,15 @@ const brokerDialTimeout = 10 * time.Second
 
 // TLSDialer returns a kgo.Dialer function that connects to a broker over
 // TLS with a copy of tc (ServerName defaulting to the broker's host, as
-// kgo.DialTLSConfig does); the Connector uses it for Config.TLS. A failed
-// handshake (an unknown CA, a wrong host name) is wrapped with the broker's
-// address, which kgo's "unable to dial: <err>" does not name. The error
-// chain is kept, so kgo classifies it as before: a certificate error is not
-// retried and the Connector fails at start. Use it instead of
+// kgo.DialTLSConfig does; tc.Certificates is the client certificate of
+// mutual TLS); the Connector uses it for Config.TLS. A failed handshake (an
+// unknown CA, a wrong host name) and a TLS alert from the broker later on
+// (TLS 1.3 brokers refuse a missing or unknown client certificate after
+// the client's handshake ends) are wrapped with the broker's address,
+// which kgo's "unable to dial: <err>" does not name; when the broker asked
+// for a client certificate and tc has none, the error says so. The error
+// chain is kept, so kgo classifies it as before: a certificate error is
+// not retried and the Connector fails at start. Use it instead of
 // kgo.DialTLSConfig, not with it (kgo refuses both).
 func TLSDialer(tc *tls.Config) func(ctx context.Context, network, host string) (net.Conn, error) {
 	nd := &net.Dialer{Timeout: brokerDialTimeout}
@@ -55,15 +61,67 @@ func TLSDialer(tc *tls.Config) func(ctx context.Context, network, host string) (
 				c.ServerName = h
 			}
 		}
+		tconn := &brokerConn{host: host}
+		if len(c.Certificates) == 0 && c.GetClientCertificate == nil {
+			c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				tconn.askedNoCert = true
+				return &tls.Certificate{}, nil // send none, as without the hook
+			}
+		}
 		hctx, cancel := context.WithTimeout(ctx, brokerDialTimeout)
 		defer cancel()
-		tconn := tls.Client(conn, c)
+		tconn.Conn = tls.Client(conn, c)
 		if err := tconn.HandshakeContext(hctx); err != nil {
 			conn.Close()
-			return nil, fmt.Errorf("tls handshake with broker %s: %w", host, err)
+			return nil, fmt.Errorf("tls handshake with broker %s: %s%w", host, tconn.hint(), err)
 		}
 		return tconn, nil
 	}
+}
+
+// brokerConn is a TLS connection to a broker whose TLS alerts name it.
+type brokerConn struct {
+	*tls.Conn
+	host string
+	// askedNoCert: the broker asked for a client certificate and none was
+	// sent. Set during the handshake, read after it.
+	askedNoCert bool
+}
+
+// hint explains a refused handshake when no client certificate was sent.
+func (c *brokerConn) hint() string {
+	if !c.askedNoCert {
+		return ""
+	}
+	return "the broker asked for a client certificate and none is configured " +
+		"(mutual TLS: kafka.tls.cert_file and kafka.tls.key_file): "
+}
+
+// Read wraps a TLS alert from the broker (and, when the broker asked for a
+// client certificate that was not sent, any error but EOF) with the
+// broker.
+func (c *brokerConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	return n, c.wrap(err)
+}
+
+// Write wraps errors like Read.
+func (c *brokerConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	return n, c.wrap(err)
+}
+
+// wrap keeps io.EOF and io.ErrUnexpectedEOF as they are: kgo compares
+// them by identity (a first-read EOF is not retried forever).
+func (c *brokerConn) wrap(err error) error {
+	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+		return err
+	}
+	var op *net.OpError
+	if c.askedNoCert || errors.As(err, &op) && op.Op == "remote error" {
+		return fmt.Errorf("tls with broker %s: %s%w", c.host, c.hint(), err)
+	}
+	return err
 }
 
 // saslMechanism maps SASL to a franz-go mechanism, nil for none.

@@ -60,6 +60,9 @@ type Connector struct {
 	pend   pending
 	timerC <-chan time.Time
 	fired  bool
+	// drainTo bounds reading while a failed drain checkpoint is re-read:
+	// the next offsets consumed when Drain was called (nil otherwise).
+	drainTo map[int32]int64
 }
 
 type pending struct {
@@ -105,9 +108,12 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 func (c *Connector) Metrics() *Metrics { return c.metrics }
 
 // Drain asks Run to stop gracefully: stop reading, checkpoint what was
-// consumed (if anything), close the loader and return nil. It returns at
-// once; Run's return says when the drain is done. Cancelling Run's context
-// during a drain aborts it. Drain is idempotent.
+// consumed (if anything), close the loader and return nil. A failed final
+// checkpoint is retried (Recover, re-read up to where the drain began,
+// checkpoint) within the drain timeout (WithDrainTimeout), after which Run
+// returns a *DrainError. Drain returns at once; Run's return says when the
+// drain is done. Cancelling Run's context during a drain aborts it. Drain
+// is idempotent.
 func (c *Connector) Drain() {
 	c.drainOnce.Do(func() {
 		c.drainReq.Store(true)

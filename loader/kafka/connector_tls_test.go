@@ -20,12 +20,19 @@ import (
 // certificate for 127.0.0.1 signed by pki's CA; e.adm trusts that CA.
 func newTLSEnv(t *testing.T, pki *doristest.Certificates, partitions int32) *env {
 	t.Helper()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, testTopic), kfake.TLS(pki.Server))
+	return newTLSEnvWith(t, pki.Server, &tls.Config{RootCAs: pki.Pool}, partitions)
+}
+
+// newTLSEnvWith is newTLSEnv with the broker's TLS config server and the
+// config client of e.adm.
+func newTLSEnvWith(t *testing.T, server, admin *tls.Config, partitions int32) *env {
+	t.Helper()
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, testTopic), kfake.TLS(server))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(kc.Close)
-	acl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DialTLSConfig(&tls.Config{RootCAs: pki.Pool}))
+	acl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DialTLSConfig(admin))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,5 +111,42 @@ func TestTLSWrongCAFailsFast(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, "certificate") || !strings.Contains(msg, e.kc.ListenAddrs()[0]) {
 		t.Fatalf("error %q: want one saying certificate and naming broker %s", msg, e.kc.ListenAddrs()[0])
+	}
+}
+
+// newMTLSEnv is newTLSEnv with a broker that requires a client certificate
+// signed by pki's CA; cc is the one e.adm presents.
+func newMTLSEnv(t *testing.T, pki *doristest.Certificates, cc *doristest.ClientCert, partitions int32) *env {
+	t.Helper()
+	return newTLSEnvWith(t, pki.MutualServer(), &tls.Config{RootCAs: pki.Pool, Certificates: []tls.Certificate{cc.TLS}}, partitions)
+}
+
+// Config.TLS with a client certificate (mutual TLS): the connector
+// consumes end to end from a broker that requires one. Without the
+// certificate Run fails at start with an error naming the broker and the
+// missing client certificate.
+func TestMutualTLS(t *testing.T) {
+	t.Parallel()
+	pki := doristest.MustCertificates(t, "127.0.0.1")
+	cc := pki.MustClientCert(t, "doris-sink")
+	e := newMTLSEnv(t, pki, cc, 2)
+	mutual := &tls.Config{RootCAs: pki.Pool, Certificates: []tls.Certificate{cc.TLS}}
+	e.produceTLS(mutual, 0, 20, 2)
+	cfg := e.config()
+	cfg.TLS = mutual
+	if err := e.runToEnd(ctxFor(t), e.connector(cfg, nil)); err != nil {
+		t.Fatalf("Run over mutual TLS: %v", err)
+	}
+	e.checkExactlyOnce(20)
+
+	cfg.TLS = &tls.Config{RootCAs: pki.Pool}
+	c, err := New(cfg, nopSink{}) // default retries: the refusal is not retried
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Run(ctxFor(t))
+	broker := e.kc.ListenAddrs()[0]
+	if err == nil || !strings.Contains(err.Error(), broker) || !strings.Contains(err.Error(), "client certificate") {
+		t.Fatalf("Run without a client certificate: %v; want an error naming broker %s and the client certificate", err, broker)
 	}
 }

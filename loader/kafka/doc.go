@@ -46,5 +46,7 @@
 // not decided, the loader's open transaction is aborted, and a restart
 // resumes from the last decided position) or after Drain (the records
 // consumed so far are checkpointed, then the loader is closed; Run returns
-// nil).
+// nil). A failed drain checkpoint is retried, re-reading only up to the
+// offsets consumed when Drain was called, within WithDrainTimeout; then
+// Run returns a *DrainError.
 package kafka

@@ -3,6 +3,7 @@ package kafka
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrRunTwice is returned by Run when it was called before.
@@ -44,3 +45,37 @@ func (e *DeadLetterError) Error() string {
 
 // Unwrap returns Err.
 func (e *DeadLetterError) Unwrap() error { return e.Err }
+
+// DrainError is a drain whose final checkpoint kept failing until the
+// drain timeout (WithDrainTimeout) passed. Nothing is lost: every failed
+// checkpoint's transactions were aborted (or are resolved by Recover at the
+// next start, DESIGN.md §2), and the next start resumes from the last
+// decided position. It wraps the last checkpoint failure (which wraps
+// loader.ErrNeedRecover).
+type DrainError struct {
+	// Attempts counts the tries to checkpoint the drained records: the
+	// first and one per Recover and re-read after a failure.
+	Attempts int
+	// Timeout is the drain timeout that passed.
+	Timeout time.Duration
+	// Resume is the last decided position (JSON, see Position), where the
+	// next start resumes; "" before the first decided checkpoint (the next
+	// start then uses kafka.start again).
+	Resume string
+	// Err is the last checkpoint failure.
+	Err error
+}
+
+// Error says that the drain gave up, that nothing is lost and where the
+// next start resumes.
+func (e *DrainError) Error() string {
+	resume := "the last decided position " + e.Resume
+	if e.Resume == "" || e.Resume == "null" {
+		resume = "the first-start position (no checkpoint was decided yet)"
+	}
+	return fmt.Sprintf("drain: the final checkpoint failed %d time(s) within the drain timeout %v; nothing is lost "+
+		"(its transactions were aborted): the next start resumes from %s: %v", e.Attempts, e.Timeout, resume, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *DrainError) Unwrap() error { return e.Err }

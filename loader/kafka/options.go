@@ -24,6 +24,7 @@ type options struct {
 	backoffMax    time.Duration
 	closeTimeout  time.Duration
 	commitTimeout time.Duration
+	drainTimeout  time.Duration
 }
 
 func defaultOptions() options {
@@ -34,6 +35,7 @@ func defaultOptions() options {
 		backoffMax:    30 * time.Second,
 		closeTimeout:  30 * time.Second,
 		commitTimeout: 10 * time.Second,
+		drainTimeout:  DefaultDrainTimeout,
 	}
 }
 
@@ -81,6 +83,17 @@ func WithRecoverBackoff(min, max time.Duration) Opt {
 // WithCloseTimeout bounds the loader's Close (which aborts an open
 // transaction) after Run's context was cancelled. Default 30s.
 func WithCloseTimeout(d time.Duration) Opt { return optFunc(func(o *options) { o.closeTimeout = d }) }
+
+// DefaultDrainTimeout is the default of WithDrainTimeout.
+const DefaultDrainTimeout = 2 * time.Minute
+
+// WithDrainTimeout bounds a drain (after Drain, on the Connector's clock):
+// the final checkpoint and, when it fails, its retries (backoff, Recover,
+// re-reading up to the offsets consumed when the drain began, checkpoint
+// again). When d passes, whatever is in flight is cancelled and Run
+// returns a *DrainError. Zero or negative: no bound (only cancelling Run's
+// context ends a drain). Default DefaultDrainTimeout.
+func WithDrainTimeout(d time.Duration) Opt { return optFunc(func(o *options) { o.drainTimeout = d }) }
 
 // WithGroupCommitTimeout bounds each monitoring commit of offsets to the
 // consumer group. Default 10s.

@@ -19,9 +19,12 @@ import (
 // a terminal error occurs. It always closes the loader before returning.
 //
 //   - After Drain it checkpoints what was consumed, closes the loader and
-//     returns nil (or the checkpoint's error: nothing is lost, a restart
-//     resumes from the last decided position).
-//   - When ctx is cancelled (abort) the open checkpoint is not decided: the
+//     returns nil. A failed drain checkpoint is retried like any failed
+//     checkpoint (back off, Recover, rewind), re-reading only up to the
+//     offsets consumed when the drain began, until WithDrainTimeout's
+//     budget is spent: then Run returns a *DrainError (nothing is lost, a
+//     restart resumes from the last decided position).
+//   - When ctx is cancelled (abort, also during a drain) the open checkpoint is not decided: the
 //     loader is closed (its open transaction aborted) within the close
 //     timeout and Run returns ctx.Err().
 //   - A failed checkpoint (an error wrapping loader.ErrNeedRecover) is not
@@ -94,7 +97,7 @@ func (c *Connector) run(ctx, bg context.Context, wg *sync.WaitGroup) error {
 		if c.draining() {
 			return c.drain(ctx)
 		}
-		fs := c.poll(ctx)
+		fs := c.poll(ctx, true)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -122,33 +125,25 @@ func (c *Connector) run(ctx, bg context.Context, wg *sync.WaitGroup) error {
 	}
 }
 
-// drain checkpoints what was consumed since the last checkpoint.
-func (c *Connector) drain(ctx context.Context) error {
-	if c.pend.records == 0 {
-		c.o.logger.Info("drained: nothing to checkpoint")
-		return nil
-	}
-	if err := c.checkpoint(ctx); err != nil {
-		return fmt.Errorf("drain: %w", err)
-	}
-	c.o.logger.Info("drained", "position", c.start.String())
-	return nil
-}
-
 // poll returns the next fetches; it returns early (empty) when the
-// checkpoint timer fires (setting c.fired) or Drain is called.
-func (c *Connector) poll(ctx context.Context) kgo.Fetches {
+// checkpoint timer fires (setting c.fired) or, with wakeOnDrain, when
+// Drain is called.
+func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done, stopped := make(chan struct{}), make(chan struct{})
 	timerC, fired := c.timerC, false
+	drainCh := c.drainCh
+	if !wakeOnDrain {
+		drainCh = nil
+	}
 	go func() {
 		defer close(stopped)
 		select {
 		case <-timerC:
 			fired = true
 			cancel()
-		case <-c.drainCh:
+		case <-drainCh:
 			cancel()
 		case <-done:
 		}
@@ -202,7 +197,7 @@ func (c *Connector) handle(ctx context.Context, fs kgo.Fetches) error {
 				if err := c.handlePartition(ctx, p); err != nil {
 					return err
 				}
-				if c.draining() {
+				if c.draining() && c.drainTo == nil {
 					return nil
 				}
 				last := p.Records[len(p.Records)-1].Offset
@@ -235,7 +230,7 @@ func (c *Connector) handlePartition(ctx context.Context, p *kgo.FetchPartition) 
 	}
 	defer store()
 	for n, r := range p.Records {
-		if c.draining() {
+		if c.draining() && c.pastDrain(part, r.Offset) {
 			return nil
 		}
 		if seen && r.Offset < next {

@@ -79,10 +79,18 @@ type Start struct {
 	Offsets map[int32]int64 `json:"offsets,omitempty"`
 }
 
-// TLS configures a TLS connection; Enabled is implied by CAFile.
+// TLS configures a TLS connection to the brokers; Enabled is implied by
+// any of the other fields.
 type TLS struct {
 	Enabled bool   `json:"enabled"`
 	CAFile  string `json:"ca_file,omitempty"`
+	// CertFile and KeyFile are the PEM client certificate and its key
+	// (mutual TLS); both or neither.
+	CertFile string `json:"cert_file,omitempty"`
+	KeyFile  string `json:"key_file,omitempty"`
+	// ServerName overrides the name the brokers' certificates are verified
+	// against (and sent as SNI); empty: each broker's host.
+	ServerName string `json:"server_name,omitempty"`
 }
 
 // SASL configures Kafka authentication. Mechanism "" means none.

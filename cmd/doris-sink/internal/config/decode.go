@@ -218,7 +218,13 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			Topic:   d.str("kafka.topic"),
 			Group:   d.str("kafka.group"),
 			Start:   d.start(),
-			TLS:     TLS{Enabled: d.boolean("kafka.tls.enabled"), CAFile: d.str("kafka.tls.ca_file")},
+			TLS: TLS{
+				Enabled:    d.boolean("kafka.tls.enabled"),
+				CAFile:     d.str("kafka.tls.ca_file"),
+				CertFile:   d.str("kafka.tls.cert_file"),
+				KeyFile:    d.str("kafka.tls.key_file"),
+				ServerName: d.str("kafka.tls.server_name"),
+			},
 			SASL: SASL{
 				Mechanism:    strings.ToLower(d.str("kafka.sasl.mechanism")),
 				User:         d.str("kafka.sasl.user"),

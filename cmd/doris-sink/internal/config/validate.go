@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -43,7 +44,7 @@ func (c *Config) derive() {
 	if c.Kafka.Group == "" && c.Job.Name != "" {
 		c.Kafka.Group = "doris-sink-" + c.Job.Name
 	}
-	if c.Kafka.TLS.CAFile != "" {
+	if t := c.Kafka.TLS; t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" {
 		c.Kafka.TLS.Enabled = true
 	}
 	if c.Doris.Format == "" {
@@ -156,6 +157,15 @@ func (c *Config) validate(need Need) error {
 		}
 	}
 	checkFile("kafka.tls.ca_file", c.Kafka.TLS.CAFile)
+	if t := c.Kafka.TLS; (t.CertFile == "") != (t.KeyFile == "") {
+		errs.add(&ConflictError{
+			Keys:   []string{"kafka.tls.cert_file=" + cmp.Or(t.CertFile, "(unset)"), "kafka.tls.key_file=" + cmp.Or(t.KeyFile, "(unset)")},
+			Reason: "a client certificate needs both its certificate and its key",
+			Fix:    "set both kafka.tls.cert_file and kafka.tls.key_file (mutual TLS), or neither",
+		})
+	}
+	checkFile("kafka.tls.cert_file", c.Kafka.TLS.CertFile)
+	checkFile("kafka.tls.key_file", c.Kafka.TLS.KeyFile)
 
 	// doris
 	if len(c.Doris.FE) == 0 {

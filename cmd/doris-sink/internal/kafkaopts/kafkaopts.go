@@ -14,16 +14,17 @@ import (
 	"github.com/doris-sink/doris-sink/loader/kafka"
 )
 
-// Opts returns the connection options for cfg.Kafka: seed brokers, TLS and
-// SASL. Consumer options (group, start) are the connector's.
+// Opts returns the connection options for cfg.Kafka: seed brokers, TLS
+// (cmdutil.KafkaTLSConfig: CA, mutual TLS client certificate, server name)
+// and SASL. Consumer options (group, start) are the connector's.
 func Opts(cfg *config.Config) ([]kgo.Opt, error) {
 	k := cfg.Kafka
 	opts := []kgo.Opt{kgo.SeedBrokers(k.Brokers...)}
-	if k.TLS.Enabled {
-		t, err := cmdutil.TLSConfig("kafka.tls.ca_file", k.TLS.CAFile)
-		if err != nil {
-			return nil, err
-		}
+	t, err := cmdutil.KafkaTLSConfig(k.TLS)
+	if err != nil {
+		return nil, err
+	}
+	if t != nil {
 		opts = append(opts, kgo.Dialer(kafka.TLSDialer(t)))
 	}
 	switch pw := k.SASL.Password.Reveal(); k.SASL.Mechanism {

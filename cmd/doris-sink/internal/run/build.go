@@ -139,13 +139,11 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	default:
 		kc.Start = cfg.Kafka.Start.Mode
 	}
-	if cfg.Kafka.TLS.Enabled {
-		t, err := cmdutil.TLSConfig("kafka.tls.ca_file", cfg.Kafka.TLS.CAFile)
-		if err != nil {
-			return kc, err
-		}
-		kc.TLS = t
+	t, err := cmdutil.KafkaTLSConfig(cfg.Kafka.TLS)
+	if err != nil {
+		return kc, err
 	}
+	kc.TLS = t
 	if m := cfg.Kafka.SASL.Mechanism; m != "" {
 		kc.SASL = kafka.SASL{Mechanism: strings.ToUpper(m), User: cfg.Kafka.SASL.User, Password: cfg.Kafka.SASL.Password.Reveal()}
 	}

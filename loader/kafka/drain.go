@@ -1,0 +1,142 @@
+package kafka
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/doris-sink/doris-sink/loader"
+)
+
+// errDrainTimeout is the cause of the drain context's cancellation when
+// the drain timeout passed.
+var errDrainTimeout = errors.New("drain timeout")
+
+// drain checkpoints what was consumed since the last checkpoint: the
+// offsets consumed when the drain began (target) are the drain's end, and
+// nothing past them is read.
+//
+// A failed checkpoint is retried like one of the run loop (back off,
+// Recover, rewind to the position it returns), except that the records are
+// re-read only up to target, then checkpointed again. The whole drain is
+// bounded by the drain timeout (on the Connector's clock); when it passes,
+// drain returns a *DrainError. ctx's cancellation (the second signal) ends
+// the drain at once with ctx.Err(). Errors Recover cannot fix end it at
+// once too.
+func (c *Connector) drain(ctx context.Context) error {
+	if c.pend.records == 0 {
+		c.o.logger.Info("drained: nothing to checkpoint")
+		return nil
+	}
+	target := maps.Clone(c.next)
+	dctx, stop := c.drainContext(ctx)
+	defer stop()
+	attempts, last := 1, error(nil)
+	err := c.checkpoint(dctx)
+	for err != nil {
+		timedOut := errors.Is(context.Cause(dctx), errDrainTimeout)
+		if errors.Is(err, loader.ErrNeedRecover) && !(timedOut && errors.Is(err, context.Canceled)) {
+			last = err // a checkpoint failure, not the timeout's cancellation
+		}
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case timedOut:
+			return c.drainError(attempts, cmp.Or(last, err))
+		case !errors.Is(err, loader.ErrNeedRecover):
+			return fmt.Errorf("drain: %w", err)
+		}
+		c.o.logger.Warn("drain: final checkpoint failed; recovering, re-reading up to the drain position and retrying",
+			"attempt", attempts, "drain_position", Position{Topic: c.cfg.Topic, Offsets: target}.String(), "err", err)
+		if rerr := c.recoverAndRewind(dctx, err); rerr != nil {
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case errors.Is(context.Cause(dctx), errDrainTimeout):
+				return c.drainError(attempts, last)
+			}
+			return fmt.Errorf("drain: %w", rerr) // Recover cannot fix it
+		}
+		attempts++
+		err = c.reread(dctx, target)
+	}
+	c.o.logger.Info("drained", "position", c.start.String(), "attempts", attempts)
+	return nil
+}
+
+// drainContext returns ctx bounded by the drain timeout on the
+// Connector's clock (cause errDrainTimeout) and its cancel function.
+func (c *Connector) drainContext(ctx context.Context) (context.Context, func()) {
+	dctx, cancel := context.WithCancelCause(ctx)
+	if c.o.drainTimeout <= 0 {
+		return dctx, func() { cancel(nil) }
+	}
+	timer := c.o.clock.After(c.o.drainTimeout)
+	go func() {
+		select {
+		case <-timer:
+			cancel(errDrainTimeout)
+		case <-dctx.Done():
+		}
+	}()
+	return dctx, func() { cancel(nil) }
+}
+
+// reread reads from the rewound position up to target (c.drainTo bounds
+// handlePartition, which may checkpoint at the row or byte cap on the way)
+// and checkpoints what it read.
+func (c *Connector) reread(ctx context.Context, target map[int32]int64) error {
+	c.drainTo = target
+	defer func() { c.drainTo = nil }()
+	for !reached(c.next, target) {
+		fs := c.poll(ctx, false)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := c.fetchErrors(fs); err != nil {
+			return err
+		}
+		if err := c.handle(ctx, fs); err != nil {
+			return err
+		}
+	}
+	if c.pend.records == 0 {
+		return nil // everything up to target is decided already
+	}
+	return c.checkpoint(ctx)
+}
+
+// pastDrain reports whether the record at offset off of partition part
+// must not be read because Drain was called: always during the first drain
+// attempt (nothing more is read), and at or past the drain position while
+// a failed drain checkpoint is re-read.
+func (c *Connector) pastDrain(part int32, off int64) bool {
+	if c.drainTo == nil {
+		return true
+	}
+	lim, ok := c.drainTo[part]
+	return !ok || off >= lim
+}
+
+// reached reports whether next has read every partition up to target.
+func reached(next, target map[int32]int64) bool {
+	for part, o := range target {
+		if next[part] < o {
+			return false
+		}
+	}
+	return true
+}
+
+// drainError is the *DrainError after the drain timeout passed; last is
+// the last checkpoint failure.
+func (c *Connector) drainError(attempts int, last error) *DrainError {
+	resume := c.start.String()
+	var ce *loader.CheckpointError
+	if errors.As(last, &ce) {
+		resume = string(ce.Position) // the loader's own view; nil before the first decision
+	}
+	return &DrainError{Attempts: attempts, Timeout: c.o.drainTimeout, Resume: resume, Err: last}
+}
