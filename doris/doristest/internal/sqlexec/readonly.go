@@ -37,31 +37,14 @@ func checkReadOnly(query string) error {
 // firstKeyword returns the first word of query, skipping blanks, comments
 // (-- …, # …, /* … */) and opening parentheses.
 func firstKeyword(q string) string {
-	for {
-		q = strings.TrimLeft(q, " \t\r\n(")
-		switch {
-		case strings.HasPrefix(q, "--"), strings.HasPrefix(q, "#"):
-			i := strings.IndexByte(q, '\n')
-			if i < 0 {
-				return ""
-			}
-			q = q[i+1:]
-		case strings.HasPrefix(q, "/*"):
-			i := strings.Index(q, "*/")
-			if i < 0 {
-				return ""
-			}
-			q = q[i+2:]
-		default:
-			end := strings.IndexFunc(q, func(r rune) bool {
-				return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-			})
-			if end < 0 {
-				return q
-			}
-			return q[:end]
-		}
+	q = skipComments(q, " \t\r\n(")
+	end := strings.IndexFunc(q, func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
+	if end < 0 {
+		return q
 	}
+	return q[:end]
 }
 
 // hasSecondStatement reports whether anything but blanks, comments and
@@ -104,10 +87,14 @@ func hasSecondStatement(q string) bool {
 	return false
 }
 
-// stripComments drops leading comments and blanks from s.
-func stripComments(s string) string {
+// stripComments drops leading comments, blanks and semicolons from s.
+func stripComments(s string) string { return skipComments(s, " \t\r\n;") }
+
+// skipComments drops from s every leading comment (-- …, # …, /* … */) and
+// every leading character in blanks.
+func skipComments(s, blanks string) string {
 	for {
-		s = strings.TrimLeft(s, " \t\r\n;")
+		s = strings.TrimLeft(s, blanks)
 		switch {
 		case strings.HasPrefix(s, "--"), strings.HasPrefix(s, "#"):
 			i := strings.IndexByte(s, '\n')
