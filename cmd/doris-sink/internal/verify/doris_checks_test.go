@@ -10,7 +10,6 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/doris"
-	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/doris/schema"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
@@ -125,20 +124,7 @@ func TestReconcileTableCount(t *testing.T) {
 // PRECOMMITTED txn left behind are both gaps.
 func TestReconcileDorisChecksEmulator(t *testing.T) {
 	t.Parallel()
-	s, err := doristest.NewServer(doristest.SeedDatabases("demo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	ddl := `CREATE TABLE t (id BIGINT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("replication_num" = "1")`
-	if err := s.CreateTable("demo", ddl); err != nil {
-		t.Fatal(err)
-	}
-	c, err := doris.NewClient(doris.Config{FE: []string{s.FEURL()}, MySQL: s.MySQLAddr(), User: "root", MaxRetries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	_, c := cmdutil.NewTestDoris(t, `CREATE TABLE t (id BIGINT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("replication_num" = "1")`)
 	ctx := context.Background()
 	load := func(label string) int64 {
 		t.Helper()

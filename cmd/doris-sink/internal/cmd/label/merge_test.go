@@ -10,7 +10,6 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/doris"
-	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
@@ -99,20 +98,7 @@ func TestMergeFlagsLabelsUnknownToJob(t *testing.T) {
 // (doris-api.md §6.2 LIKE).
 func TestListWithDorisEmulator(t *testing.T) {
 	t.Parallel()
-	s, err := doristest.NewServer(doristest.SeedDatabases("demo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	ddl := `CREATE TABLE t (id BIGINT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("replication_num" = "1")`
-	if err := s.CreateTable("demo", ddl); err != nil {
-		t.Fatal(err)
-	}
-	c, err := doris.NewClient(doris.Config{FE: []string{s.FEURL()}, MySQL: s.MySQLAddr(), User: "root", MaxRetries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	_, c := cmdutil.NewTestDoris(t, `CREATE TABLE t (id BIGINT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("replication_num" = "1")`)
 	ctx := context.Background()
 	for _, l := range []string{"job:demo-t:0:1", "job:demo-t:0:2", "other:demo-t:0:1"} {
 		req := doris.LoadRequest{DB: "demo", Table: "t", Label: l, Format: "json", ReadJSONByLine: true, TwoPhaseCommit: true}
