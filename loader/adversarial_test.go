@@ -425,13 +425,7 @@ func TestPrecommitTooManyFilteredRows(t *testing.T) {
 		}
 		e.checkNoRunningTxn()
 	}
-	if err := drive(ctx, l, every, n, every); err != nil { // the source was fixed
-		t.Fatal(err)
-	}
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.checkExactlyOnce(n)
+	e.finish(ctx, l, every, n, every)
 }
 
 // The running-txn quota (max_running_txn_num_per_db, doris-api.md §5) is
