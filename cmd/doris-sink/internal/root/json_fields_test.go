@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/bench"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/bench"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/check"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/verify"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/view"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/bench"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/bench"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/check"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
@@ -17,9 +17,9 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/demo"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/run"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/verify"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/demo"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 )
 
 // NewCmdRoot returns the doris-sink command with every subcommand. To add

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/verify"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 )
 
 // served is one order's row: its version and status.
