@@ -17,8 +17,8 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/view"
 )
 

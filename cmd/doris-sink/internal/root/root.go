@@ -12,14 +12,14 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/bench"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/check"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/demo"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/demo"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 )
 
 // NewCmdRoot returns the doris-sink command with every subcommand. To add

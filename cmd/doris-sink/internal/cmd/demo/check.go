@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 )
 
 // served is one order's row: its version and status.
