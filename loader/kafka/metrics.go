@@ -39,6 +39,8 @@ type Metrics struct {
 
 	mu  sync.Mutex
 	lag map[int32]int64
+
+	stall stallState
 }
 
 // Lag returns, per partition, the records between the last one consumed
