@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -37,26 +36,112 @@ type Metrics struct {
 	// GroupCommitFailures counts failed monitoring commits.
 	GroupCommitFailures atomic.Int64
 
-	mu  sync.Mutex
-	lag map[int32]int64
+	mu    sync.Mutex
+	parts map[int32]*partitionPos
 
 	stall stallState
 }
 
+// PartitionPosition is what the connector knows about one partition's
+// positions. An offset is -1 until it is known.
+type PartitionPosition struct {
+	// HighWatermark is the partition's high watermark at the last fetch
+	// that returned records.
+	HighWatermark int64
+	// Read is the next offset to read: one past the last record consumed
+	// (it moves back to Loaded on a rewind).
+	Read int64
+	// Loaded is the end offset of the last decided checkpoint (the next
+	// offset a restart reads), or the start position before the first
+	// decision. Records below it are in Doris or decided to be (the
+	// decision's commit follows right after it).
+	Loaded int64
+}
+
+// partitionPos is the mutable form of PartitionPosition.
+type partitionPos struct{ hw, read, loaded int64 }
+
 // Lag returns, per partition, the records between the last one consumed
-// and the partition's high watermark at the last fetch.
+// and the partition's high watermark at the last fetch: how far reading
+// is behind, not loading (see LoadedLag).
 func (m *Metrics) Lag() map[int32]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return maps.Clone(m.lag)
+	out := map[int32]int64{}
+	for p, pp := range m.parts {
+		if pp.hw >= 0 && pp.read >= 0 {
+			out[p] = max(pp.hw-pp.read, 0)
+		}
+	}
+	return out
 }
 
-func (m *Metrics) setLag(p int32, lag int64) {
+// LoadedLag returns, per partition, the records between the loaded
+// position (PartitionPosition.Loaded) and the partition's high watermark
+// at the last fetch: the records a crash now would leave to load. It
+// grows while nothing is decided, even if records are read.
+func (m *Metrics) LoadedLag() map[int32]int64 {
 	m.mu.Lock()
-	if m.lag == nil {
-		m.lag = map[int32]int64{}
+	defer m.mu.Unlock()
+	out := map[int32]int64{}
+	for p, pp := range m.parts {
+		if pp.hw >= 0 && pp.loaded >= 0 {
+			out[p] = max(pp.hw-pp.loaded, 0)
+		}
 	}
-	m.lag[p] = max(lag, 0)
+	return out
+}
+
+// Positions returns what the connector knows about each partition.
+func (m *Metrics) Positions() map[int32]PartitionPosition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[int32]PartitionPosition, len(m.parts))
+	for p, pp := range m.parts {
+		out[p] = PartitionPosition{HighWatermark: pp.hw, Read: pp.read, Loaded: pp.loaded}
+	}
+	return out
+}
+
+// part returns p's positions, creating them unknown; m.mu is held.
+func (m *Metrics) part(p int32) *partitionPos {
+	if m.parts == nil {
+		m.parts = map[int32]*partitionPos{}
+	}
+	pp := m.parts[p]
+	if pp == nil {
+		pp = &partitionPos{hw: -1, read: -1, loaded: -1}
+		m.parts[p] = pp
+	}
+	return pp
+}
+
+// setFetched records a fetch of partition p: next is one past its last
+// record, hw the high watermark the broker reported with it.
+func (m *Metrics) setFetched(p int32, next, hw int64) {
+	m.mu.Lock()
+	pp := m.part(p)
+	pp.read, pp.hw = next, hw
+	m.mu.Unlock()
+}
+
+// setLoaded records a decided checkpoint's end offsets.
+func (m *Metrics) setLoaded(offsets map[int32]int64) {
+	m.mu.Lock()
+	for p, o := range offsets {
+		m.part(p).loaded = o
+	}
+	m.mu.Unlock()
+}
+
+// setRewound records that consumption (re)starts at offsets, the loaded
+// position: both Read and Loaded move there.
+func (m *Metrics) setRewound(offsets map[int32]int64) {
+	m.mu.Lock()
+	for p, o := range offsets {
+		pp := m.part(p)
+		pp.read, pp.loaded = o, o
+	}
 	m.mu.Unlock()
 }
 

@@ -201,7 +201,7 @@ func (c *Connector) handle(ctx context.Context, fs kgo.Fetches) error {
 					return nil
 				}
 				last := p.Records[len(p.Records)-1].Offset
-				c.metrics.setLag(p.Partition, p.HighWatermark-last-1)
+				c.metrics.setFetched(p.Partition, last+1, p.HighWatermark)
 			}
 		}
 	}
@@ -344,6 +344,7 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 		return fmt.Errorf("checkpoint at %s: %w", raw, err)
 	}
 	c.metrics.Checkpoints.Add(1)
+	c.metrics.setLoaded(end.Offsets)
 	c.start, c.pend = end, pending{}
 	if c.o.onCheckpoint != nil {
 		c.o.onCheckpoint(st)

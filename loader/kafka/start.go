@@ -72,6 +72,7 @@ func (c *Connector) rewind(raw []byte) error {
 	}
 	c.next = offsets
 	c.start = Position{Topic: c.cfg.Topic, Offsets: maps.Clone(offsets)}
+	c.metrics.setRewound(offsets)
 	c.pend = pending{}
 	c.timerC, c.fired = nil, false
 	return nil
