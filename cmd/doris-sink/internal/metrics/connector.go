@@ -12,13 +12,17 @@ import (
 // RegisterConnector exports the counters of a Kafka connector reading
 // topic into table ("db.table"): records and bytes consumed, rows handed
 // to the loader, checkpoints decided and failed, recovers, dead-lettered
-// records, and the per-partition lag (high watermark minus the last
-// record consumed).
+// records, the per-partition lag to the records read and to the records
+// loaded, and whether the connector is stalled (kafka.Metrics.Stall). The
+// connector's stall also drives /readyz, and its positions /status.
 func (m *Metrics) RegisterConnector(topic, table string, km *kafka.Metrics) error {
 	labels := prometheus.Labels{"topic": topic, "table": table}
 	counter := func(name, help string, v *atomic.Int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
 			func() float64 { return float64(v.Load()) })
+	}
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f)
 	}
 	cs := []prometheus.Collector{
 		counter("doris_sink_records_consumed_total", "Kafka records consumed (re-reads after a rewind count again).", &km.Records),
@@ -28,27 +32,48 @@ func (m *Metrics) RegisterConnector(topic, table string, km *kafka.Metrics) erro
 		counter("doris_sink_checkpoint_failures_total", "Checkpoints that failed (each followed by Recover and a rewind).", &km.CheckpointFailures),
 		counter("doris_sink_recovers_total", "loader.Recover calls, the start included.", &km.Recovers),
 		counter("doris_sink_dead_lettered_total", "Records sent to the dead-letter topic.", &km.DeadLettered),
-		&lagCollector{km: km, desc: prometheus.NewDesc("doris_sink_lag_records",
-			"Records between the last one consumed and the partition's high watermark.", []string{"partition"}, labels)},
+		&lagCollector{lag: km.Lag, desc: prometheus.NewDesc("doris_sink_lag_records",
+			"Records between the last one read (not loaded: see doris_sink_lag_loaded_records) and the partition's high watermark at the last fetch.",
+			[]string{"partition"}, labels)},
+		&lagCollector{lag: func() map[int32]int64 { return loadedLag(m.positions(table)) }, desc: prometheus.NewDesc("doris_sink_lag_loaded_records",
+			"Records between the end of the last decided checkpoint (loaded, or committed right after) and the partition's high watermark at the last fetch.",
+			[]string{"partition"}, labels)},
+		gauge("doris_sink_stalled", "1 while the connector cannot make progress (a failure it retries or one it stops on), 0 otherwise.",
+			func() float64 {
+				if km.Stall().Reason != "" {
+					return 1
+				}
+				return 0
+			}),
+		gauge("doris_sink_stalled_seconds", "Seconds since the current stall began (its first failure); 0 when not stalled.",
+			func() float64 {
+				s := km.Stall()
+				if s.Reason == "" {
+					return 0
+				}
+				return max(m.now().Sub(s.Since).Seconds(), 0)
+			}),
 	}
 	for _, c := range cs {
 		if err := m.reg.Register(c); err != nil {
 			return err
 		}
 	}
+	m.updateJob(table, func(j *job) { j.topic, j.km, j.positions = topic, km, km.Positions })
 	return nil
 }
 
-// lagCollector reads kafka.Metrics.Lag at scrape time.
+// lagCollector reads a per-partition lag (kafka.Metrics.Lag or LoadedLag)
+// at scrape time.
 type lagCollector struct {
-	km   *kafka.Metrics
+	lag  func() map[int32]int64
 	desc *prometheus.Desc
 }
 
 func (l *lagCollector) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
 
 func (l *lagCollector) Collect(ch chan<- prometheus.Metric) {
-	for p, lag := range l.km.Lag() {
+	for p, lag := range l.lag() {
 		ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, float64(lag), strconv.Itoa(int(p)))
 	}
 }

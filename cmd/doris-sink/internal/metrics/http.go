@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,7 +14,10 @@ import (
 )
 
 // Handler serves /metrics (the private registry), /healthz (200 while the
-// process runs) and /readyz (200 once SetReady(true), 503 before).
+// process runs), /readyz (200 once SetReady(true) while no connector is
+// stalled; 503 before and while one is, the body saying why: "recovering"
+// or the stall's table, duration, start and reason) and /status (Status
+// as JSON).
 func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
@@ -21,12 +25,13 @@ func (m *Metrics) Handler() http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !m.ready.Load() {
-			http.Error(w, "recovering", http.StatusServiceUnavailable)
+		if why := m.notReady(); why != "" {
+			http.Error(w, why, http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")
 	})
+	mux.HandleFunc("GET /status", m.serveStatus)
 	return mux
 }
 
@@ -72,4 +77,12 @@ func (s *Server) Close() error {
 	err := s.srv.Shutdown(ctx)
 	<-s.done
 	return err
+}
+
+// writeJSON writes v indented; an encoding error (a client gone) is
+// dropped, the response being already under way.
+func writeJSON(w http.ResponseWriter, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
 }

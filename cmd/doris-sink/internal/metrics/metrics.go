@@ -6,7 +6,10 @@
 package metrics
 
 import (
+	"os"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -58,12 +61,22 @@ type Metrics struct {
 	stages      *prometheus.HistogramVec
 
 	ready atomic.Bool
+
+	// now is the clock of ages and stall durations (time.Now; tests
+	// replace it); started is when New ran.
+	now     func() time.Time
+	started time.Time
+	pid     int
+
+	jmu  sync.Mutex
+	jobs []*job // by registration order; see jobFor
 }
 
 // New returns a Metrics with its own registry (Go and process collectors
 // included).
 func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{reg: prometheus.NewRegistry(), now: time.Now, pid: os.Getpid()}
+	m.started = m.now()
 	m.rows = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "doris_sink_rows_precommitted_total",
 		Help: "Rows Doris loaded into precommitted (or, at-least-once, committed) Stream Loads, by table.",

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -9,7 +10,8 @@ import (
 )
 
 // ObservedStore is a checkpoint.Store whose writes are timed (announce or
-// decide) and whose decisions are counted.
+// decide) and whose decisions are counted. It remembers the job name and
+// the last decision it loaded or saved, for /status and the progress line.
 type ObservedStore struct {
 	s     checkpoint.Store
 	m     *Metrics
@@ -17,21 +19,29 @@ type ObservedStore struct {
 
 	mu      sync.Mutex
 	decided uint64
+	job     string
+	last    *checkpoint.Decision // a copy; nil before the first decision
 }
 
 var _ checkpoint.Store = (*ObservedStore)(nil)
 
 // WrapStore returns s observed for table ("db.table").
 func (m *Metrics) WrapStore(s checkpoint.Store, table string) *ObservedStore {
-	return &ObservedStore{s: s, m: m, table: table}
+	o := &ObservedStore{s: s, m: m, table: table}
+	m.updateJob(table, func(j *job) { j.store = o })
+	return o
 }
 
-// Load passes through and remembers the decided position.
+// Load passes through and remembers the job and the decided checkpoint.
 func (o *ObservedStore) Load(ctx context.Context) (*checkpoint.State, error) {
 	st, err := o.s.Load(ctx)
-	if err == nil && st.Decided != nil {
+	if err == nil {
 		o.mu.Lock()
-		o.decided = st.Decided.ID
+		o.job = st.Owner.Job
+		if st.Decided != nil {
+			o.decided = st.Decided.ID
+		}
+		o.remember(st.Decided)
 		o.mu.Unlock()
 	}
 	return st, err
@@ -55,7 +65,43 @@ func (o *ObservedStore) Save(ctx context.Context, st *checkpoint.State) error {
 		o.decided = st.Decided.ID
 		o.m.checkpoints.WithLabelValues(o.table).Inc()
 	}
+	if err == nil {
+		o.remember(st.Decided) // also a decision marked committed
+	}
 	return err
+}
+
+// remember keeps a copy of d; o.mu is held.
+func (o *ObservedStore) remember(d *checkpoint.Decision) {
+	if d == nil {
+		o.last = nil
+		return
+	}
+	c := *d
+	c.Start, c.End = slices.Clone(d.Start), slices.Clone(d.End)
+	if d.Counts != nil {
+		counts := *d.Counts
+		c.Counts = &counts
+	}
+	o.last = &c
+}
+
+// LastDecision returns the last decision the store loaded or saved; ok is
+// false before the first one.
+func (o *ObservedStore) LastDecision() (d checkpoint.Decision, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.last == nil {
+		return checkpoint.Decision{}, false
+	}
+	return *o.last, true
+}
+
+// Job returns the job name of the store's owner, "" before Load.
+func (o *ObservedStore) Job() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.job
 }
 
 // Close closes the wrapped store.

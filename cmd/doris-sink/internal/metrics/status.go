@@ -1,0 +1,179 @@
+package metrics
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/doris-sink/doris-sink/loader/kafka"
+)
+
+// States of a job in the running process (JobStatus.State).
+const (
+	// StateRecovering: the process has not finished its start-up recovery
+	// (DESIGN.md §2 invariant 4); /readyz answers 503.
+	StateRecovering = "recovering"
+	// StateRunning: recovered and making progress.
+	StateRunning = "running"
+	// StateStalled: the connector reports a stall (kafka.Metrics.Stall):
+	// it retries a failure, or stops on one (Fatal); /readyz answers 503.
+	StateStalled = "stalled"
+)
+
+// Status is the JSON document `GET /status` serves on metrics.listen; the
+// `doris-sink status` command reads it. Field names are stable; fields
+// may be added (group mode will add per-member fields).
+type Status struct {
+	// PID is the process id; StartedAt when its metrics were created.
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+	// Now is the process's clock when it answered (ages are relative to
+	// it).
+	Now time.Time `json:"now"`
+	// Ready is /readyz's answer: recovered and no job stalled.
+	Ready bool `json:"ready"`
+	// Jobs has one entry per table the process loads.
+	Jobs []JobStatus `json:"jobs"`
+}
+
+// JobStatus is one job (one table) of the running process.
+type JobStatus struct {
+	Job   string `json:"job"`
+	Topic string `json:"topic"`
+	Table string `json:"table"`
+	// State is StateRecovering, StateRunning or StateStalled.
+	State string `json:"state"`
+	// Stall is set while State is StateStalled.
+	Stall *StallStatus `json:"stall,omitempty"`
+	// LastCheckpoint is the last decided checkpoint; nil before the first.
+	LastCheckpoint *CheckpointStatus `json:"last_checkpoint,omitempty"`
+	// Partitions are the connector's positions, by partition.
+	Partitions []PartitionStatus `json:"partitions"`
+	// Counters since the process started.
+	RowsWritten        int64 `json:"rows_written"`
+	RowBytes           int64 `json:"row_bytes"`
+	Checkpoints        int64 `json:"checkpoints"`
+	CheckpointFailures int64 `json:"checkpoint_failures"`
+}
+
+// StallStatus is why a job does not progress (kafka.Stall).
+type StallStatus struct {
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+	// Seconds is how long the stall has lasted when the status was taken.
+	Seconds float64 `json:"seconds"`
+	// Fatal is true when retrying cannot fix the cause and the job stops.
+	Fatal bool `json:"fatal"`
+}
+
+// CheckpointStatus is a decided checkpoint.
+type CheckpointStatus struct {
+	ID        uint64    `json:"id"`
+	Label     string    `json:"label"`
+	TxnID     int64     `json:"txn_id"`
+	DecidedAt time.Time `json:"decided_at"`
+	// AgeSeconds is the time since DecidedAt when the status was taken.
+	AgeSeconds float64 `json:"age_seconds"`
+	// Committed is true once Doris reported the transaction visible (or
+	// the checkpoint was empty).
+	Committed bool `json:"committed"`
+	Empty     bool `json:"empty,omitempty"`
+}
+
+// PartitionStatus are the positions of one partition; an absent offset
+// is not known (yet).
+type PartitionStatus struct {
+	Partition int32 `json:"partition"`
+	// HighWatermark at the connector's last fetch with records.
+	HighWatermark *int64 `json:"high_watermark,omitempty"`
+	// Read is the next offset to read; Loaded the end of the last decided
+	// checkpoint (kafka.PartitionPosition).
+	Read   *int64 `json:"read,omitempty"`
+	Loaded *int64 `json:"loaded,omitempty"`
+	// Lag is HighWatermark − Loaded: records not loaded yet.
+	Lag *int64 `json:"lag,omitempty"`
+}
+
+// Status returns the process's status now.
+func (m *Metrics) Status() Status {
+	now := m.now()
+	st := Status{PID: m.pid, StartedAt: m.started, Now: now, Ready: m.ready.Load(), Jobs: []JobStatus{}}
+	for _, j := range m.snapshotJobs() {
+		js := JobStatus{Topic: j.topic, Table: j.table, State: StateRunning, Partitions: []PartitionStatus{}}
+		if !st.Ready {
+			js.State = StateRecovering
+		}
+		if j.store != nil {
+			js.Job = j.store.Job()
+			if d, ok := j.store.LastDecision(); ok {
+				js.LastCheckpoint = &CheckpointStatus{ID: d.ID, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
+					AgeSeconds: max(now.Sub(d.DecidedAt).Seconds(), 0), Committed: d.Committed, Empty: d.Empty}
+			}
+		}
+		if km := j.km; km != nil {
+			if s := km.Stall(); s.Reason != "" {
+				js.State = StateStalled
+				js.Stall = stallStatus(s, now)
+				st.Ready = false
+			}
+			js.Partitions = partitionStatus(j.positions())
+			js.RowsWritten, js.RowBytes = km.Rows.Load(), km.RowBytes.Load()
+			js.Checkpoints, js.CheckpointFailures = km.Checkpoints.Load(), km.CheckpointFailures.Load()
+		}
+		st.Jobs = append(st.Jobs, js)
+	}
+	return st
+}
+
+func stallStatus(s kafka.Stall, now time.Time) *StallStatus {
+	return &StallStatus{Reason: s.Reason, Since: s.Since, Seconds: max(now.Sub(s.Since).Seconds(), 0), Fatal: s.Fatal}
+}
+
+// partitionStatus lists pos by partition; offsets of -1 (unknown) are
+// left out.
+func partitionStatus(pos map[int32]kafka.PartitionPosition) []PartitionStatus {
+	known := func(v int64) *int64 {
+		if v < 0 {
+			return nil
+		}
+		return &v
+	}
+	out := make([]PartitionStatus, 0, len(pos))
+	for p, pp := range pos {
+		ps := PartitionStatus{Partition: p, HighWatermark: known(pp.HighWatermark), Read: known(pp.Read), Loaded: known(pp.Loaded)}
+		if ps.HighWatermark != nil && ps.Loaded != nil {
+			ps.Lag = known(max(*ps.HighWatermark-*ps.Loaded, 0))
+		}
+		out = append(out, ps)
+	}
+	slices.SortFunc(out, func(a, b PartitionStatus) int { return int(a.Partition - b.Partition) })
+	return out
+}
+
+// notReady returns why /readyz answers 503, "" when ready.
+func (m *Metrics) notReady() string {
+	if !m.ready.Load() {
+		return "recovering"
+	}
+	now := m.now()
+	for _, j := range m.snapshotJobs() {
+		if j.km == nil {
+			continue
+		}
+		if s := j.km.Stall(); s.Reason != "" {
+			kind := "stalled"
+			if s.Fatal {
+				kind = "stalled (fatal: stopping)"
+			}
+			return kind + " " + j.table + " for " + now.Sub(s.Since).Round(time.Second).String() +
+				" since " + s.Since.UTC().Format(time.RFC3339) + ": " + s.Reason
+		}
+	}
+	return ""
+}
+
+// serveStatus answers GET /status with Status as JSON.
+func (m *Metrics) serveStatus(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	writeJSON(w, m.Status())
+}
