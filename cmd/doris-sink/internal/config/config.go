@@ -153,6 +153,8 @@ type Records struct {
 type Metrics struct {
 	// Listen is host:port; empty disables the endpoint.
 	Listen string `json:"listen"`
+	// LogInterval is the period of run's progress line; 0 disables it.
+	LogInterval time.Duration `json:"log_interval"`
 }
 
 // Log configures log/slog.

@@ -126,6 +126,9 @@ func (d *decoder) duration(key string) time.Duration {
 	if dur, ok := v.(time.Duration); ok {
 		return dur
 	}
+	if n, ok := v.(int); ok { // a bare YAML integer is milliseconds, like "10" (ParseDuration)
+		return time.Duration(n) * time.Millisecond
+	}
 	d.fail(key, v, "want a duration like 500ms, 10s, 1m (Flink forms 10 s, 1min accepted)")
 	return 0
 }
@@ -257,7 +260,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			MetadataColumns: d.subMap("records.metadata_columns"),
 			DeadLetterTopic: d.str("records.dead_letter_topic"),
 		},
-		Metrics: Metrics{Listen: d.str("metrics.listen")},
+		Metrics: Metrics{Listen: d.str("metrics.listen"), LogInterval: d.duration("metrics.log_interval")},
 		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},
 	}
 	if err := d.errs.err(); err != nil {

@@ -72,6 +72,7 @@ var keys = []Key{
 	{Name: "records.dead_letter_topic", kind: kindString, Default: "", Doc: "topic for records that cannot be converted; empty fails the checkpoint"},
 
 	{Name: "metrics.listen", kind: kindString, Default: "127.0.0.1:9108", Doc: "Prometheus listen address; empty disables"},
+	{Name: "metrics.log_interval", kind: kindDuration, Default: "60s", Doc: "period of run's progress line (state, rows/s, bytes/s, lag, last checkpoint); 0 disables, else at least 1s"},
 
 	{Name: "log.level", kind: kindString, Default: "info", Doc: "debug, info, warn or error"},
 	{Name: "log.format", kind: kindString, Default: "text", Doc: "text or json"},

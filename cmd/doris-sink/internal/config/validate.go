@@ -254,6 +254,9 @@ func (c *Config) validate(need Need) error {
 	if c.Metrics.Listen != "" && !isHostPort(c.Metrics.Listen) {
 		bad("metrics.listen", c.Metrics.Listen, "want host:port, or empty to disable")
 	}
+	if iv := c.Metrics.LogInterval; iv < 0 || (iv > 0 && iv < time.Second) {
+		bad("metrics.log_interval", iv, "want 0 (no progress line) or at least 1s")
+	}
 	oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf("log.format", c.Log.Format, "text", "json")
 	return errs.err()

@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +65,8 @@ docs/operations.md).
 
 SIGINT/SIGTERM drains: what was read is checkpointed and committed, exit 0.
 A second signal aborts: the open transaction is aborted, exit 130.
-Metrics: http://<metrics.listen>/metrics, /healthz, /readyz.`,
+Metrics: http://<metrics.listen>/metrics, /healthz, /readyz, /status (read by
+doris-sink status); a progress line every metrics.log_interval.`,
 		Example: `  doris-sink run -c orders.yaml
   DORIS_SINK_DORIS__PASSWORD=secret doris-sink run -c orders.yaml`,
 		Args: cobra.NoArgs,
@@ -150,6 +152,11 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		defer srv.Close()
 		log.Info("metrics endpoint", "addr", "http://"+srv.Addr()+"/metrics")
+	}
+	if iv := cfg.Metrics.LogInterval; iv > 0 {
+		tk := time.NewTicker(iv)
+		defer tk.Stop()
+		defer startProgress(runCtx, m, log, tk.C)()
 	}
 
 	stopSignals := make(chan struct{})
