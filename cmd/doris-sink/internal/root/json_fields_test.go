@@ -16,6 +16,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/status"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
@@ -39,6 +40,7 @@ var jsonOutputs = []struct {
 	{"verify", reflect.TypeFor[verify.Report]()},
 	{"bench", reflect.TypeFor[bench.Result]()},
 	{"version", reflect.TypeFor[version.Info]()},
+	{"status", reflect.TypeFor[status.Result]()},
 }
 
 var jsonName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)

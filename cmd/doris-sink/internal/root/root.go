@@ -16,6 +16,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/status"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
@@ -58,6 +59,7 @@ Doris and Kafka before running it.`,
 		label.NewCmdLabel(f),
 		txn.NewCmdTxn(f),
 		checkpoint.NewCmdCheckpoint(f),
+		status.NewCmdStatus(f, nil),
 	)
 	wrapArgs(cmd)
 	return cmd

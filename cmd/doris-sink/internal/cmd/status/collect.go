@@ -1,0 +1,112 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka"
+)
+
+// collect joins the store, Kafka and process views of cfg's job. Every
+// source may fail; what it could not tell is left out and said why.
+func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Result {
+	table := cfg.Doris.Database + "." + cfg.Doris.Table
+	res := &Result{Job: cfg.Job.Name, Topic: cfg.Kafka.Topic, Table: table, Partitions: []Partition{},
+		Store: Store{Dir: cfg.Job.DataDir}}
+	parts := map[int32]*Partition{}
+	part := func(p int32) *Partition {
+		if parts[p] == nil {
+			parts[p] = &Partition{Partition: p}
+		}
+		return parts[p]
+	}
+
+	decided := readStore(cfg, res)
+	if decided != nil {
+		res.LastCheckpoint = checkpointStatus(decided, now())
+		pos, ok, err := kafka.ParsePosition(decided.End)
+		switch {
+		case err != nil:
+			res.Store.Error = fmt.Sprintf("checkpoint %d: %v", decided.ID, err)
+		case ok:
+			for p, o := range pos.Offsets {
+				part(p).Loaded = ptr(o)
+			}
+		}
+	}
+
+	offs, err := listOffsets(ctx, cfg)
+	if err != nil {
+		res.KafkaError = err.Error()
+	}
+	for p, o := range offs {
+		pp := part(p)
+		pp.HighWatermark, pp.LogStart = ptr(o.end), ptr(o.start)
+	}
+
+	js := askProcess(ctx, cfg, table, res)
+	if js != nil {
+		res.State, res.Stall = js.State, js.Stall
+		for _, ps := range js.Partitions {
+			if ps.Read != nil {
+				part(ps.Partition).Read = ptr(*ps.Read)
+			}
+		}
+	}
+
+	fromStart := decided == nil && cfg.Kafka.Start.Mode == config.StartEarliest
+	var total int64
+	lagKnown := false
+	for _, p := range slices.Sorted(maps.Keys(parts)) {
+		pp := parts[p]
+		switch {
+		case pp.HighWatermark != nil && pp.Loaded != nil:
+			pp.Lag = ptr(max(*pp.HighWatermark-*pp.Loaded, 0))
+		case pp.HighWatermark != nil && pp.LogStart != nil && fromStart:
+			pp.Lag = ptr(max(*pp.HighWatermark-*pp.LogStart, 0))
+		}
+		if pp.Lag != nil {
+			total += *pp.Lag
+			lagKnown = true
+		}
+		res.Partitions = append(res.Partitions, *pp)
+	}
+	if lagKnown {
+		res.Lag = ptr(total)
+	}
+	return res
+}
+
+// readStore fills res.Store and returns the last decision (nil: none).
+func readStore(cfg *config.Config, res *Result) *checkpoint.Decision {
+	v, err := jobstate.Read(cfg.Job.DataDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		res.Store.Error = err.Error()
+		return nil
+	}
+	res.Store.Found = true
+	if o := v.State.Owner; o.Job != cfg.Job.Name {
+		res.Store.Error = fmt.Sprintf("the store in %s belongs to job %q (table %s.%s), not %q", v.Dir, o.Job, o.DB, o.Table, cfg.Job.Name)
+		return nil
+	}
+	return v.State.Decided
+}
+
+func checkpointStatus(d *checkpoint.Decision, now time.Time) *metrics.CheckpointStatus {
+	return &metrics.CheckpointStatus{ID: d.ID, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
+		AgeSeconds: max(now.Sub(d.DecidedAt).Seconds(), 0), Committed: d.Committed, Empty: d.Empty}
+}
+
+func ptr[T any](v T) *T { return &v }

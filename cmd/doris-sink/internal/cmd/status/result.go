@@ -1,0 +1,84 @@
+package status
+
+import (
+	"time"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
+)
+
+// States of Result.State besides the running process's own
+// (metrics.StateRecovering, StateRunning, StateStalled).
+const (
+	// StateNotRunning: nothing listens on metrics.listen.
+	StateNotRunning = "not running"
+	// StateUnknown: the process could not be asked (metrics.listen empty,
+	// a timeout, another job answering); Process.Detail says why.
+	StateUnknown = "unknown"
+)
+
+// Result is the output of `doris-sink status -o json`. Field names are
+// stable. Group mode (several members per job) will add per-member
+// fields (a members list, an owner per partition) without changing these.
+type Result struct {
+	Job   string `json:"job"`
+	Topic string `json:"topic"`
+	Table string `json:"table"`
+	// State is the running process's state (recovering, running, stalled),
+	// StateNotRunning or StateUnknown.
+	State string `json:"state"`
+	// Process is what metrics.listen answered.
+	Process Process `json:"process"`
+	// Stall is why the running job does not progress (State stalled).
+	Stall *metrics.StallStatus `json:"stall,omitempty"`
+	// LastCheckpoint is the store's last decision (its age is relative to
+	// this command's clock); absent before the first.
+	LastCheckpoint *metrics.CheckpointStatus `json:"last_checkpoint,omitempty"`
+	// Lag sums Partitions[].Lag; absent when no partition's lag is known.
+	Lag *int64 `json:"lag,omitempty"`
+	// Partitions are sorted by partition.
+	Partitions []Partition `json:"partitions"`
+	// Store is the checkpoint store read.
+	Store Store `json:"store"`
+	// KafkaError says why the high watermarks are missing.
+	KafkaError string `json:"kafka_error,omitempty"`
+}
+
+// Process is the running process as metrics.listen answered.
+type Process struct {
+	// Addr is the address asked (metrics.listen, a wildcard host asked on
+	// loopback); empty when metrics.listen is empty.
+	Addr string `json:"addr,omitempty"`
+	// Running is true when the process answered for this job.
+	Running   bool      `json:"running"`
+	PID       int       `json:"pid,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// Detail says why Running is false.
+	Detail string `json:"detail,omitempty"`
+}
+
+// Store is the checkpoint store in job.data_dir.
+type Store struct {
+	Dir string `json:"dir"`
+	// Found is false when the directory holds no store (the job never ran
+	// with this data_dir).
+	Found bool `json:"found"`
+	// Error says why the store could not be read, or whose it is when it
+	// belongs to another job.
+	Error string `json:"error,omitempty"`
+}
+
+// Partition is one partition's positions; an absent offset is unknown.
+type Partition struct {
+	Partition int32 `json:"partition"`
+	// Loaded is the end offset of the store's last decision for it.
+	Loaded *int64 `json:"loaded,omitempty"`
+	// Read is the running process's next offset to read.
+	Read *int64 `json:"read,omitempty"`
+	// HighWatermark is Kafka's, listed by this command.
+	HighWatermark *int64 `json:"high_watermark,omitempty"`
+	// LogStart is the partition's first offset in Kafka.
+	LogStart *int64 `json:"log_start,omitempty"`
+	// Lag is HighWatermark − Loaded; before the first decision of a job
+	// starting at earliest, HighWatermark − LogStart (everything).
+	Lag *int64 `json:"lag,omitempty"`
+}
