@@ -38,6 +38,8 @@ type Status struct {
 
 // JobStatus is one job (one table) of the running process.
 type JobStatus struct {
+	// Job is the store owner's job name; "" until recovery loaded the
+	// store.
 	Job   string `json:"job"`
 	Topic string `json:"topic"`
 	Table string `json:"table"`

@@ -40,7 +40,9 @@ func askProcess(ctx context.Context, cfg *config.Config, table string, res *Resu
 	}
 	for i := range st.Jobs {
 		j := &st.Jobs[i]
-		if j.Job == cfg.Job.Name && j.Table == table && j.Topic == cfg.Kafka.Topic {
+		// The job name is known once recovery read the store: "" while
+		// recovering is this job if topic and table match.
+		if (j.Job == cfg.Job.Name || j.Job == "") && j.Table == table && j.Topic == cfg.Kafka.Topic {
 			res.Process.Running, res.Process.PID, res.Process.StartedAt = true, st.PID, st.StartedAt
 			return j
 		}

@@ -251,3 +251,32 @@ func TestStatusRunningStalledStopped(t *testing.T) {
 		}
 	}
 }
+
+// Another job's process on metrics.listen is not taken for this one: the
+// state is unknown and the detail names what answers; a wildcard listen
+// host is asked on loopback.
+func TestStatusOtherProcessAnswers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	m := metrics.New()
+	if err := m.RegisterConnector("payments", "demo.payments", &kafka.Metrics{}); err != nil {
+		t.Fatal(err)
+	}
+	m.SetReady(true)
+	hs := httptest.NewServer(m.Handler())
+	defer hs.Close()
+	_, port, err := net.SplitHostPort(hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.writeConfig("0.0.0.0:" + port)
+	r := e.statusJSON()
+	if r.State != StateUnknown || r.Process.Running || !strings.Contains(r.Process.Detail, "demo.payments") ||
+		r.Process.Addr != "127.0.0.1:"+port {
+		t.Errorf("another job answering: state %q process %+v, want unknown naming demo.payments, asked on 127.0.0.1", r.State, r.Process)
+	}
+	e.writeConfig("")
+	if r := e.statusJSON(); r.State != StateUnknown || !strings.Contains(r.Process.Detail, "metrics.listen is empty") {
+		t.Errorf("metrics.listen empty: state %q process %+v", r.State, r.Process)
+	}
+}
