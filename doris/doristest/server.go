@@ -68,7 +68,7 @@ type Server struct {
 	startedAt time.Time
 
 	mysql     *mysqlfront.Server
-	mysqlAddr     string
+	mysqlAddr string
 
 	inflight  sync.WaitGroup
 	done      chan struct{}
