@@ -65,7 +65,6 @@ type Server struct {
 	bes       []*backend // BE i is bes[i]; see backends.go
 	beMu      sync.Mutex // guards the backends' liveness state and rr
 	rr        uint64     // FE round-robin index (LoadAction.getLastSelectedBackendIndexAndUpdate)
-	startedAt time.Time
 
 	mysql     *mysqlfront.Server
 	mysqlAddr string
@@ -97,7 +96,6 @@ func NewServer(opts ...Opt) (*Server, error) {
 		errorLogs: map[string]string{},
 		faults:    faultSet{all: map[int64]*fault{}},
 		done:      make(chan struct{}),
-		startedAt: c.clock.Now(),
 	}
 	s.holdPublish = c.holdPublish
 	for _, db := range c.databases {
