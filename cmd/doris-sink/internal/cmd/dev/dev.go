@@ -49,14 +49,16 @@ type Options struct {
 
 // Endpoints are where `dev` listens. JSON names are stable.
 type Endpoints struct {
-	FE       string   `json:"fe"`
-	BE       string   `json:"be"`            // BE 0
-	BEs      []string `json:"bes,omitempty"` // every BE when --backends > 1
+	FE       string `json:"fe"`
+	BE       string `json:"be"`
 	MySQL    string `json:"mysql"`
 	Kafka    string `json:"kafka"`
 	Admin    string `json:"admin"`
 	User     string `json:"user"`
 	Database string `json:"database"`
+
+	// BEs lists every BE (BE is BE 0) when --backends > 1.
+	BEs []string `json:"bes,omitempty"`
 }
 
 // NewCmdDev returns the dev command; runF replaces Run in tests.
