@@ -191,4 +191,13 @@ func TestFE_NotFoundRoutes_8(t *testing.T) {
 	if errors.Is(err, io.EOF) {
 		t.Fatal("unexpected EOF")
 	}
+	// GET shares a path pattern with _schema (fe_rest.go) and stays 405.
+	resp, err = doErr("GET", s.FEURL()+"/api/demo/orders/_stream_load", hdr{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET _stream_load: HTTP %d, want 405", resp.StatusCode)
+	}
 }

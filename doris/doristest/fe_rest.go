@@ -32,6 +32,10 @@ func (s *Server) feRESTRoutes(mux *http.ServeMux) {
 			s.feLightSchemaChange(w, r, r.PathValue("b"), r.PathValue("c"))
 		case r.PathValue("c") == "_schema":
 			s.feTableSchema(w, r, r.PathValue("a"), r.PathValue("b"))
+		case r.PathValue("c") == "_stream_load" || r.PathValue("c") == "_stream_load_2pc":
+			// These are PUT-only, as before this catch-all pattern existed.
+			w.Header().Set("Allow", http.MethodPut)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		default:
 			http.NotFound(w, r)
 		}
