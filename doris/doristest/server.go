@@ -138,7 +138,7 @@ func (s *Server) track(h http.Handler) http.Handler {
 }
 
 // FEURL is the FE HTTP base URL, e.g. "http://localhost:8030" (host name
-// "localhost"; https with WithTLS).
+// "localhost" unless URLHost; https with WithTLS).
 func (s *Server) FEURL() string { return s.fe.url() }
 
 // BEURL is the HTTP base URL of BE 0, e.g. "http://127.0.0.1:8040" (https
