@@ -19,10 +19,13 @@ package doristest
 //     Basic auth required.
 //   - GET /api/health (HealthAction.java) → ok({"total_backend_num":N,
 //     "online_backend_num":M}), no auth.
-//   - GET /api/bootstrap (BootstrapFinishAction.java) → ok({
-//     "replayedJournalId":0,"queryPort":0,"rpcPort":0,"version":"",
-//     "startTime":-1}): the answer without cluster_id/token, which the
-//     emulator gives whatever the parameters (it has no cluster id). No auth.
+//   - GET /api/bootstrap (BootstrapFinishAction.java, the Env-era version
+//     with BootstrapResult{replayedJournalId, queryPort, rpcPort,
+//     arrowFlightSqlPort, version}; 1.x had startTime instead of the arrow
+//     port) → ok({"replayedJournalId":0,"queryPort":0,"rpcPort":0,
+//     "arrowFlightSqlPort":0,"version":""}): the answer without
+//     cluster_id/token, which the emulator gives whatever the parameters (it
+//     has no cluster id). No auth (checked only with enable_all_http_auth).
 
 import (
 	"net/http"
@@ -128,5 +131,5 @@ func (s *Server) feHealth(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) feBootstrap(w http.ResponseWriter, r *http.Request) {
 	s.RunCleaner()
-	writeFEOK(w, []field{{"replayedJournalId", 0}, {"queryPort", 0}, {"rpcPort", 0}, {"version", ""}, {"startTime", -1}}, 0)
+	writeFEOK(w, []field{{"replayedJournalId", 0}, {"queryPort", 0}, {"rpcPort", 0}, {"arrowFlightSqlPort", 0}, {"version", ""}}, 0)
 }

@@ -302,7 +302,7 @@ func TestFERest_HealthAndBootstrap(t *testing.T) {
 	_, body := connectorGet(t, s.FEURL()+"/api/health", "", "", "")
 	wantEq(t, "health", body, `{"msg":"success","code":0,"data":{"total_backend_num":3,"online_backend_num":3},"count":0}`)
 	_, body = connectorGet(t, s.FEURL()+"/api/bootstrap", "", "", "")
-	wantEq(t, "bootstrap", body, `{"msg":"success","code":0,"data":{"replayedJournalId":0,"queryPort":0,"rpcPort":0,"version":"","startTime":-1},"count":0}`)
+	wantEq(t, "bootstrap", body, `{"msg":"success","code":0,"data":{"replayedJournalId":0,"queryPort":0,"rpcPort":0,"arrowFlightSqlPort":0,"version":""},"count":0}`)
 }
 
 func TestSchemaPrimitiveType(t *testing.T) {
