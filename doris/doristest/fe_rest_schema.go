@@ -12,7 +12,9 @@ package doristest
 //     strings only for decimals; comment is the column comment; aggregation
 //     type is "" for key columns, "NONE" for Duplicate value columns,
 //     "REPLACE" for Unique value columns and the declared one (SUM, MAX, …)
-//     for Aggregate value columns (Column.getAggregationType().toSql()).
+//     for Aggregate value columns (Column.getAggregationType().toSql();
+//     "" and "REPLACE" for a Unique table match the FE reply captured in the
+//     Flink connector's rest/TestRestService.java; "NONE" is UNVERIFIED).
 //     Hidden columns (__DORIS_*) are not listed (getBaseSchema()). Unknown
 //     db or table → okWithCommonError("errCode = 2, detailMessage = Unknown
 //     database '<db>'" | "… Unknown table '<t>' in <db>").
