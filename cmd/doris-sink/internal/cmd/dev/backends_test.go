@@ -99,3 +99,18 @@ func TestDevBackendFlagErrors(t *testing.T) {
 		t.Errorf("parsed %+v", got)
 	}
 }
+
+// The human output lists every BE when there are several.
+func TestDevPrintsEveryBE(t *testing.T) {
+	t.Parallel()
+	f, out, _ := cmdutil.NewTestFactory(false)
+	o := &Options{IO: f.IO}
+	ep := Endpoints{FE: "http://127.0.0.1:8030", BE: "http://127.0.0.1:8040", MySQL: "127.0.0.1:9030",
+		BEs: []string{"http://127.0.0.1:8040", "http://127.0.0.1:8041"}, User: "root", Database: "demo"}
+	if err := printHuman(o, ep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "http://127.0.0.1:8040 http://127.0.0.1:8041") {
+		t.Fatalf("output lacks the BEs:\n%s", out)
+	}
+}
