@@ -11,7 +11,9 @@ package doristest
 //	POST   /faults/{id}/wait            body {"hits":N}           → FaultInfo (FaultHandle.Wait)
 //	DELETE /faults/{id}                                           → {}
 //	POST   /faults/{id}/release                                   → {}
-//	POST   /be/down | /be/up | /fe/down | /fe/up                  → {}
+//	POST   /be/down | /be/up | /fe/down | /fe/up                  → {} (/be/*: every BE)
+//	POST   /be/{i}/down | /be/{i}/up    (BEDownAt/BEUpAt)         → {}
+//	GET    /backends                                              → [BackendInfo]
 //	POST   /txns/timeout-precommitted                             → {"aborted":N}
 //	GET    /txns?db=D                                             → [Transaction]
 //	GET    /labels/{db}/{label}                                   → {"state":S} (LabelState)
@@ -53,6 +55,7 @@ func (s *Server) adminMux() http.Handler {
 	mux.HandleFunc("POST /be/up", s.adminDo(s.BEUp))
 	mux.HandleFunc("POST /fe/down", s.adminDo(func() error { s.FEDown(); return nil }))
 	mux.HandleFunc("POST /fe/up", s.adminDo(s.FEUp))
+	s.adminBackendRoutes(mux)
 	mux.HandleFunc("POST /txns/timeout-precommitted", func(w http.ResponseWriter, r *http.Request) {
 		adminJSON(w, map[string]int{"aborted": s.TimeoutPrecommitted()})
 	})

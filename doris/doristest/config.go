@@ -29,6 +29,9 @@ type cfg struct {
 	noMySQL                              bool
 	noAdmin                              bool
 	tls                                  *tls.Config
+	backends                             int    // WithBackends
+	feHost, beHost                       string // host names in URLs (URLHost)
+	ingest                               ingestModel
 }
 
 func defaultCfg() cfg {
@@ -42,6 +45,11 @@ func defaultCfg() cfg {
 		logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		feConfig:   map[string]int64{},
 		firstTxnID: 1000,
+		backends:   1,
+		feHost:     feHost,
+		beHost:     beHost,
+		// Released FEs embed user:password@ (RestBaseController.getRedirectUrL).
+		redirectUserInfo: true,
 	}
 }
 
@@ -58,6 +66,15 @@ func (c *cfg) validate() error {
 	if c.firstTxnID < 1 {
 		return fmt.Errorf("doristest: FirstTxnID: %d is not positive", c.firstTxnID)
 	}
+	if c.backends < 1 || c.backends > maxBackends {
+		return fmt.Errorf("doristest: WithBackends: %d is not in [1, %d]", c.backends, maxBackends)
+	}
+	if c.ingest.bytesPerSec < 0 {
+		return fmt.Errorf("doristest: WithLoadThroughput: %d bytes/s is negative", c.ingest.bytesPerSec)
+	}
+	if c.ingest.concurrentLoads < 0 {
+		return fmt.Errorf("doristest: WithBEConcurrentLoads: %d is negative", c.ingest.concurrentLoads)
+	}
 	for k, v := range c.feConfig {
 		if err := checkFEConfig(k, v); err != nil {
 			return fmt.Errorf("doristest: FEConfig: %w", err)
@@ -72,7 +89,9 @@ func (c *cfg) validate() error {
 func ListenFE(addr string) Opt { return opt{func(c *cfg) { c.feAddr = addr }} }
 
 // ListenBE sets the BE HTTP listen address (Doris webserver_port, 8040).
-// Default "127.0.0.1:0". BEURL always uses the host "127.0.0.1".
+// Default "127.0.0.1:0". BEURL uses the host "127.0.0.1" (see URLHost).
+// With WithBackends(n), BE i listens on port+i (all ephemeral when the port
+// is 0).
 func ListenBE(addr string) Opt { return opt{func(c *cfg) { c.beAddr = addr }} }
 
 // ListenMySQL sets the FE MySQL protocol listen address (query_port, 9030).
@@ -122,9 +141,46 @@ func FirstTxnID(id int64) Opt { return opt{func(c *cfg) { c.firstTxnID = id }} }
 func HoldPublish() Opt { return opt{func(c *cfg) { c.holdPublish = true }} }
 
 // RedirectWithUserInfo makes the FE embed "user:password@" in the 307
-// Location, as Doris 2.x FEs do (doris-api.md §1.2). Default: no userinfo, so
-// clients must re-add Authorization themselves (the stricter behaviour).
+// Location whenever the request carried Authorization, as released Doris FEs
+// do (RestBaseController.getRedirectUrL; doris-api.md §12 "§1.2 Location
+// userinfo"). This is the default; the option is kept for explicitness.
 func RedirectWithUserInfo() Opt { return opt{func(c *cfg) { c.redirectUserInfo = true }} }
+
+// RedirectWithoutUserInfo makes the FE's 307 Location carry no userinfo
+// (the stricter, newer-master-like case): a client following the redirect
+// across hosts must re-add Authorization itself. Default: with userinfo.
+func RedirectWithoutUserInfo() Opt { return opt{func(c *cfg) { c.redirectUserInfo = false }} }
+
+// URLHost makes FEURL, BEURL(s) and the FE's 307 Location all use host name
+// h (e.g. "127.0.0.1"), as `doris-sink dev` does so that the FE URL it prints
+// and the BE URLs it redirects to name the same host. Listen addresses are
+// not changed. Default: FE "localhost", BE "127.0.0.1" (different hosts, so
+// Go drops Authorization on the redirect as it does against a real cluster).
+func URLHost(h string) Opt { return opt{func(c *cfg) { c.feHost, c.beHost = h, h }} }
+
+// WithBackends runs n BEs (1 ≤ n ≤ 64), each with its own HTTP listener
+// (see ListenBE for ports). The FE redirects loads across the live ones
+// round robin, /api/backends lists them, and each can be taken down on its
+// own (BEDownAt). Transactions live on the FE, so a txn begun through one
+// BE can be committed or aborted through any. Default 1.
+func WithBackends(n int) Opt { return opt{func(c *cfg) { c.backends = n }} }
+
+// WithLoadThroughput caps each Stream Load's body ingestion at bytesPerSec,
+// measured on the server's Clock (a ManualClock load waits for Advance).
+// It models a real BE's per-load ceiling for benchmarks (on the order of
+// 100 MB/s, doris-streamloader's documentation). 0 (the default) is
+// unlimited.
+func WithLoadThroughput(bytesPerSec int64) Opt {
+	return opt{func(c *cfg) { c.ingest.bytesPerSec = bytesPerSec }}
+}
+
+// WithBEConcurrentLoads limits each BE to n Stream Loads at a time; a load
+// over the limit waits (unanswered, body unread) until one finishes, as a
+// real BE's saturated HTTP workers leave a connection waiting. 0 (the
+// default) is unlimited.
+func WithBEConcurrentLoads(n int) Opt {
+	return opt{func(c *cfg) { c.ingest.concurrentLoads = n }}
+}
 
 // WithoutMySQL does not start the MySQL protocol front. Default: started.
 func WithoutMySQL() Opt { return opt{func(c *cfg) { c.noMySQL = true }} }

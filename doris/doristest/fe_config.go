@@ -36,6 +36,10 @@ const (
 	// ConfTxnCleanInterval is the cleaner period in real Doris. Default 30.
 	// The emulator reports it but evaluates timers on every request.
 	ConfTxnCleanInterval = "transaction_clean_interval_second"
+	// ConfHeartbeatInterval is how long after a BE goes down or up the FE
+	// notices (its heartbeat period; Doris heartbeat_interval_second with
+	// max_backend_heartbeat_failure_tolerance_count 1). Default 5.
+	ConfHeartbeatInterval = "heartbeat_interval_second"
 )
 
 var feConfigDefaults = map[string]int64{
@@ -49,6 +53,7 @@ var feConfigDefaults = map[string]int64{
 	ConfMaxRunningTxnPerDB:       1000,
 	ConfLabelRegexLength:         128,
 	ConfTxnCleanInterval:         30,
+	ConfHeartbeatInterval:        5,
 }
 
 // FEConfigKeys lists the FE config keys the emulator knows, sorted.
@@ -66,7 +71,7 @@ func checkFEConfig(key string, value int64) error {
 		return fmt.Errorf("unknown FE config %q (known: %s)", key, strings.Join(FEConfigKeys(), ", "))
 	}
 	switch key {
-	case ConfLabelRegexLength, ConfMaxRunningTxnPerDB, ConfStreamLoadDefaultTimeout, ConfPrecommitTimeout:
+	case ConfLabelRegexLength, ConfMaxRunningTxnPerDB, ConfStreamLoadDefaultTimeout, ConfPrecommitTimeout, ConfHeartbeatInterval:
 		if value < 1 {
 			return fmt.Errorf("FE config %s=%d must be positive", key, value)
 		}

@@ -8,11 +8,16 @@ package doristest
 //     YES)" in data, AuthenticationException.formatErrMsg via BaseController).
 //   - PUT /api/{db}/{table}/_stream_load: Expect header must be present (any
 //     value) else {"status":"FAILED","msg":"There is no 100-continue header"};
-//     then 307 to the BE, same path + "?" + raw query (a trailing "?" when
-//     empty), Content-Type text/html;charset=utf-8. The body is never read.
-//     Location has no userinfo unless RedirectWithUserInfo (Go then drops
-//     Authorization across hosts, so clients must re-add it). The FE does
-//     not check that db or table exist; the BE does.
+//     then 307 to a BE (round robin over the live ones, backends.go), same
+//     path + "?" + raw query (a trailing "?" when empty), Content-Type
+//     text/html;charset=utf-8. The body is never read. Location carries
+//     "user:password@" (percent-encoded like java.net.URI) whenever the
+//     request had Authorization, as released FEs do
+//     (RestBaseController.getRedirectUrL: userInfo = user + ":" + password,
+//     cluster prefix stripped); RedirectWithoutUserInfo drops it (Go then
+//     drops Authorization across hosts, so clients must re-add it). The FE
+//     does not check that db or table exist; the BE does.
+//   - REST endpoints the connectors call: fe_rest_*.go.
 //   - PUT /api/{db}/_stream_load_2pc and /api/{db}/{table}/_stream_load_2pc:
 //     no Expect check; txn_id or label header required ("No transaction id or
 //     label selected."), txn_operation required ("No transaction
@@ -30,6 +35,7 @@ func (s *Server) feMux() http.Handler {
 	mux.HandleFunc("PUT /api/{db}/_stream_load_2pc", s.feStreamLoad2PC)
 	mux.HandleFunc("PUT /api/{db}/{table}/_stream_load_2pc", s.feStreamLoad2PC)
 	mux.HandleFunc("GET /api/{db}/get_load_state", s.feGetLoadState)
+	s.feRESTRoutes(mux)
 	return mux
 }
 
@@ -90,10 +96,16 @@ func (s *Server) feStreamLoad2PC(w http.ResponseWriter, r *http.Request) {
 	s.redirectToBE(w, r, user, password)
 }
 
-// redirectToBE is RestBaseController.redirectTo: 307, same path, raw query.
+// redirectToBE is RestBaseController.redirectTo: 307, same path, raw query,
+// to the BE LoadAction.selectRedirectBackend picks (backends.go).
 func (s *Server) redirectToBE(w http.ResponseWriter, r *http.Request, user, password string) {
-	be, _ := url.Parse(s.BEURL())
-	if s.cfg.redirectUserInfo {
+	b := s.pickBackend()
+	if b == nil {
+		writeFEFailed(w, noBackendMsg)
+		return
+	}
+	be, _ := url.Parse(b.ep.url())
+	if s.cfg.redirectUserInfo && r.Header.Get("Authorization") != "" {
 		be.User = url.UserPassword(user, password)
 	}
 	loc := be.String() + r.URL.EscapedPath() + "?" + r.URL.RawQuery

@@ -47,16 +47,38 @@ func TestFE_StreamLoad_307ToBE_1_2(t *testing.T) {
 	}
 	resp.Body.Close()
 	wantEq(t, "HTTP", resp.StatusCode, http.StatusTemporaryRedirect)
-	wantEq(t, "Location", resp.Header.Get("Location"), s.BEURL()+"/api/demo/orders/_stream_load?")
+	// Released FEs embed user:password@ (RestBaseController.getRedirectUrL,
+	// doris-api.md §12 "§1.2 Location userinfo"); "root" with an empty
+	// password is "root:@".
+	wantEq(t, "Location", resp.Header.Get("Location"), withUserInfo(t, s.BEURL(), "root", "")+"/api/demo/orders/_stream_load?")
 	wantEq(t, "Content-Type", resp.Header.Get("Content-Type"), "text/html;charset=utf-8")
 	wantEq(t, "body bytes sent to the FE", body.n.Load(), 0)
+	// With a query string, it is passed through raw.
+	resp, _ = do(t, "PUT", s.FEURL()+"/api/demo/orders/_stream_load?a=1&b=%20", hdr{"Expect": "100-continue"}, "")
+	wantEq(t, "Location", resp.Header.Get("Location"), withUserInfo(t, s.BEURL(), "root", "")+"/api/demo/orders/_stream_load?a=1&b=%20")
+}
+
+// withUserInfo puts user:password@ into base (an http(s)://host:port URL).
+func withUserInfo(t *testing.T, base, user, password string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(user, password)
+	return u.String()
+}
+
+// RedirectWithoutUserInfo: the newer-behaviour mode, no userinfo at all.
+func TestFE_RedirectWithoutUserInfo_1_2(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, RedirectWithoutUserInfo())
+	resp, _ := do(t, "PUT", s.FEURL()+"/api/demo/orders/_stream_load", hdr{"Expect": "100-continue"}, "")
+	wantEq(t, "Location", resp.Header.Get("Location"), s.BEURL()+"/api/demo/orders/_stream_load?")
 	loc, _ := url.Parse(resp.Header.Get("Location"))
 	if loc.User != nil {
 		t.Fatal("Location carries userinfo")
 	}
-	// With a query string, it is passed through raw.
-	resp, _ = do(t, "PUT", s.FEURL()+"/api/demo/orders/_stream_load?a=1&b=%20", hdr{"Expect": "100-continue"}, "")
-	wantEq(t, "Location", resp.Header.Get("Location"), s.BEURL()+"/api/demo/orders/_stream_load?a=1&b=%20")
 }
 
 type countingReader struct {
@@ -71,11 +93,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // Go's client drops Authorization on a redirect to another host (go-deps.md
-// §4); FE (localhost) and BE (127.0.0.1) differ, so a client that does not
-// re-add it fails at the BE.
+// §4); FE (localhost) and BE (127.0.0.1) differ, so without userinfo in the
+// Location a client that does not re-add it fails at the BE.
 func TestFE_Redirect_AuthorizationNotForwardedAcrossHosts_1_2(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
+	s := newServer(t, RedirectWithoutUserInfo())
 	send := func(label string) map[string]any {
 		req, _ := http.NewRequest("PUT", s.FEURL()+"/api/demo/orders/_stream_load", strings.NewReader("1\ta\n"))
 		req.SetBasicAuth("root", "")
@@ -100,11 +122,16 @@ func TestFE_Redirect_AuthorizationNotForwardedAcrossHosts_1_2(t *testing.T) {
 	wantEq(t, "state", s.LabelState(testDB, "manual"), doris.TxnVisible)
 }
 
+// The default (userinfo in Location): Go's own redirect-following client
+// turns the userinfo back into Authorization at the BE, even across hosts
+// and with a password that needs escaping, so the Go SDK's plain client
+// works at the printed FE URL.
 func TestFE_RedirectWithUserInfo_1_2(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, Users(map[string]string{"root": "pw"}), RedirectWithUserInfo())
+	const pw = "p@ss:w/rd?#%"
+	s := newServer(t, Users(map[string]string{"root": pw}))
 	req, _ := http.NewRequest("PUT", s.FEURL()+"/api/demo/orders/_stream_load", strings.NewReader("1\ta\n"))
-	req.SetBasicAuth("root", "pw")
+	req.SetBasicAuth("root", pw)
 	req.Header.Set("Expect", "100-continue")
 	req.Header.Set("label", "ui")
 	c := &http.Client{Transport: &http.Transport{}}
@@ -128,7 +155,7 @@ func TestFE_2PC_Redirect_3_1(t *testing.T) {
 	id := precommit(t, s, "fe2pc", "1\ta\n")
 	resp, _ := do(t, "PUT", s.FEURL()+"/api/demo/orders/_stream_load_2pc", hdr{"txn_id": itoa(id), "txn_operation": "commit"}, "")
 	wantEq(t, "HTTP", resp.StatusCode, http.StatusTemporaryRedirect)
-	wantEq(t, "Location", resp.Header.Get("Location"), s.BEURL()+"/api/demo/orders/_stream_load_2pc?")
+	wantEq(t, "Location", resp.Header.Get("Location"), withUserInfo(t, s.BEURL(), "root", "")+"/api/demo/orders/_stream_load_2pc?")
 	_, body = do(t, "PUT", resp.Header.Get("Location"), hdr{"txn_id": itoa(id), "txn_operation": "commit"}, "")
 	wantEq(t, "commit", decode(t, body)["status"], any("Success"))
 }
@@ -163,5 +190,14 @@ func TestFE_NotFoundRoutes_8(t *testing.T) {
 	}
 	if errors.Is(err, io.EOF) {
 		t.Fatal("unexpected EOF")
+	}
+	// GET shares a path pattern with _schema (fe_rest.go) and stays 405.
+	resp, err = doErr("GET", s.FEURL()+"/api/demo/orders/_stream_load", hdr{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET _stream_load: HTTP %d, want 405", resp.StatusCode)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // field is one key/value of an ordered JSON object. Values are int64, int,
-// string or bool.
+// string, bool, nil, a nested []field object or a []any array of these.
 type field struct {
 	key string
 	val any
@@ -60,6 +60,19 @@ func writeJSONValue(b *bytes.Buffer, v any) {
 		b.WriteString(strconv.Itoa(x))
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
+	case []field: // a nested ordered object (FE REST replies)
+		b.Write(compactJSON(x))
+	case []any: // an array of such values
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSONValue(b, e)
+		}
+		b.WriteByte(']')
+	case nil:
+		b.WriteString("null")
 	default:
 		enc, _ := json.Marshal(x)
 		b.Write(enc)

@@ -26,14 +26,19 @@ import (
 	"github.com/doris-sink/doris-sink/doris/doristest/internal/mysqlfront"
 )
 
-// Host names used in URLs. FE and BE differ so that Go's http.Client drops
-// Authorization on the 307 like it does in production (go-deps.md §4).
+// Host names used in URLs by default. FE and BE differ so that Go's
+// http.Client drops Authorization on the 307 like it does in production
+// (go-deps.md §4); URLHost makes them one.
 const (
 	feHost = "localhost"
 	beHost = "127.0.0.1"
 )
 
-// Server is an emulated Doris cluster with one FE and one BE. Create it with
+// errServerClosed is returned by waits that Close ended.
+var errServerClosed = errors.New("doristest: server closed")
+
+// Server is an emulated Doris cluster with one FE and one or more BEs
+// (WithBackends). Create it with
 // NewServer and call Close when done. All methods are safe for concurrent
 // use. The zero value is not usable.
 type Server struct {
@@ -56,9 +61,13 @@ type Server struct {
 
 	faults faultSet
 
-	fe, be, admin *endpoint
-	mysql         *mysqlfront.Server
-	mysqlAddr     string
+	fe, admin *endpoint
+	bes       []*backend // BE i is bes[i]; see backends.go
+	beMu      sync.Mutex // guards the backends' liveness state and rr
+	rr        uint64     // FE round-robin index (LoadAction.getLastSelectedBackendIndexAndUpdate)
+
+	mysql     *mysqlfront.Server
+	mysqlAddr string
 
 	inflight  sync.WaitGroup
 	done      chan struct{}
@@ -94,12 +103,11 @@ func NewServer(opts ...Opt) (*Server, error) {
 			return nil, fmt.Errorf("doristest: seed database: %w", err)
 		}
 	}
-	s.fe = &endpoint{name: "fe", host: feHost, handler: s.track(s.feMux()), log: s.log, tls: c.tls}
-	s.be = &endpoint{name: "be", host: beHost, handler: s.track(s.beMux()), log: s.log, tls: c.tls}
+	s.fe = &endpoint{name: "fe", host: c.feHost, handler: s.track(s.feMux()), log: s.log, tls: c.tls}
 	if err := s.fe.start(c.feAddr); err != nil {
 		return nil, err
 	}
-	if err := s.be.start(c.beAddr); err != nil {
+	if err := s.startBackends(); err != nil {
 		s.fe.stop()
 		return nil, err
 	}
@@ -107,7 +115,7 @@ func NewServer(opts ...Opt) (*Server, error) {
 		s.admin = &endpoint{name: "admin", host: beHost, handler: s.track(s.adminMux()), log: s.log}
 		if err := s.admin.start(c.adminAddr); err != nil {
 			s.fe.stop()
-			s.be.stop()
+			s.stopBackends()
 			return nil, err
 		}
 	}
@@ -130,12 +138,12 @@ func (s *Server) track(h http.Handler) http.Handler {
 }
 
 // FEURL is the FE HTTP base URL, e.g. "http://localhost:8030" (host name
-// "localhost"; https with WithTLS).
+// "localhost" unless URLHost; https with WithTLS).
 func (s *Server) FEURL() string { return s.fe.url() }
 
-// BEURL is the BE HTTP base URL, e.g. "http://127.0.0.1:8040" (https with
-// WithTLS).
-func (s *Server) BEURL() string { return s.be.url() }
+// BEURL is the HTTP base URL of BE 0, e.g. "http://127.0.0.1:8040" (https
+// with WithTLS). BEURLs lists every BE.
+func (s *Server) BEURL() string { return s.bes[0].ep.url() }
 
 // AdminURL is the admin endpoint's base URL ("" with WithoutAdmin).
 func (s *Server) AdminURL() string {
@@ -154,14 +162,24 @@ func (s *Server) MySQLAddr() string {
 	return s.mysqlAddr
 }
 
-// BEDown makes the BE refuse connections: its listener and every open
-// connection are closed (in-flight loads see a transport error; their txns
-// stay as they were). The FE keeps redirecting to it, as a real FE does until
-// its heartbeat notices.
-func (s *Server) BEDown() { s.be.stop() }
+// BEDown takes every BE down (BEDownAt for each). With one BE this is the
+// whole cluster's load path.
+func (s *Server) BEDown() {
+	for i := range s.bes {
+		s.BEDownAt(i)
+	}
+}
 
-// BEUp listens again on the BE's port.
-func (s *Server) BEUp() error { return s.be.restart() }
+// BEUp brings every BE back (BEUpAt for each); the first error is returned.
+func (s *Server) BEUp() error {
+	var first error
+	for i := range s.bes {
+		if err := s.BEUpAt(i); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
 
 // FEDown makes the FE HTTP port refuse connections.
 func (s *Server) FEDown() { s.fe.stop() }
@@ -181,7 +199,11 @@ func (s *Server) Close() {
 		go func() {
 			defer close(waited)
 			var wg sync.WaitGroup
-			for _, e := range []*endpoint{s.fe, s.be, s.admin} {
+			eps := []*endpoint{s.fe, s.admin}
+			for _, b := range s.bes {
+				eps = append(eps, b.ep)
+			}
+			for _, e := range eps {
 				if e != nil {
 					wg.Go(e.shutdown)
 				}
@@ -260,6 +282,13 @@ func (e *endpoint) url() string {
 		scheme = "https"
 	}
 	return scheme + "://" + e.host + ":" + port
+}
+
+// hostPort is the resolved listen address.
+func (e *endpoint) hostPort() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.addr
 }
 
 // stop closes the listener and all connections at once (a crash). The

@@ -37,7 +37,7 @@ func TestWithTLSServesHTTPS(t *testing.T) {
 		t.Fatalf("PUT over https: %v", err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusTemporaryRedirect || !strings.HasPrefix(resp.Header.Get("Location"), s.BEURL()+"/api/") {
+	if resp.StatusCode != http.StatusTemporaryRedirect || !strings.HasPrefix(resp.Header.Get("Location"), withUserInfo(t, s.BEURL(), "root", "")+"/api/") {
 		t.Fatalf("FE answered %d Location %q, want 307 to %s", resp.StatusCode, resp.Header.Get("Location"), s.BEURL())
 	}
 	// A plain-HTTP client gets no Doris answer from a TLS port.

@@ -35,6 +35,13 @@ type Options struct {
 	NoSample                                        bool
 	Output                                          string
 
+	// Backends is the number of BEs (--backends); LoadMBps and
+	// BEConcurrentLoads are the BE ingest model (--be-load-mbps,
+	// --be-concurrent-loads; 0 = unlimited). See docs/emulator.md.
+	Backends          int
+	LoadMBps          float64
+	BEConcurrentLoads int
+
 	// Ready, when set, is called with the listening endpoints once
 	// everything is up (tests use it instead of parsing the output).
 	Ready func(Endpoints)
@@ -49,6 +56,9 @@ type Endpoints struct {
 	Admin    string `json:"admin"`
 	User     string `json:"user"`
 	Database string `json:"database"`
+
+	// BEs lists every BE (BE is BE 0) when --backends > 1.
+	BEs []string `json:"bes,omitempty"`
 }
 
 // NewCmdDev returns the dev command; runF replaces Run in tests.
@@ -70,6 +80,9 @@ Topics are created on first use. Port 0 picks a free port.`,
 			if opts.Partitions < 1 {
 				return cmdutil.FlagErrorf("--partitions must be at least 1, got %d", opts.Partitions)
 			}
+			if err := validateBackendFlags(opts); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -87,6 +100,7 @@ Topics are created on first use. Port 0 picks a free port.`,
 	fl.IntVar(&opts.Partitions, "partitions", 3, "partitions of auto-created topics")
 	fl.StringVar(&opts.Database, "database", "demo", "database to create")
 	fl.BoolVar(&opts.NoSample, "no-sample", false, "do not create the sample table "+SampleTable)
+	addBackendFlags(cmd, opts)
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -101,6 +115,12 @@ func Run(ctx context.Context, o *Options) error {
 		doristest.ListenAdmin(o.AdminAddr),
 		doristest.Users(map[string]string{o.User: o.Password}),
 		doristest.SeedDatabases(o.Database),
+		// The FE URL printed and the BE URLs in its 307s name one host, so
+		// a client following the redirect keeps its credentials.
+		doristest.URLHost(devURLHost),
+		doristest.WithBackends(o.Backends),
+		doristest.WithLoadThroughput(int64(o.LoadMBps*1e6)),
+		doristest.WithBEConcurrentLoads(o.BEConcurrentLoads),
 	)
 	if err != nil {
 		return fmt.Errorf("start Doris emulator: %w", err)
@@ -120,6 +140,9 @@ func Run(ctx context.Context, o *Options) error {
 	ep := Endpoints{
 		FE: doris.FEURL(), BE: doris.BEURL(), MySQL: doris.MySQLAddr(), Admin: doris.AdminURL(),
 		Kafka: kafka.ListenAddrs()[0], User: o.User, Database: o.Database,
+	}
+	if doris.NumBackends() > 1 {
+		ep.BEs = doris.BEURLs()
 	}
 	if o.Output == cmdutil.OutputJSON {
 		err = cmdutil.WriteJSON(o.IO.Out, ep)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestDevServesDorisAndKafka(t *testing.T) {
 		}
 	}()
 	var printed Endpoints
-	if err := json.Unmarshal(out.Bytes(), &printed); err != nil || printed != ep {
+	if err := json.Unmarshal(out.Bytes(), &printed); err != nil || !reflect.DeepEqual(printed, ep) {
 		t.Errorf("printed %q (%v), ready %+v", out.String(), err, ep)
 	}
 	for _, addr := range []string{strings.TrimPrefix(ep.FE, "http://"), strings.TrimPrefix(ep.BE, "http://"), ep.MySQL, ep.Kafka, strings.TrimPrefix(ep.Admin, "http://")} {

@@ -3,6 +3,7 @@ package dev
 import (
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 )
@@ -11,7 +12,11 @@ import (
 func printHuman(o *Options, ep Endpoints) error {
 	kv := cmdutil.NewKV(o.IO)
 	kv.Add("Doris FE (HTTP)", ep.FE)
-	kv.Add("Doris BE (HTTP)", ep.BE)
+	if len(ep.BEs) > 1 {
+		kv.Add("Doris BEs (HTTP)", strings.Join(ep.BEs, " "))
+	} else {
+		kv.Add("Doris BE (HTTP)", ep.BE)
+	}
 	kv.Add("Doris MySQL", ep.MySQL)
 	kv.Add("Emulator admin", ep.Admin)
 	kv.Add("Kafka", ep.Kafka)
