@@ -74,9 +74,16 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		fail("[" + codeNotAuth + "]no valid Basic authorization")
 		return
 	}
-	switch strings.ToLower(r.Header.Get("format")) {
+	format := strings.ToLower(r.Header.Get("format"))
+	switch format {
 	case "", "csv", "csv_with_names", "csv_with_names_and_types", "json", "parquet", "orc", "arrow":
 	default:
+		fail(fmt.Sprintf("[%s]unknown data format, format=%s", codeFileType, r.Header.Get("format")))
+		return
+	}
+	// compress.go: an unknown compress_type leaves a CSV format UNKNOWN.
+	ctype, ctypeNotEmulated, ok := parseCompressType(format, r.Header.Get("compress_type"))
+	if !ok {
 		fail(fmt.Sprintf("[%s]unknown data format, format=%s", codeFileType, r.Header.Get("format")))
 		return
 	}
@@ -136,9 +143,22 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if ctypeNotEmulated != "" {
+		msg := fmt.Sprintf("[%s]doristest: compress_type %s is accepted by Doris but not emulated", codeInternal, ctypeNotEmulated)
+		s.rollback(t, msg)
+		fail(msg)
+		return
+	}
+
 	readStart := time.Now()
 	fr := &faultReader{s: s, ctx: r.Context(), r: r.Body, db: db, tbl: tbl, label: res.Label}
-	batch, err := t.tbl.Prepare(spec, fr)
+	var body io.Reader = fr
+	var dr *decompressReader
+	if ctype != compressPlain {
+		dr = newDecompressReader(ctype, fr)
+		body = dr
+	}
+	batch, err := t.tbl.Prepare(spec, body)
 	res.ReadDataTimeMs = time.Since(readStart).Milliseconds()
 	res.ReceiveDataTimeMs, res.WriteDataTimeMs = res.ReadDataTimeMs, res.ReadDataTimeMs
 	if fr.act != nil {
@@ -160,9 +180,19 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		fail(reasonSenderGone)
 		return
 	}
+	if dr != nil && dr.err != nil {
+		// A corrupt compressed body fails the fragment (decompressor.cpp).
+		msg := "[" + codeInternal + "]" + dr.err.Error()
+		s.rollback(t, msg)
+		fail(msg)
+		return
+	}
 	if batch != nil {
 		res.TotalRows, res.FilteredRows, res.UnselectedRows = batch.TotalRows, batch.FilteredRows, batch.UnselectedRows
 		res.LoadedRows, res.LoadBytes, res.FirstErrorMsg = batch.LoadedRows(), batch.LoadBytes, batch.FirstErrorMsg
+		if dr != nil {
+			res.LoadBytes = fr.n // ctx->receive_bytes: the compressed size
+		}
 		if batch.FilteredRows > 0 && len(batch.ErrorLines) > 0 {
 			res.ErrorURL = s.storeErrorLog(res.Label, batch.ErrorLines)
 		}
