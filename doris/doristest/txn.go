@@ -47,16 +47,20 @@ type txn struct {
 
 	tbl   *table.Table
 	batch *table.Batch
+	// groupBatches are the loads an internal group-commit load collected
+	// (group_commit.go), applied after batch at publish.
+	groupBatches []*table.Batch
 }
 
 // txnDB is the per-database transaction manager (DatabaseTransactionMgr).
 type txnDB struct {
 	byID    map[int64]*txn
-	byLabel map[string][]*txn // ascending txn id
+	byLabel map[string][]*txn           // ascending txn id
+	groups  map[int64]*groupCommitGroup // open group-commit load by table id
 }
 
 func newTxnDB() *txnDB {
-	return &txnDB{byID: map[int64]*txn{}, byLabel: map[string][]*txn{}}
+	return &txnDB{byID: map[int64]*txn{}, byLabel: map[string][]*txn{}, groups: map[int64]*groupCommitGroup{}}
 }
 
 // latest returns the label's latest txn (max id), or nil.
@@ -271,11 +275,16 @@ func (s *Server) commitLocked(t *txn) {
 // Doris) is discarded, never applied to the dropped table's rows.
 func (s *Server) publishLocked(t *txn) {
 	now := s.clock.Now()
-	if t.batch != nil {
+	if t.batch != nil || len(t.groupBatches) > 0 {
 		if t.tableExistsLocked() {
-			t.tbl.Apply(t.batch)
+			if t.batch != nil {
+				t.tbl.Apply(t.batch)
+			}
+			for _, b := range t.groupBatches {
+				t.tbl.Apply(b)
+			}
 		}
-		t.batch = nil
+		t.batch, t.groupBatches = nil, nil
 	}
 	t.status = doris.TxnVisible
 	t.publishTime = now
@@ -290,7 +299,7 @@ func (s *Server) abortLocked(t *txn, reason string) {
 	t.status = doris.TxnAborted
 	t.reason = reason
 	t.finishTime = s.clock.Now()
-	t.batch = nil
+	t.batch, t.groupBatches = nil, nil
 }
 
 // SetHoldPublish holds (true) or resumes (false) publishing. While held,
