@@ -183,3 +183,53 @@ func TestStreamLoad_GroupCommitFailures(t *testing.T) {
 	rows, _ := s.Rows(testDB, "orders")
 	wantEq(t, "rows", len(rows), 0)
 }
+
+// group_commit_data_bytes (table property) commits the internal load as soon
+// as it holds that many bytes, before the interval (DOC-GC).
+func TestStreamLoad_GroupCommitAsync_DataBytes_GroupCommitManual(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, WithClock(NewManualClock(time.Time{})))
+	tb := ordersTable("small")
+	tb.Properties["group_commit_data_bytes"] = "8"
+	if err := s.CreateTableSchema(testDB, tb); err != nil {
+		t.Fatal(err)
+	}
+	m1, _ := load(t, s, "small", "1\ta\n", hdr{"group_commit": "async_mode"})
+	rows, _ := s.Rows(testDB, "small")
+	wantEq(t, "rows below the byte limit", len(rows), 0)
+	m2, _ := load(t, s, "small", "2\tb\n", hdr{"group_commit": "async_mode"})
+	wantEq(t, "same internal load", m2["Label"], m1["Label"])
+	rows, _ = s.Rows(testDB, "small")
+	wantEq(t, "rows at the byte limit", len(rows), 2)
+}
+
+// A table dropped while a group-commit body streams: the internal load
+// resolves the table by id and the load fails; nothing reaches the
+// re-created table.
+func TestStreamLoad_GroupCommitTableDropped_FrontendServiceImpl(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	h, err := s.Fault(Fault{Op: FaultStream, Block: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := putAsync(s.BEURL()+"/api/demo/orders/_stream_load", hdr{"group_commit": "sync_mode"}, "1\ta\n")
+	if err := h.Wait(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	dropTableSQL(t, s, "orders")
+	if err := s.CreateTableSchema(testDB, ordersTable("orders")); err != nil {
+		t.Fatal(err)
+	}
+	h.Release()
+	m := <-done
+	if m == nil {
+		t.Fatal("transport error")
+	}
+	wantEq(t, "Status", m["Status"], any("Fail"))
+	if msg, _ := m["Message"].(string); !strings.Contains(msg, "unknown table, table_id=") {
+		t.Fatalf("Message %q", msg)
+	}
+	rows, _ := s.Rows(testDB, "orders")
+	wantEq(t, "rows", len(rows), 0)
+}
