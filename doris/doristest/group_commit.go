@@ -32,7 +32,9 @@ package doristest
 //     property, default 64 MiB). Like every emulator timer this is evaluated
 //     lazily (cleaner.go), so a test advances a ManualClock and reads.
 //   - Password, database and table are checked as for begin_txn (the FE
-//     plans the load); the filter ratio applies to each load.
+//     plans the load); the filter ratio applies to each load. The begin and
+//     stream faults fire as for any load; precommit and commit faults do not
+//     (the client's load commits nothing itself).
 
 import (
 	"crypto/rand"
