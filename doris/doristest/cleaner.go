@@ -2,6 +2,8 @@ package doristest
 
 // Behavior (doris-api.md §4 retention, §5 timeouts; FE-DTM
 // removeExpiredAndTimeoutTxns, FE-TS isTimeout / isExpired):
+//   - Internal group-commit loads whose group_commit_interval_ms passed are
+//     committed first (group_commit.go).
 //   - PREPARE txns with now − prepareTime > timeout → ABORTED
 //     "timeout by txn manager".
 //   - PRECOMMITTED txns with now − preCommitTime > precommit timeout
@@ -35,6 +37,7 @@ func (s *Server) RunCleaner() {
 
 func (s *Server) cleanLocked() {
 	now := s.clock.Now()
+	s.flushGroupCommitsLocked(now) // before the PREPARE timeouts below
 	keep := s.feConf(ConfLabelKeepMax)
 	threshold := s.feConf(ConfLabelNumThreshold)
 	for _, d := range s.dbs {

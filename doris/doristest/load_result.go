@@ -4,12 +4,16 @@ package doristest
 // (StreamLoadContext::to_json): fields in this exact order, TwoPhaseCommit as
 // a string, ExistingJobStatus only with "Label Already Exists", ErrorURL and
 // FirstErrorMsg only when non-empty, TxnId -1 when no txn was begun,
-// rapidjson PrettyWriter layout plus a trailing "\n".
+// rapidjson PrettyWriter layout plus a trailing "\n". A group-commit load
+// writes "GroupCommit": true (a JSON bool) instead of TwoPhaseCommit and
+// leaves out BeginTxnTimeMs and CommitAndPublishTimeMs
+// (stream_load_context.cpp to_json).
 type loadResult struct {
 	TxnID             int64
 	Label             string
 	Comment           string
 	TwoPhaseCommit    bool
+	GroupCommit       bool // "GroupCommit": true replaces TwoPhaseCommit; no BeginTxnTimeMs / CommitAndPublishTimeMs
 	Status            string
 	ExistingJobStatus string
 	Message           string
@@ -38,9 +42,13 @@ func (r *loadResult) json() []byte {
 		{"TxnId", r.TxnID},
 		{"Label", r.Label},
 		{"Comment", r.Comment},
-		{"TwoPhaseCommit", tpc},
-		{"Status", r.Status},
 	}
+	if r.GroupCommit {
+		fs = append(fs, field{"GroupCommit", true})
+	} else {
+		fs = append(fs, field{"TwoPhaseCommit", tpc})
+	}
+	fs = append(fs, field{"Status", r.Status})
 	if r.Status == statusLabelExists {
 		fs = append(fs, field{"ExistingJobStatus", r.ExistingJobStatus})
 	}
@@ -52,13 +60,19 @@ func (r *loadResult) json() []byte {
 		field{"NumberUnselectedRows", r.UnselectedRows},
 		field{"LoadBytes", r.LoadBytes},
 		field{"LoadTimeMs", r.LoadTimeMs},
-		field{"BeginTxnTimeMs", r.BeginTxnTimeMs},
+	)
+	if !r.GroupCommit {
+		fs = append(fs, field{"BeginTxnTimeMs", r.BeginTxnTimeMs})
+	}
+	fs = append(fs,
 		field{"StreamLoadPutTimeMs", r.StreamLoadPutTimeMs},
 		field{"ReadDataTimeMs", r.ReadDataTimeMs},
 		field{"WriteDataTimeMs", r.WriteDataTimeMs},
 		field{"ReceiveDataTimeMs", r.ReceiveDataTimeMs},
-		field{"CommitAndPublishTimeMs", r.CommitAndPublishTimeMs},
 	)
+	if !r.GroupCommit {
+		fs = append(fs, field{"CommitAndPublishTimeMs", r.CommitAndPublishTimeMs})
+	}
 	if r.ErrorURL != "" {
 		fs = append(fs, field{"ErrorURL", r.ErrorURL})
 	}

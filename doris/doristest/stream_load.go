@@ -2,10 +2,14 @@ package doristest
 
 // Behavior: BE PUT /api/{db}/{table}/_stream_load (doris-api.md §1.4, §1.5,
 // §2, §8), in the BE's order:
-//  1. label (empty → UUID) and two_phase_commit (exactly "true") are read
-//     first, so every reply carries them;
+//  1. label, two_phase_commit (exactly "true") and group_commit
+//     (group_commit.go; may clear the label or refuse the load) are read
+//     first, so every reply carries them; an empty label of a non-group-commit
+//     load becomes a UUID;
 //  2. Basic auth present, else Fail "[NOT_AUTHORIZED]no valid Basic authorization";
-//  3. format, else "[DATA_FILE_TYPE_ERROR]unknown data format, format=<x>";
+//  3. format and compress_type (compress.go), else "[DATA_FILE_TYPE_ERROR]unknown
+//     data format, format=<x>"; column_separator / line_delimiter are
+//     unescaped in step 7 (internal/table/separators.go);
 //  4. Content-Length or chunked, else the content_length message;
 //  5. timeout header must be an integer; comment is read;
 //  6. fault "begin"; then begin_txn on the FE (txn.go: password, db, table,
@@ -14,7 +18,10 @@ package doristest
 //     Errors up to here are answered without reading the body, TxnId -1.
 //  7. load headers via table.ParseLoadSpec; error → Fail, txn ABORTED,
 //     body not read;
-//  8. body via table.Prepare (fault "stream" fires mid-body); error → Fail,
+//     A group-commit load begins no txn: it checks password, db and table,
+//     and joins the table's internal load after step 9 (group_commit.go).
+//  8. body via table.Prepare (fault "stream" fires mid-body), decompressed
+//     as it streams when compress_type is set; error → Fail,
 //     txn ABORTED; a client that disconnects mid-body → txn ABORTED
 //     "[INTERNAL_ERROR]cancelled: sender is gone";
 //  9. filter ratio: filtered / (total − unselected) > max_filter_ratio →
@@ -57,7 +64,9 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 	s.RunCleaner()
 	db, tbl := r.PathValue("db"), r.PathValue("table")
 	res := &loadResult{TxnID: -1, Label: r.Header.Get("label"), TwoPhaseCommit: r.Header.Get("two_phase_commit") == "true"}
-	if res.Label == "" {
+	gcMode, gcMsg := groupCommitDecision(r, res.TwoPhaseCommit, &res.Label) // group_commit.go
+	res.GroupCommit = gcMode != ""
+	if res.Label == "" && !res.GroupCommit {
 		res.Label = newUUID()
 	}
 	reply := func() {
@@ -69,14 +78,25 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		reply()
 	}
 
+	if gcMsg != "" {
+		fail(gcMsg)
+		return
+	}
 	user, password, ok := basicAuth(r)
 	if !ok {
 		fail("[" + codeNotAuth + "]no valid Basic authorization")
 		return
 	}
-	switch strings.ToLower(r.Header.Get("format")) {
+	format := strings.ToLower(r.Header.Get("format"))
+	switch format {
 	case "", "csv", "csv_with_names", "csv_with_names_and_types", "json", "parquet", "orc", "arrow":
 	default:
+		fail(fmt.Sprintf("[%s]unknown data format, format=%s", codeFileType, r.Header.Get("format")))
+		return
+	}
+	// compress.go: an unknown compress_type leaves a CSV format UNKNOWN.
+	ctype, ctypeNotEmulated, ok := parseCompressType(format, r.Header.Get("compress_type"))
+	if !ok {
 		fail(fmt.Sprintf("[%s]unknown data format, format=%s", codeFileType, r.Header.Get("format")))
 		return
 	}
@@ -108,7 +128,17 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 
 	beginStart := time.Now()
 	s.mu.Lock()
-	t, ferr := s.beginLocked(req)
+	var t *txn // nil for a group-commit load: it joins an internal load at the end
+	var data *table.Table
+	var gcTable *tableEntry
+	var ferr *feError
+	if res.GroupCommit {
+		if gcTable, ferr = s.checkGroupCommitLocked(req); ferr == nil {
+			data = gcTable.data
+		}
+	} else if t, ferr = s.beginLocked(req); ferr == nil {
+		data = t.tbl
+	}
 	s.mu.Unlock()
 	res.BeginTxnTimeMs = time.Since(beginStart).Milliseconds()
 	if ferr != nil {
@@ -120,7 +150,9 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		fail(ferr.beMessage())
 		return
 	}
-	res.TxnID = t.id
+	if t != nil {
+		res.TxnID = t.id
+	}
 	if act != nil && act.applyThenDrop {
 		dropConn(w)
 		return
@@ -136,9 +168,22 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if ctypeNotEmulated != "" {
+		msg := fmt.Sprintf("[%s]doristest: compress_type %s is accepted by Doris but not emulated", codeInternal, ctypeNotEmulated)
+		s.rollback(t, msg)
+		fail(msg)
+		return
+	}
+
 	readStart := time.Now()
 	fr := &faultReader{s: s, ctx: r.Context(), r: r.Body, db: db, tbl: tbl, label: res.Label}
-	batch, err := t.tbl.Prepare(spec, fr)
+	var body io.Reader = fr
+	var dr *decompressReader
+	if ctype != compressPlain {
+		dr = newDecompressReader(ctype, fr)
+		body = dr
+	}
+	batch, err := data.Prepare(spec, body)
 	res.ReadDataTimeMs = time.Since(readStart).Milliseconds()
 	res.ReceiveDataTimeMs, res.WriteDataTimeMs = res.ReadDataTimeMs, res.ReadDataTimeMs
 	if fr.act != nil {
@@ -160,9 +205,19 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		fail(reasonSenderGone)
 		return
 	}
+	if dr != nil && dr.err != nil {
+		// A corrupt compressed body fails the fragment (decompressor.cpp).
+		msg := "[" + codeInternal + "]" + dr.err.Error()
+		s.rollback(t, msg)
+		fail(msg)
+		return
+	}
 	if batch != nil {
 		res.TotalRows, res.FilteredRows, res.UnselectedRows = batch.TotalRows, batch.FilteredRows, batch.UnselectedRows
 		res.LoadedRows, res.LoadBytes, res.FirstErrorMsg = batch.LoadedRows(), batch.LoadBytes, batch.FirstErrorMsg
+		if dr != nil {
+			res.LoadBytes = fr.n // ctx->receive_bytes: the compressed size
+		}
 		if batch.FilteredRows > 0 && len(batch.ErrorLines) > 0 {
 			res.ErrorURL = s.storeErrorLog(res.Label, batch.ErrorLines)
 		}
@@ -177,6 +232,12 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		msg := "[" + codeDataQuality + "]too many filtered rows"
 		s.rollback(t, msg)
 		fail(msg)
+		return
+	}
+
+	if res.GroupCommit {
+		s.finishGroupCommit(req, gcTable, gcMode, batch, res)
+		reply()
 		return
 	}
 
@@ -230,8 +291,12 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 }
 
 // rollback is the BE's rollback_txn after a failed load: the txn is ABORTED
-// with the failure message as reason (a no-op when already final).
+// with the failure message as reason (a no-op when already final, or for a
+// group-commit load, which has no txn of its own).
 func (s *Server) rollback(t *txn, reason string) {
+	if t == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.abortLocked(t, reason)

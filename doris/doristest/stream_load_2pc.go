@@ -16,8 +16,9 @@ package doristest
 //     a txn id the label's txn is searched among PRECOMMITTED (commit) or
 //     PRECOMMITTED/PREPARE (abort): "transaction not found, label=<l>" /
 //     "running transaction not found, label=<l>" (an empty label included);
-//     by id within the db: "transaction [<id>] not found"; only then the
-//     password ("Access denied for user '<u>@<ip>' …"); then the state checks
+//     by id within the db: "transaction [<id>] not found"; for commit, the
+//     txn's table by id ("unknown table, tableId=<id>", errCode 7, when it
+//     was dropped; abort goes on); only then the password ("Access denied for user '<u>@<ip>' …"); then the state checks
 //     of §3.3 (txn.go).
 //   - Success: {"status": "Success", "msg": "[label [<l>] ][transaction [<raw txn_id>] ]<op> successfully."}
 //     with a prefix for each header sent. PrettyWriter, no trailing newline, HTTP 200.
@@ -179,6 +180,11 @@ func (s *Server) resolve2PCLocked(user, password, ip, db string, id int64, label
 	t, ok := d.txns.byID[id]
 	if !ok {
 		return nil, analysisErr("transaction [%d] not found", id)
+	}
+	if op == "commit" {
+		if err := t.commit2PCTableLocked(); err != nil {
+			return nil, err
+		}
 	}
 	if msg := s.accessDeniedLocked(user, password, ip); msg != "" {
 		return nil, analysisErr("%s", msg)

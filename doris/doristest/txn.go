@@ -33,6 +33,7 @@ type txn struct {
 	id          int64
 	db          *database
 	table       string
+	tableID     int64 // the table the txn was begun on; a re-created namesake has another id
 	label       string
 	status      doris.TxnStatus
 	coordinator string
@@ -46,16 +47,20 @@ type txn struct {
 
 	tbl   *table.Table
 	batch *table.Batch
+	// groupBatches are the loads an internal group-commit load collected
+	// (group_commit.go), applied after batch at publish.
+	groupBatches []*table.Batch
 }
 
 // txnDB is the per-database transaction manager (DatabaseTransactionMgr).
 type txnDB struct {
 	byID    map[int64]*txn
-	byLabel map[string][]*txn // ascending txn id
+	byLabel map[string][]*txn           // ascending txn id
+	groups  map[int64]*groupCommitGroup // open group-commit load by table id
 }
 
 func newTxnDB() *txnDB {
-	return &txnDB{byID: map[int64]*txn{}, byLabel: map[string][]*txn{}}
+	return &txnDB{byID: map[int64]*txn{}, byLabel: map[string][]*txn{}, groups: map[int64]*groupCommitGroup{}}
 }
 
 // latest returns the label's latest txn (max id), or nil.
@@ -137,6 +142,7 @@ func (s *Server) beginLocked(req beginReq) (*txn, *feError) {
 		id:               s.nextTxnID,
 		db:               d,
 		table:            req.table,
+		tableID:          te.id,
 		label:            req.label,
 		status:           doris.TxnPrepare,
 		coordinator:      "BE: " + beHost,
@@ -152,6 +158,9 @@ func (s *Server) beginLocked(req beginReq) (*txn, *feError) {
 
 // precommitLocked is FE loadTxnPreCommit: PREPARE → PRECOMMITTED.
 func (s *Server) precommitLocked(t *txn, b *table.Batch) *feError {
+	if err := t.loadCommitTableLocked(); err != nil {
+		return err
+	}
 	if err := s.checkStillPrepareLocked(t); err != nil {
 		return err
 	}
@@ -164,6 +173,9 @@ func (s *Server) precommitLocked(t *txn, b *table.Batch) *feError {
 // commitLoadLocked is FE loadTxnCommit for a non-2PC load: PREPARE →
 // COMMITTED, then publish. It reports whether the txn became VISIBLE.
 func (s *Server) commitLoadLocked(t *txn, b *table.Batch) (visible bool, err *feError) {
+	if err := t.loadCommitTableLocked(); err != nil {
+		return false, err
+	}
 	if err := s.checkStillPrepareLocked(t); err != nil {
 		return false, err
 	}
@@ -181,6 +193,39 @@ func (s *Server) checkStillPrepareLocked(t *txn) *feError {
 	default:
 		return analysisErr("transaction [%d] is already %s", t.id, t.status)
 	}
+}
+
+// tableExistsLocked reports whether the txn's table (by id, not by name)
+// is still in its database.
+func (t *txn) tableExistsLocked() bool {
+	for _, te := range t.db.tables {
+		if te.id == t.tableID {
+			return true
+		}
+	}
+	return false
+}
+
+// loadCommitTableLocked is FrontendServiceImpl.queryLoadCommitTables as
+// loadTxnPreCommit and loadTxnCommit reach it: the BE sends the table id, and
+// a dropped table fails with MetaNotFoundException("unknown table,
+// table_id=<id>") (errCode 7, ANALYSIS_ERROR); the BE then rolls back.
+func (t *txn) loadCommitTableLocked() *feError {
+	if t.tableExistsLocked() {
+		return nil
+	}
+	return &feError{code: codeAnalysis, errCode: errCodeMetaNotFound, msg: fmt.Sprintf("unknown table, table_id=%d", t.tableID)}
+}
+
+// commit2PCTableLocked is loadTxn2PCImpl's table step for "commit":
+// Database.getTablesOnIdOrderOrThrowException ("unknown table, tableId=<id>",
+// errCode 7). The txn stays PRECOMMITTED; an abort still works ("if table was
+// dropped, stream load must can abort", getTablesOnIdOrderIfExist).
+func (t *txn) commit2PCTableLocked() *feError {
+	if t.tableExistsLocked() {
+		return nil
+	}
+	return &feError{code: codeAnalysis, errCode: errCodeMetaNotFound, msg: fmt.Sprintf("unknown table, tableId=%d", t.tableID)}
 }
 
 // commit2PCLocked is DatabaseTransactionMgr.commitTransaction(is2PC=true),
@@ -225,12 +270,21 @@ func (s *Server) commitLocked(t *txn) {
 	}
 }
 
-// publishLocked is publish done: COMMITTED → VISIBLE, data applied.
+// publishLocked is publish done: COMMITTED → VISIBLE, data applied. A batch
+// whose table was dropped meanwhile (only possible with DROP TABLE FORCE in
+// Doris) is discarded, never applied to the dropped table's rows.
 func (s *Server) publishLocked(t *txn) {
 	now := s.clock.Now()
-	if t.batch != nil {
-		t.tbl.Apply(t.batch)
-		t.batch = nil
+	if t.batch != nil || len(t.groupBatches) > 0 {
+		if t.tableExistsLocked() {
+			if t.batch != nil {
+				t.tbl.Apply(t.batch)
+			}
+			for _, b := range t.groupBatches {
+				t.tbl.Apply(b)
+			}
+		}
+		t.batch, t.groupBatches = nil, nil
 	}
 	t.status = doris.TxnVisible
 	t.publishTime = now
@@ -245,7 +299,7 @@ func (s *Server) abortLocked(t *txn, reason string) {
 	t.status = doris.TxnAborted
 	t.reason = reason
 	t.finishTime = s.clock.Now()
-	t.batch = nil
+	t.batch, t.groupBatches = nil, nil
 }
 
 // SetHoldPublish holds (true) or resumes (false) publishing. While held,

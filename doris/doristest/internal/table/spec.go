@@ -1,7 +1,6 @@
 package table
 
 import (
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
@@ -69,12 +68,12 @@ func ParseLoadSpec(h http.Header) (LoadSpec, error) {
 	}
 	var err error
 	if v := h.Get(hColumnSeparator); v != "" {
-		if s.ColumnSeparator, err = unhexSeparator(v); err != nil {
+		if s.ColumnSeparator, err = convertSeparator(v); err != nil {
 			return s, err
 		}
 	}
 	if v := h.Get(hLineDelimiter); v != "" {
-		if s.LineDelimiter, err = unhexSeparator(v); err != nil {
+		if s.LineDelimiter, err = convertSeparator(v); err != nil {
 			return s, err
 		}
 	}
@@ -101,9 +100,12 @@ func ParseLoadSpec(h http.Header) (LoadSpec, error) {
 	s.Columns = h.Get(hColumns)
 	s.Where = h.Get(hWhere)
 	s.StripOuterArray = boolHeader(h, hStripOuterArray)
-	// Newest BE (doris-api.md §1.4, apache/doris PR #55861): with neither
-	// read_json_by_line nor strip_outer_array given, read_json_by_line=true.
-	if len(h.Values(hReadJSONByLine)) == 0 && len(h.Values(hStripOuterArray)) == 0 {
+	// Doris 4.0 / master BE (stream_load.cpp _process_put, apache/doris PR
+	// #55861, merged 2025-09-28): with neither read_json_by_line nor
+	// strip_outer_array set (an empty value counts as unset: the BE tests
+	// header(...).empty()), read_json_by_line=true. Doris 2.1 and 3.0 read
+	// such a body as one JSON document instead.
+	if h.Get(hReadJSONByLine) == "" && h.Get(hStripOuterArray) == "" {
 		s.ReadJSONByLine = true
 	} else {
 		s.ReadJSONByLine = boolHeader(h, hReadJSONByLine)
@@ -150,21 +152,6 @@ func ParseLoadSpec(h http.Header) (LoadSpec, error) {
 	s.NumAsString = boolHeader(h, hNumAsString)
 	s.FuzzyParse = boolHeader(h, hFuzzyParse)
 	return s, nil
-}
-
-// unhexSeparator decodes the `\x01`-style hex form of column_separator and
-// line_delimiter (doris-api.md §1.4); other text is taken literally.
-func unhexSeparator(v string) (string, error) {
-	if !strings.HasPrefix(v, `\x`) && !strings.HasPrefix(v, `\X`) {
-		return v, nil
-	}
-	// Several escapes may follow each other: \x01\x02, or one run \x0102.
-	raw := strings.NewReplacer(`\x`, "", `\X`, "").Replace(v)
-	b, err := hex.DecodeString(raw)
-	if err != nil || len(b) == 0 {
-		return "", beInvalid("invalid hex separator %s", v)
-	}
-	return string(b), nil
 }
 
 // strtod parses the longest leading float like C strtod; 0 when none.
