@@ -127,9 +127,11 @@ func TestTxnCommitAbort(t *testing.T) {
 	id1 := e.precommit(t, l1)
 	e.precommit(t, l2)
 	ids := strconv.FormatInt(id1, 10)
+	// No job's config: these doris-sink labels need --force (the store
+	// guard is tested in cmd/txn).
 
 	// No terminal, no --yes: refused, nothing changes.
-	r := runCLI(t, false, e.args("txn", "commit", ids)...)
+	r := runCLI(t, false, e.args("txn", "commit", "--force", ids)...)
 	if r.code != cmdutil.ExitNotConfirmed || !strings.Contains(r.err, "Warning:") || !strings.Contains(r.err, "--yes") {
 		t.Errorf("unconfirmed commit: exit %d, stderr %q", r.code, r.err)
 	}
@@ -144,7 +146,7 @@ func TestTxnCommitAbort(t *testing.T) {
 		} `json:"before"`
 		DryRun bool `json:"dry_run"`
 	}
-	r = runCLI(t, false, e.args("txn", "commit", ids, "--dry-run", "-o", "json")...)
+	r = runCLI(t, false, e.args("txn", "commit", "--force", ids, "--dry-run", "-o", "json")...)
 	decodeJSON(t, r, &res)
 	if res.Outcome != "would commit" || !res.DryRun || res.Before.Status != "PRECOMMITTED" {
 		t.Errorf("dry run %+v", res)
@@ -153,7 +155,7 @@ func TestTxnCommitAbort(t *testing.T) {
 		t.Fatalf("state after dry run: %s", st)
 	}
 	// Commit, then commit again.
-	r = runCLI(t, false, e.args("txn", "commit", ids, "--yes", "-o", "json")...)
+	r = runCLI(t, false, e.args("txn", "commit", "--force", ids, "--yes", "-o", "json")...)
 	decodeJSON(t, r, &res)
 	if r.code != 0 || res.Outcome != "committed" {
 		t.Errorf("commit: exit %d %+v %s", r.code, res, r.err)
@@ -161,13 +163,13 @@ func TestTxnCommitAbort(t *testing.T) {
 	if st := e.srv.LabelState("demo", l1); st != doris.TxnVisible {
 		t.Errorf("state after commit: %s", st)
 	}
-	r = runCLI(t, false, e.args("txn", "commit", ids, "--yes", "-o", "json")...)
+	r = runCLI(t, false, e.args("txn", "commit", "--force", ids, "--yes", "-o", "json")...)
 	decodeJSON(t, r, &res)
 	if res.Outcome != "already committed" {
 		t.Errorf("second commit: %+v", res)
 	}
 	// Abort by label.
-	r = runCLI(t, false, e.args("txn", "abort", "--label", l2, "--yes", "-o", "json")...)
+	r = runCLI(t, false, e.args("txn", "abort", "--force", "--label", l2, "--yes", "-o", "json")...)
 	decodeJSON(t, r, &res)
 	if r.code != 0 || res.Outcome != "aborted" || e.srv.LabelState("demo", l2) != doris.TxnAborted {
 		t.Errorf("abort: exit %d %+v %s", r.code, res, r.err)
