@@ -90,6 +90,10 @@ type Checkpoint struct {
 	// RowsTotal and RowsLoaded are Doris's counts for the load (-1 unknown).
 	RowsTotal  int64 `json:"rows_total"`
 	RowsLoaded int64 `json:"rows_loaded"`
+	// Accounted explains offsets that are not rows (dead letters,
+	// tombstones, transaction markers, compacted offsets); nil when every
+	// offset is a row.
+	Accounted *Accounting `json:"accounted,omitempty"`
 	// Status is OK or the most severe finding's severity.
 	Status string `json:"status"`
 }
