@@ -79,6 +79,8 @@ type Converter struct {
 	topicKey, partKey, offKey, tsKey []byte
 	topicCache                       string
 	topicVal                         []byte
+	// watch counts fields the table lacks (WatchFields); nil: off.
+	watch *fieldWatch
 }
 
 // NewConverter validates cfg and returns a Converter.
@@ -146,14 +148,22 @@ func jsonKey(name string) []byte {
 // Convert returns the row of r. Errors say why the value cannot be
 // converted (the Connector adds topic, partition and offset).
 func (c *Converter) Convert(r *kgo.Record) ([]byte, error) {
+	var (
+		row []byte
+		err error
+	)
 	switch c.format {
 	case FormatCSV:
 		return convertCSV(r.Value)
 	case FormatDebezium:
-		return c.convertDebezium(r)
+		row, err = c.convertDebezium(r)
 	default:
-		return c.convertJSON(r)
+		row, err = c.convertJSON(r)
 	}
+	if c.watch != nil && err == nil {
+		c.watch.scan(row)
+	}
+	return row, err
 }
 
 // appendMetadata adds the metadata columns to the compact JSON object in

@@ -28,6 +28,7 @@ func (m *Metrics) RegisterConnector(topic, table string, km *kafka.Metrics) erro
 		counter("doris_sink_checkpoint_failures_total", "Checkpoints that failed (each followed by Recover and a rewind).", &km.CheckpointFailures),
 		counter("doris_sink_recovers_total", "loader.Recover calls, the start included.", &km.Recovers),
 		counter("doris_sink_dead_lettered_total", "Records sent to the dead-letter topic.", &km.DeadLettered),
+		counter("doris_sink_unknown_fields_total", "JSON fields of rows that are not columns of the table (Doris ignores them).", &km.UnknownFields),
 		&lagCollector{km: km, desc: prometheus.NewDesc("doris_sink_lag_records",
 			"Records between the last one consumed and the partition's high watermark.", []string{"partition"}, labels)},
 	}

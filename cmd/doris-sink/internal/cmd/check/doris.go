@@ -10,6 +10,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/drift"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
@@ -60,6 +61,7 @@ func checkDoris(ctx context.Context, r *Report, f *cmdutil.Factory, cfg *config.
 	default:
 		r.add(OK, "doris table", "%s.%s exists: %s", db, table, describe(t))
 		checkModel(r, cfg, t)
+		checkDrift(r, cfg, t)
 	}
 	checkClocks(ctx, r, client, cfg)
 }
@@ -193,4 +195,20 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// checkDrift says what Doris changes silently (drift.Analyze): type errors
+// turning into NULLs under non-strict mode, key columns first, and how JSON
+// fields are matched to columns.
+func checkDrift(r *Report, cfg *config.Config, t *schema.Table) {
+	d := drift.Analyze(t, cfg)
+	if !d.Strict && len(d.NullOnError) > 0 {
+		r.add(Warn, "type errors", "%s", d.StrictMessage())
+	} else {
+		r.add(OK, "type errors", "%s", d.StrictMessage())
+	}
+	if d.Fields != nil {
+		r.add(OK, "json fields", "a JSON field must be named exactly like one of %s, or Doris ignores it: "+
+			"run names each such field once in its log and counts them (doris_sink_unknown_fields_total)", strings.Join(d.Fields, ", "))
+	}
 }
