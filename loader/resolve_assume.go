@@ -44,7 +44,7 @@ func ResolveClock(now func() time.Time) ResolveOpt {
 // ResolveDoris is what the resolution guard asks Doris; *doris.Client
 // satisfies it.
 type ResolveDoris interface {
-	// LoadState returns the state of the latest txn of label (doris-api.md
+	// LoadState returns the state of the latest txn of label (docs/doris-facts.md
 	// §6.1).
 	LoadState(ctx context.Context, db, label string) (doris.TxnStatus, error)
 	// TransactionByLabel returns the latest txn of label (SHOW TRANSACTION,
@@ -234,7 +234,7 @@ func (c *resolveCfg) held(ctx context.Context, lbl string) (*LabelHeld, error) {
 	return h, nil
 }
 
-// judge compares the assumption with what Doris holds (the DESIGN.md §2
+// judge compares the assumption with what Doris holds (the docs/design.md §2
 // recovery table): "" and false when only the operator can tell (UNKNOWN);
 // otherwise what Recover does on restart, and whether the assumption
 // contradicts Doris.

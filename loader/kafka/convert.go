@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Record formats (kafka.format in the config; DESIGN.md §5).
+// Record formats (kafka.format in the config; docs/design.md §5).
 const (
 	// FormatJSON: one JSON object per message, sent as one JSON line.
 	FormatJSON = "json"
@@ -31,7 +31,7 @@ const (
 	TimestampDatetime = "datetime"
 )
 
-// DeleteSignColumn is Doris's hidden delete-sign column (doris-api.md §7).
+// DeleteSignColumn is Doris's hidden delete-sign column (docs/doris-facts.md §7).
 const DeleteSignColumn = "__DORIS_DELETE_SIGN__"
 
 // ErrTombstone is returned by a debezium Converter for a record with a nil
@@ -127,7 +127,7 @@ func LoaderFormat(format string) string {
 
 // RequiredProperties returns the Stream Load properties rows of format
 // need: hidden_columns: __DORIS_DELETE_SIGN__ for FormatDebezium (so that
-// deletes reach the delete-sign column, doris-api.md §1.4 and §7), nothing
+// deletes reach the delete-sign column, docs/doris-facts.md §1.4 and §7), nothing
 // otherwise. Merge them into loader.Config.Properties.
 func RequiredProperties(format string) map[string]string {
 	if format == FormatDebezium {

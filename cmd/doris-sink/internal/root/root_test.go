@@ -320,19 +320,28 @@ func TestCheckpointShowListResolve(t *testing.T) {
 		t.Errorf("label status store %+v", ls)
 	}
 
-	// Resolve: dry run works; the real act is refused while the store is
-	// locked by its writer, then works once it is released.
+	// Resolve: refused while the store is locked by its writer, the dry run
+	// too (it shows what the real run would do); once released, and once
+	// Doris forgot the label (resolve refuses an --assume that contradicts
+	// what Doris holds: cmd/checkpoint tests), it works.
 	r = runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "aborted", "--dry-run")
-	if r.code != 0 || !strings.Contains(r.out, "Would record checkpoint 1") {
-		t.Errorf("resolve dry run: %d %q %q", r.code, r.out, r.err)
-	}
-	if r := runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "visible"); r.code != cmdutil.ExitNotConfirmed {
-		t.Errorf("resolve without --yes: exit %d", r.code)
+	if r.code != cmdutil.ExitError || !strings.Contains(r.err, "locked") {
+		t.Errorf("resolve dry run while locked: %d %q %q", r.code, r.out, r.err)
 	}
 	if r := runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "visible", "--yes"); r.code != cmdutil.ExitError {
 		t.Errorf("resolve while locked: exit %d %q", r.code, r.err)
 	}
 	store.Close()
+	if e.srv.TimeoutPrecommitted() != 1 || e.srv.ExpireLabels("demo") == 0 {
+		t.Fatal("the decided label did not expire")
+	}
+	r = runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "aborted", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.out, "Would record checkpoint 1") {
+		t.Errorf("resolve dry run: %d %q %q", r.code, r.out, r.err)
+	}
+	if r := runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "visible"); r.code != cmdutil.ExitNotConfirmed {
+		t.Errorf("resolve without --yes: exit %d %q", r.code, r.err)
+	}
 	r = runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "visible", "--yes", "-o", "json")
 	var rr struct {
 		Assumed string `json:"assumed"`

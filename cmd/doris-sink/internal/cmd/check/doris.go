@@ -19,7 +19,7 @@ import (
 // ever uses it.
 const probeLabel = "doris-sink-check-probe"
 
-// FE config keys and Doris's defaults (doris-api.md §4, §5).
+// FE config keys and Doris's defaults (docs/doris-facts.md §4, §5).
 var feDefaults = map[string]int64{
 	"stream_load_default_precommit_timeout_second": 3600,
 	"streaming_label_keep_max_second":              43200,
@@ -82,7 +82,7 @@ func describe(t *schema.Table) string {
 }
 
 // checkModel explains what the delivery mode means for the table model
-// (DESIGN.md §4, doris-api.md §7).
+// (docs/design.md §4, docs/doris-facts.md §7).
 func checkModel(r *Report, cfg *config.Config, t *schema.Table) {
 	eos := cfg.Delivery.Guarantee == config.ExactlyOnce
 	props := cfg.Doris.Properties
@@ -131,7 +131,7 @@ func checkModel(r *Report, cfg *config.Config, t *schema.Table) {
 }
 
 // checkClocks compares Doris's transaction clocks with the checkpoint
-// interval (DESIGN.md §2, doris-api.md §4-§5).
+// interval (docs/design.md §2, docs/doris-facts.md §4-§5).
 func checkClocks(ctx context.Context, r *Report, c *doris.Client, cfg *config.Config) {
 	vals := map[string]int64{}
 	source := "FE config"

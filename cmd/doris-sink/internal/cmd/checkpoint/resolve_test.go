@@ -66,8 +66,8 @@ func refused(t *testing.T, j *jobtest.Job, r resolveRun, held doris.TxnStatus, b
 
 // Issue 11: `checkpoint resolve --assume visible --yes` was accepted while
 // Doris still knew the label as PRECOMMITTED or ABORTED (200 rows lost). An
-// --assume is now checked against what Doris holds (DESIGN.md §2 recovery
-// table; doris-api.md §6.1, §6.2): contradicting assumptions are refused,
+// --assume is now checked against what Doris holds (docs/design.md §2 recovery
+// table; docs/doris-facts.md §6.1, §6.2): contradicting assumptions are refused,
 // naming state and txn id; agreeing ones are "nothing to do" (the job
 // settles the label on restart); only UNKNOWN is recorded. --dry-run
 // answers exactly what the real run does. Then the job finishes exactly
@@ -86,7 +86,7 @@ func TestResolveGuardsAgainstDoris(t *testing.T) {
 		refused(t, j, resolve(t, j, id, args...), doris.TxnPrecommitted, before)
 	}
 
-	if j.Srv.TimeoutPrecommitted() != 1 { // "timeout by txn manager" (doris-api.md §5)
+	if j.Srv.TimeoutPrecommitted() != 1 { // "timeout by txn manager" (docs/doris-facts.md §5)
 		t.Fatal("nothing timed out")
 	}
 	r := resolve(t, j, id, "--assume", "visible", "--yes")
@@ -105,7 +105,7 @@ func TestResolveGuardsAgainstDoris(t *testing.T) {
 		t.Errorf("nothing to do recorded something: %+v", after.Resolved)
 	}
 
-	if j.Srv.ExpireLabels(jobtest.DB) == 0 { // label_num_threshold / 12 h (doris-api.md §4)
+	if j.Srv.ExpireLabels(jobtest.DB) == 0 { // label_num_threshold / 12 h (docs/doris-facts.md §4)
 		t.Fatal("nothing expired")
 	}
 	dry := resolve(t, j, id, "--assume", "aborted", "--dry-run")

@@ -42,7 +42,7 @@ const (
 )
 
 // crashPoints are the cut points the demo crashes at, one run each: during
-// streaming, after precommit, and on both sides of the decision (DESIGN.md
+// streaming, after precommit, and on both sides of the decision (docs/design.md
 // §2; loader/failpoints.go says what is durable at each).
 var crashPoints = []string{loader.FailMidStream, loader.FailAfterPrecommit, loader.FailBeforeDecide, loader.FailAfterDecide}
 

@@ -12,7 +12,7 @@ import (
 
 // OwnedLabelError refuses `txn commit|abort` of a transaction whose label a
 // doris-sink job owns, when acting on it would break what the job's
-// checkpoint store promises (DESIGN.md §2: decided labels are committed,
+// checkpoint store promises (docs/design.md §2: decided labels are committed,
 // announced ones aborted). Nothing was sent to Doris.
 type OwnedLabelError struct {
 	Op    Operation
@@ -88,7 +88,7 @@ func (o *DecideOptions) guard(cfg *config.Config, l string, txnID int64) (string
 			}
 			return fmt.Sprintf("Note: txn %d is an undecided heal attempt of decided txn %d: recovery aborts it too", txnID, x.TxnID), nil
 		case x.Role == jobstate.RoleDecided && !x.Committed && o.Op == Abort:
-			return "", refuse("it is decided: the job has promised to commit it (DESIGN.md §2 invariant 2); aborting it "+
+			return "", refuse("it is decided: the job has promised to commit it (docs/design.md §2 invariant 2); aborting it "+
 				"forces a replay from the source, which loses its rows if they are no longer there",
 				fmt.Sprintf("restart the job (recovery commits it), or `doris-sink txn commit %d%s --yes`", x.TxnID, cfgFlag))
 		case x.Role == jobstate.RoleDecided && !x.Committed:

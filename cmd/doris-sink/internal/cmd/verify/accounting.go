@@ -54,9 +54,9 @@ func (a *Accounting) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// checkRows accounts for a checkpoint's offsets (DESIGN.md §5: every record
+// checkRows accounts for a checkpoint's offsets (docs/design.md §5: every record
 // is one row unless it is dead-lettered, or, with the debezium format, a
-// tombstone; DESIGN.md §6). Offsets that are not rows are explained by the
+// tombstone; docs/design.md §6). Offsets that are not rows are explained by the
 // ledger's dead-letter count, or else by reading the range from Kafka with
 // a read_committed consumer: tombstones, transaction markers and offsets
 // that hold no delivered record (compacted away, aborted transactions).

@@ -15,7 +15,7 @@ import (
 
 // Doris is what verify asks Doris. *doris.Client satisfies it.
 type Doris interface {
-	// LoadState is get_load_state (doris-api.md §6.1).
+	// LoadState is get_load_state (docs/doris-facts.md §6.1).
 	LoadState(ctx context.Context, db, label string) (doris.TxnStatus, error)
 	// TransactionByLabel is SHOW TRANSACTION WHERE label = (§6.2).
 	TransactionByLabel(ctx context.Context, db, label string) (*doris.Transaction, error)
@@ -203,7 +203,7 @@ func parseRange(r *record) (parsedRange, []Finding) {
 }
 
 // contiguity checks that cur starts exactly where prev ended, per
-// partition (DESIGN.md §2 invariant 5: positions move only with decisions).
+// partition (docs/design.md §2 invariant 5: positions move only with decisions).
 func contiguity(prev, cur parsedRange) []Finding {
 	if !prev.ok || !cur.ok {
 		return nil
@@ -261,7 +261,7 @@ func checkKafka(ctx context.Context, k Kafka, topic string, ps []parsedRange, no
 	}
 }
 
-// checkDoris looks up a decided label (DESIGN.md §2 recovery table) and
+// checkDoris looks up a decided label (docs/design.md §2 recovery table) and
 // returns the state Doris reported ("" when not looked up).
 func checkDoris(ctx context.Context, in Input, r *record, note func(Finding)) doris.TxnStatus {
 	if r.txnID == 0 && (!r.counts || r.rows.total == 0) {
@@ -295,7 +295,7 @@ func checkDoris(ctx context.Context, in Input, r *record, note func(Finding)) do
 	case doris.TxnUnknown:
 		if r.loaded {
 			note(Finding{Severity: SeverityWarning, Kind: KindUnverifiable,
-				Message: "Doris no longer knows the label (stream-load labels are kept 12 h / 2000 per db, doris-api.md §4)"})
+				Message: "Doris no longer knows the label (stream-load labels are kept 12 h / 2000 per db, docs/doris-facts.md §4)"})
 		} else {
 			note(Finding{Severity: SeverityError, Kind: KindState,
 				Message: "decided, never recorded committed, and Doris no longer knows the label: run `doris-sink checkpoint resolve`"})

@@ -2,7 +2,7 @@
 // ledger with Doris (every decided label's state, its txn id) and with
 // Kafka (the ranges of consecutive checkpoints are contiguous per
 // partition, no gap and no overlap, and end at or below the high
-// watermark), DESIGN.md §6. The reconciliation (Reconcile) is a pure
+// watermark), docs/design.md §6. The reconciliation (Reconcile) is a pure
 // function of the ledger, the store and two small lookup interfaces, so it
 // is tested without Doris or Kafka.
 package verify
