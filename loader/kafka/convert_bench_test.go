@@ -114,3 +114,16 @@ func BenchmarkConvertJSONCompact1KWatched(b *testing.B) {
 		b.Fatal("the unknown field was not counted")
 	}
 }
+
+// BenchmarkWatchScan1K is the field watch alone on the 1 KiB record: the
+// cost WithTableColumns adds per row.
+func BenchmarkWatchScan1K(b *testing.B) {
+	c := mustConverter(b, ConvertConfig{Format: FormatJSON})
+	var n atomic.Int64
+	c.WatchFields([]string{"id", "ts", "customer", "amount"}, &n, func(string) {})
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchJSON1K)))
+	for b.Loop() {
+		c.watch.scan(benchJSON1K)
+	}
+}

@@ -21,6 +21,11 @@ type fieldWatch struct {
 	counter *atomic.Int64
 	onNew   func(name string)
 	named   map[string]struct{}
+	// prev holds the known keys of the previous row by position: rows of a
+	// topic usually repeat their keys in the same order, so a byte compare
+	// replaces the map lookup (Doris's JSON reader does the same).
+	prev   [][]byte
+	prevOK []bool
 }
 
 // WatchFields makes c count, in counter, every top-level field of a JSON
@@ -52,10 +57,10 @@ func (w *fieldWatch) scan(row []byte) {
 		return
 	}
 	i = skipSpace(row, i+1)
-	for i < len(row) && row[i] == '"' {
+	for idx := 0; i < len(row) && row[i] == '"'; idx++ {
 		kEnd := skipStringFast(row, i)
 		if key := row[i+1 : kEnd-1]; bytes.IndexByte(key, '\\') < 0 {
-			w.check(key)
+			w.checkAt(idx, key)
 		}
 		i = skipSpace(row, kEnd) // at ':'
 		if i >= len(row) {
@@ -77,9 +82,22 @@ func (w *fieldWatch) scan(row []byte) {
 	}
 }
 
-func (w *fieldWatch) check(key []byte) {
+// checkAt checks the key at position idx of the row.
+func (w *fieldWatch) checkAt(idx int, key []byte) {
+	if idx < len(w.prev) && w.prevOK[idx] && bytes.Equal(w.prev[idx], key) {
+		return // the known key of the previous row at this position
+	}
 	if _, ok := w.known[string(key)]; ok { // no allocation: map lookup of string(bytes)
+		if idx < maxNamedFields {
+			for len(w.prev) <= idx {
+				w.prev, w.prevOK = append(w.prev, nil), append(w.prevOK, false)
+			}
+			w.prev[idx], w.prevOK[idx] = append(w.prev[idx][:0], key...), true // reuses the slot's memory
+		}
 		return
+	}
+	if idx < len(w.prev) {
+		w.prevOK[idx] = false
 	}
 	if w.counter != nil {
 		w.counter.Add(1)

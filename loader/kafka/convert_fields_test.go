@@ -27,7 +27,9 @@ func TestWatchFieldsCountsFieldsTheTableLacks(t *testing.T) {
 			`{"id":3,"ID":4}`, // Doris matches names exactly: ID is not id
 			`{"id":4,"v":"b"}`,
 			`{"id":5,"e\u0078tra":1}`, // escaped key: not checked
-		}, 4, []string{"extra", "nested", "ID"}},
+			`{"id":6,"v":"c","":1}`,   // an empty name is no column either
+			`{"v":"d","id":7}`,        // known keys in another order
+		}, 5, []string{"extra", "nested", "ID", ""}},
 		{"metadata columns are known", ConvertConfig{Format: FormatJSON, Metadata: MetadataColumns{Offset: "kafka_offset"}},
 			[]string{`{"id":1,"v":"a"}`}, 0, nil},
 		{"debezium image and delete sign", ConvertConfig{Format: FormatDebezium}, []string{
