@@ -2,22 +2,26 @@ package loader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"time"
 
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
-// ResolveOpt configures ResolveAssume.
+// ResolveOpt configures ResolveAssume and PlanResolve.
 type ResolveOpt interface{ apply(*resolveCfg) }
 
 type resolveCfg struct {
 	by        string
 	ledgerDir string
 	now       func() time.Time
+	doris     ResolveDoris
+	db        string
 }
 
 type resolveOpt func(*resolveCfg)
@@ -37,6 +41,234 @@ func ResolveClock(now func() time.Time) ResolveOpt {
 	return resolveOpt(func(c *resolveCfg) { c.now = now })
 }
 
+// ResolveDoris is what the resolution guard asks Doris; *doris.Client
+// satisfies it.
+type ResolveDoris interface {
+	// LoadState returns the state of the latest txn of label (docs/doris-facts.md
+	// §6.1).
+	LoadState(ctx context.Context, db, label string) (doris.TxnStatus, error)
+	// TransactionByLabel returns the latest txn of label (SHOW TRANSACTION,
+	// §6.2). Its failure only leaves the txn id out of the report.
+	TransactionByLabel(ctx context.Context, db, label string) (*doris.Transaction, error)
+}
+
+// ResolveCheck makes the resolution ask Doris about the label of db first
+// and refuse an assumption that contradicts what Doris still knows
+// (*ResolveConflictError): an operator's --assume is only needed, and only
+// accepted, when Doris answers UNKNOWN. Without this option nothing checks
+// the assumption against Doris; `doris-sink checkpoint resolve` always
+// passes it.
+func ResolveCheck(client ResolveDoris, db string) ResolveOpt {
+	return resolveOpt(func(c *resolveCfg) { c.doris, c.db = client, db })
+}
+
+// Actions of a ResolvePlan.
+const (
+	// ResolveRecord: the assumption is recorded.
+	ResolveRecord = "record"
+	// ResolveNothing: nothing needs recording (ResolvePlan.Reason says why);
+	// ResolveAssume returns an error wrapping ErrNothingToResolve.
+	ResolveNothing = "nothing"
+)
+
+// ErrNothingToResolve is wrapped by ResolveAssume's error when the
+// checkpoint needs no operator decision: it is already marked committed or
+// empty, the same assumption is recorded already, or Doris still holds the
+// label in the state assumed (Recover settles it on its own).
+var ErrNothingToResolve = errors.New("nothing to resolve")
+
+// ResolvePlan is what ResolveAssume would do, computed without changing
+// anything (`checkpoint resolve --dry-run` prints it).
+type ResolvePlan struct {
+	// CheckpointID, Label and TxnID name the decided checkpoint and its
+	// decided txn.
+	CheckpointID uint64 `json:"checkpoint"`
+	Label        string `json:"label"`
+	TxnID        int64  `json:"txn_id,omitempty"`
+	// Assumed is the operator's assumption.
+	Assumed string `json:"assumed"`
+	// Action is ResolveRecord or ResolveNothing.
+	Action string `json:"action"`
+	// Reason explains Action.
+	Reason string `json:"reason"`
+	// Doris is what Doris holds for the label; nil without ResolveCheck or
+	// when the store alone decides (committed, empty).
+	Doris *LabelHeld `json:"doris,omitempty"`
+}
+
+// LabelHeld is what Doris holds for a label.
+type LabelHeld struct {
+	// State is get_load_state's answer for the label.
+	State doris.TxnStatus `json:"state"`
+	// TxnID and Reason describe the label's latest txn (SHOW TRANSACTION);
+	// zero/empty when that lookup failed or Doris knows no txn.
+	TxnID  int64  `json:"txn_id,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// String is "ABORTED (txn 12, timeout by txn manager)".
+func (h *LabelHeld) String() string {
+	s := string(h.State)
+	switch {
+	case h.TxnID != 0 && h.Reason != "":
+		s += fmt.Sprintf(" (txn %d, %s)", h.TxnID, h.Reason)
+	case h.TxnID != 0:
+		s += fmt.Sprintf(" (txn %d)", h.TxnID)
+	}
+	return s
+}
+
+// ResolveConflictError is an assumption that contradicts what Doris still
+// knows about the label: recording it would lose the checkpoint's rows
+// (visible while Doris holds ABORTED, PREPARE or PRECOMMITTED) or load them
+// twice (aborted while Doris holds VISIBLE or COMMITTED). Nothing is
+// written.
+type ResolveConflictError struct {
+	CheckpointID uint64
+	Label        string
+	// TxnID is the decided txn id.
+	TxnID   int64
+	Assumed string
+	// Held is what Doris holds for the label.
+	Held LabelHeld
+	// Next says what happens instead (what Recover does on restart).
+	Next string
+}
+
+// Error names the checkpoint, the assumption, what Doris holds and what to
+// do instead.
+func (e *ResolveConflictError) Error() string {
+	return fmt.Sprintf("resolve checkpoint %d: refusing --assume %s: Doris still holds label %s as %s (decided txn %d): %s",
+		e.CheckpointID, e.Assumed, e.Label, e.Held.String(), e.TxnID, e.Next)
+}
+
+// PlanResolve computes what ResolveAssume would do with the same arguments
+// and changes nothing: the plan (ResolveRecord or ResolveNothing with the
+// reason), or the refusal ResolveAssume would return (a
+// *ResolveConflictError when Doris contradicts the assumption, or an error
+// naming why the checkpoint cannot be resolved).
+func PlanResolve(ctx context.Context, store checkpoint.Store, checkpointID uint64, assume string, opts ...ResolveOpt) (*ResolvePlan, error) {
+	c := newResolveCfg(opts)
+	st, err := store.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("resolve checkpoint %d: %w", checkpointID, err)
+	}
+	return c.plan(ctx, st, checkpointID, assume)
+}
+
+func newResolveCfg(opts []ResolveOpt) resolveCfg {
+	c := resolveCfg{now: time.Now}
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	if c.by == "" {
+		c.by = whoAmI()
+	}
+	return c
+}
+
+func (c *resolveCfg) plan(ctx context.Context, st *checkpoint.State, id uint64, assume string) (*ResolvePlan, error) {
+	if assume != checkpoint.ResolvedVisible && assume != checkpoint.ResolvedAborted {
+		return nil, fmt.Errorf("resolve checkpoint %d: --assume %q: want %q or %q", id, assume,
+			checkpoint.ResolvedVisible, checkpoint.ResolvedAborted)
+	}
+	d := st.Decided
+	switch {
+	case d == nil:
+		return nil, fmt.Errorf("resolve checkpoint %d: nothing is decided in this store", id)
+	case d.ID != id:
+		return nil, fmt.Errorf("resolve checkpoint %d: only the last decided checkpoint (%d) can be resolved", id, d.ID)
+	}
+	p := &ResolvePlan{CheckpointID: d.ID, Label: d.Label, TxnID: d.TxnID, Assumed: assume, Action: ResolveNothing}
+	switch {
+	case d.Committed && assume == checkpoint.ResolvedAborted:
+		return nil, fmt.Errorf("resolve checkpoint %d: refusing --assume aborted: the store marks it committed "+
+			"(Doris reported label %s VISIBLE at %s); replaying it would load its rows twice",
+			id, d.Label, d.CommittedAt.Format(time.RFC3339))
+	case d.Committed:
+		p.Reason = "the checkpoint is already marked committed"
+		return p, nil
+	case d.Empty:
+		p.Reason = "the checkpoint is empty (no transaction): the job marks it committed on restart"
+		return p, nil
+	}
+	if r := lastResolution(st, d); r != nil && r.Assumed == assume {
+		p.Reason = fmt.Sprintf("--assume %s is already recorded (by %s at %s)", assume, r.By, r.At.Format(time.RFC3339))
+		return p, nil
+	}
+	if c.doris != nil {
+		held, err := c.held(ctx, d.Label)
+		if err != nil {
+			return nil, fmt.Errorf("resolve checkpoint %d: cannot check the assumption against Doris: %w", id, err)
+		}
+		p.Doris = held
+		if reason, conflict := judge(held, d, assume); conflict {
+			return nil, &ResolveConflictError{CheckpointID: d.ID, Label: d.Label, TxnID: d.TxnID, Assumed: assume,
+				Held: *held, Next: reason}
+		} else if reason != "" {
+			p.Reason = reason
+			return p, nil
+		}
+	}
+	p.Action = ResolveRecord
+	if assume == checkpoint.ResolvedVisible {
+		p.Reason = "the checkpoint is marked committed; the job resumes after its end (wrong if its rows are not in the table: they are lost)"
+	} else {
+		p.Reason = "the job replays [start, end) of the checkpoint into the same label on restart (wrong if its rows are in the table: they load twice)"
+	}
+	return p, nil
+}
+
+// held asks Doris what it holds for lbl.
+func (c *resolveCfg) held(ctx context.Context, lbl string) (*LabelHeld, error) {
+	s, err := c.doris.LoadState(ctx, c.db, lbl)
+	if err != nil {
+		return nil, fmt.Errorf("look up label %s in db %s: %w", lbl, c.db, err)
+	}
+	h := &LabelHeld{State: s}
+	if s != doris.TxnUnknown {
+		if t, err := c.doris.TransactionByLabel(ctx, c.db, lbl); err == nil {
+			h.TxnID, h.Reason = t.ID, t.Reason
+		}
+	}
+	return h, nil
+}
+
+// judge compares the assumption with what Doris holds (the docs/design.md §2
+// recovery table): "" and false when only the operator can tell (UNKNOWN);
+// otherwise what Recover does on restart, and whether the assumption
+// contradicts Doris.
+func judge(h *LabelHeld, d *checkpoint.Decision, assume string) (string, bool) {
+	visible := assume == checkpoint.ResolvedVisible
+	switch h.State {
+	case doris.TxnUnknown:
+		return "", false
+	case doris.TxnVisible, doris.TxnCommitted:
+		return "its rows are in the table; restart the job: it marks the checkpoint committed", !visible
+	case doris.TxnAborted:
+		return "its rows are not in the table; restart the job: it replays [start, end) into the same label (heal)", visible
+	case doris.TxnPrecommitted:
+		if h.TxnID != 0 && h.TxnID != d.TxnID {
+			return fmt.Sprintf("txn %d is an undecided heal attempt; restart the job: it aborts it and heals the checkpoint", h.TxnID), true
+		}
+		return "the decided txn still waits for its commit; restart the job: it commits it", true
+	default: // PREPARE: only a heal attempt reuses a decided label
+		return "a heal attempt is still loading; restart the job: it aborts the attempt and heals the checkpoint", true
+	}
+}
+
+// lastResolution returns the newest resolution of d made after d was
+// decided, nil if none.
+func lastResolution(st *checkpoint.State, d *checkpoint.Decision) *checkpoint.Resolution {
+	for i := len(st.Resolved) - 1; i >= 0; i-- {
+		r := &st.Resolved[i]
+		if r.CheckpointID == d.ID && !r.At.Before(d.DecidedAt) {
+			return r
+		}
+	}
+	return nil
+}
+
 // ResolveAssume records an operator's decision about the decided checkpoint
 // checkpointID whose label Doris no longer knows (*UnresolvedError), for
 // `doris-sink checkpoint resolve --assume visible|aborted`. Run it while no
@@ -46,33 +278,25 @@ func ResolveClock(now func() time.Time) ResolveOpt {
 // replaying [start, end) into the same label). The choice is recorded in
 // State.Resolved and, with ResolveLedger, in the ledger. A wrong "visible"
 // loses the checkpoint's rows; a wrong "aborted" loads them twice.
+//
+// It does exactly what PlanResolve reports: with ResolveCheck, an
+// assumption contradicting what Doris still holds is refused
+// (*ResolveConflictError), and a checkpoint that needs no decision returns
+// an error wrapping ErrNothingToResolve, with nothing written.
 func ResolveAssume(ctx context.Context, store checkpoint.Store, checkpointID uint64, assume string, opts ...ResolveOpt) (*checkpoint.Resolution, error) {
-	c := resolveCfg{now: time.Now}
-	for _, o := range opts {
-		o.apply(&c)
-	}
-	if c.by == "" {
-		c.by = whoAmI()
-	}
-	if assume != checkpoint.ResolvedVisible && assume != checkpoint.ResolvedAborted {
-		return nil, fmt.Errorf("resolve checkpoint %d: --assume %q: want %q or %q", checkpointID, assume,
-			checkpoint.ResolvedVisible, checkpoint.ResolvedAborted)
-	}
+	c := newResolveCfg(opts)
 	st, err := store.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("resolve checkpoint %d: %w", checkpointID, err)
 	}
-	d := st.Decided
-	switch {
-	case d == nil:
-		return nil, fmt.Errorf("resolve checkpoint %d: nothing is decided in this store", checkpointID)
-	case d.ID != checkpointID:
-		return nil, fmt.Errorf("resolve checkpoint %d: only the last decided checkpoint (%d) can be resolved", checkpointID, d.ID)
-	case d.Committed:
-		return nil, fmt.Errorf("resolve checkpoint %d: it is already marked committed; nothing to resolve", checkpointID)
-	case d.Empty:
-		return nil, fmt.Errorf("resolve checkpoint %d: it is empty (no transaction); Recover marks it committed", checkpointID)
+	p, err := c.plan(ctx, st, checkpointID, assume)
+	if err != nil {
+		return nil, err
 	}
+	if p.Action == ResolveNothing {
+		return nil, fmt.Errorf("resolve checkpoint %d: %w: %s", checkpointID, ErrNothingToResolve, p.Reason)
+	}
+	d := st.Decided
 	now := c.now()
 	r := checkpoint.Resolution{CheckpointID: d.ID, Label: d.Label, Assumed: assume, By: c.by, At: now}
 	st.Resolved = append(st.Resolved, r)
@@ -88,9 +312,13 @@ func ResolveAssume(ctx context.Context, store checkpoint.Store, checkpointID uin
 			return &r, fmt.Errorf("resolve checkpoint %d: recorded in the store, but: %w", checkpointID, err)
 		}
 		defer lg.Close()
+		note := "operator assumed " + assume + " (by " + c.by + ")"
+		if p.Doris != nil {
+			note += "; Doris held the label " + p.Doris.String()
+		}
 		e := ledger.Entry{Time: now, Event: ledger.EventResolved, Checkpoint: d.ID, Job: st.Owner.Job, DB: st.Owner.DB,
 			Table: st.Owner.Table, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
-			Ranges: rangesJSON(d.Start, d.End), Note: "operator assumed " + assume + " (by " + c.by + ")"}
+			Ranges: rangesJSON(d.Start, d.End), Note: note}
 		if err := lg.Append(e); err != nil {
 			return &r, fmt.Errorf("resolve checkpoint %d: recorded in the store, but: %w", checkpointID, err)
 		}

@@ -92,6 +92,13 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if o.metrics == nil {
 		o.metrics = &Metrics{}
 	}
+	if o.columns != nil {
+		log, topic := o.logger, cfg.Topic
+		conv.WatchFields(o.columns, &o.metrics.UnknownFields, func(name string) {
+			log.Warn("JSON field is not a column of the table: Doris ignores it, its values are not loaded "+
+				"(named once; every occurrence is counted in unknown_fields)", "field", name, "topic", topic)
+		})
+	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{})}
 	if o.knobs != nil {
 		c.knobs = *o.knobs

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Record formats (kafka.format in the config; DESIGN.md §5).
+// Record formats (kafka.format in the config; docs/design.md §5).
 const (
 	// FormatJSON: one JSON object per message, sent as one JSON line.
 	FormatJSON = "json"
@@ -31,7 +31,7 @@ const (
 	TimestampDatetime = "datetime"
 )
 
-// DeleteSignColumn is Doris's hidden delete-sign column (doris-api.md §7).
+// DeleteSignColumn is Doris's hidden delete-sign column (docs/doris-facts.md §7).
 const DeleteSignColumn = "__DORIS_DELETE_SIGN__"
 
 // ErrTombstone is returned by a debezium Converter for a record with a nil
@@ -79,6 +79,8 @@ type Converter struct {
 	topicKey, partKey, offKey, tsKey []byte
 	topicCache                       string
 	topicVal                         []byte
+	// watch counts fields the table lacks (WatchFields); nil: off.
+	watch *fieldWatch
 }
 
 // NewConverter validates cfg and returns a Converter.
@@ -125,7 +127,7 @@ func LoaderFormat(format string) string {
 
 // RequiredProperties returns the Stream Load properties rows of format
 // need: hidden_columns: __DORIS_DELETE_SIGN__ for FormatDebezium (so that
-// deletes reach the delete-sign column, doris-api.md §1.4 and §7), nothing
+// deletes reach the delete-sign column, docs/doris-facts.md §1.4 and §7), nothing
 // otherwise. Merge them into loader.Config.Properties.
 func RequiredProperties(format string) map[string]string {
 	if format == FormatDebezium {
@@ -146,14 +148,22 @@ func jsonKey(name string) []byte {
 // Convert returns the row of r. Errors say why the value cannot be
 // converted (the Connector adds topic, partition and offset).
 func (c *Converter) Convert(r *kgo.Record) ([]byte, error) {
+	var (
+		row []byte
+		err error
+	)
 	switch c.format {
 	case FormatCSV:
 		return convertCSV(r.Value)
 	case FormatDebezium:
-		return c.convertDebezium(r)
+		row, err = c.convertDebezium(r)
 	default:
-		return c.convertJSON(r)
+		row, err = c.convertJSON(r)
 	}
+	if c.watch != nil && err == nil {
+		c.watch.scan(row)
+	}
+	return row, err
 }
 
 // appendMetadata adds the metadata columns to the compact JSON object in

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -91,5 +92,38 @@ func BenchmarkConvertCSV100(b *testing.B) {
 		if _, err := c.Convert(r); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkConvertJSONCompact1KWatched is the same hot path with the
+// table's columns watched (WithTableColumns), one field unknown: it must
+// stay allocation-free.
+func BenchmarkConvertJSONCompact1KWatched(b *testing.B) {
+	c := mustConverter(b, ConvertConfig{Format: FormatJSON})
+	var n atomic.Int64
+	c.WatchFields([]string{"id", "ts", "customer", "amount"}, &n, func(string) {})
+	r := rec(string(benchJSON1K))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(r.Value)))
+	for b.Loop() {
+		if _, err := c.Convert(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n.Load() == 0 {
+		b.Fatal("the unknown field was not counted")
+	}
+}
+
+// BenchmarkWatchScan1K is the field watch alone on the 1 KiB record: the
+// cost WithTableColumns adds per row.
+func BenchmarkWatchScan1K(b *testing.B) {
+	c := mustConverter(b, ConvertConfig{Format: FormatJSON})
+	var n atomic.Int64
+	c.WatchFields([]string{"id", "ts", "customer", "amount"}, &n, func(string) {})
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchJSON1K)))
+	for b.Loop() {
+		c.watch.scan(benchJSON1K)
 	}
 }

@@ -30,6 +30,10 @@ type Metrics struct {
 	DeadLettered atomic.Int64
 	// Tombstones counts debezium tombstones skipped.
 	Tombstones atomic.Int64
+	// UnknownFields counts top-level JSON fields of rows that are not
+	// columns of the table (WithTableColumns): Doris ignores them, so their
+	// data is not loaded. Re-reads after a rewind count again.
+	UnknownFields atomic.Int64
 	// FetchErrors counts per-partition fetch errors kgo reported (it retries
 	// the retriable ones).
 	FetchErrors atomic.Int64

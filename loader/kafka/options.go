@@ -25,6 +25,7 @@ type options struct {
 	closeTimeout  time.Duration
 	commitTimeout time.Duration
 	drainTimeout  time.Duration
+	columns       []string
 }
 
 func defaultOptions() options {
@@ -125,4 +126,13 @@ type TestingKnobs struct {
 	// AfterGroupCommit runs after each monitoring commit to the consumer
 	// group, with its error.
 	AfterGroupCommit func(pos Position, err error)
+}
+
+// WithTableColumns names the columns a JSON row maps to (the table's
+// columns, or the names of the Stream Load "columns" header): every
+// top-level field of a row (formats json and debezium) that is none of
+// them is counted in Metrics.UnknownFields and named once in a warning,
+// since Doris ignores it silently. Default: not checked.
+func WithTableColumns(columns []string) Opt {
+	return optFunc(func(o *options) { o.columns = columns })
 }

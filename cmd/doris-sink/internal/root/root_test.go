@@ -127,9 +127,11 @@ func TestTxnCommitAbort(t *testing.T) {
 	id1 := e.precommit(t, l1)
 	e.precommit(t, l2)
 	ids := strconv.FormatInt(id1, 10)
+	// No job's config: these doris-sink labels need --force (the store
+	// guard is tested in cmd/txn).
 
 	// No terminal, no --yes: refused, nothing changes.
-	r := runCLI(t, false, e.args("txn", "commit", ids)...)
+	r := runCLI(t, false, e.args("txn", "commit", "--force", ids)...)
 	if r.code != cmdutil.ExitNotConfirmed || !strings.Contains(r.err, "Warning:") || !strings.Contains(r.err, "--yes") {
 		t.Errorf("unconfirmed commit: exit %d, stderr %q", r.code, r.err)
 	}
@@ -144,7 +146,7 @@ func TestTxnCommitAbort(t *testing.T) {
 		} `json:"before"`
 		DryRun bool `json:"dry_run"`
 	}
-	r = runCLI(t, false, e.args("txn", "commit", ids, "--dry-run", "-o", "json")...)
+	r = runCLI(t, false, e.args("txn", "commit", "--force", ids, "--dry-run", "-o", "json")...)
 	decodeJSON(t, r, &res)
 	if res.Outcome != "would commit" || !res.DryRun || res.Before.Status != "PRECOMMITTED" {
 		t.Errorf("dry run %+v", res)
@@ -153,7 +155,7 @@ func TestTxnCommitAbort(t *testing.T) {
 		t.Fatalf("state after dry run: %s", st)
 	}
 	// Commit, then commit again.
-	r = runCLI(t, false, e.args("txn", "commit", ids, "--yes", "-o", "json")...)
+	r = runCLI(t, false, e.args("txn", "commit", "--force", ids, "--yes", "-o", "json")...)
 	decodeJSON(t, r, &res)
 	if r.code != 0 || res.Outcome != "committed" {
 		t.Errorf("commit: exit %d %+v %s", r.code, res, r.err)
@@ -161,13 +163,13 @@ func TestTxnCommitAbort(t *testing.T) {
 	if st := e.srv.LabelState("demo", l1); st != doris.TxnVisible {
 		t.Errorf("state after commit: %s", st)
 	}
-	r = runCLI(t, false, e.args("txn", "commit", ids, "--yes", "-o", "json")...)
+	r = runCLI(t, false, e.args("txn", "commit", "--force", ids, "--yes", "-o", "json")...)
 	decodeJSON(t, r, &res)
 	if res.Outcome != "already committed" {
 		t.Errorf("second commit: %+v", res)
 	}
 	// Abort by label.
-	r = runCLI(t, false, e.args("txn", "abort", "--label", l2, "--yes", "-o", "json")...)
+	r = runCLI(t, false, e.args("txn", "abort", "--force", "--label", l2, "--yes", "-o", "json")...)
 	decodeJSON(t, r, &res)
 	if r.code != 0 || res.Outcome != "aborted" || e.srv.LabelState("demo", l2) != doris.TxnAborted {
 		t.Errorf("abort: exit %d %+v %s", r.code, res, r.err)
@@ -318,19 +320,28 @@ func TestCheckpointShowListResolve(t *testing.T) {
 		t.Errorf("label status store %+v", ls)
 	}
 
-	// Resolve: dry run works; the real act is refused while the store is
-	// locked by its writer, then works once it is released.
+	// Resolve: refused while the store is locked by its writer, the dry run
+	// too (it shows what the real run would do); once released, and once
+	// Doris forgot the label (resolve refuses an --assume that contradicts
+	// what Doris holds: cmd/checkpoint tests), it works.
 	r = runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "aborted", "--dry-run")
-	if r.code != 0 || !strings.Contains(r.out, "Would record checkpoint 1") {
-		t.Errorf("resolve dry run: %d %q %q", r.code, r.out, r.err)
-	}
-	if r := runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "visible"); r.code != cmdutil.ExitNotConfirmed {
-		t.Errorf("resolve without --yes: exit %d", r.code)
+	if r.code != cmdutil.ExitError || !strings.Contains(r.err, "locked") {
+		t.Errorf("resolve dry run while locked: %d %q %q", r.code, r.out, r.err)
 	}
 	if r := runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "visible", "--yes"); r.code != cmdutil.ExitError {
 		t.Errorf("resolve while locked: exit %d %q", r.code, r.err)
 	}
 	store.Close()
+	if e.srv.TimeoutPrecommitted() != 1 || e.srv.ExpireLabels("demo") == 0 {
+		t.Fatal("the decided label did not expire")
+	}
+	r = runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "aborted", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.out, "Would record checkpoint 1") {
+		t.Errorf("resolve dry run: %d %q %q", r.code, r.out, r.err)
+	}
+	if r := runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "visible"); r.code != cmdutil.ExitNotConfirmed {
+		t.Errorf("resolve without --yes: exit %d %q", r.code, r.err)
+	}
 	r = runCLI(t, false, "checkpoint", "resolve", "-c", cfg, "--checkpoint", "1", "--assume", "visible", "--yes", "-o", "json")
 	var rr struct {
 		Assumed string `json:"assumed"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/drift"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
@@ -18,7 +19,7 @@ import (
 // ever uses it.
 const probeLabel = "doris-sink-check-probe"
 
-// FE config keys and Doris's defaults (doris-api.md §4, §5).
+// FE config keys and Doris's defaults (docs/doris-facts.md §4, §5).
 var feDefaults = map[string]int64{
 	"stream_load_default_precommit_timeout_second": 3600,
 	"streaming_label_keep_max_second":              43200,
@@ -60,6 +61,7 @@ func checkDoris(ctx context.Context, r *Report, f *cmdutil.Factory, cfg *config.
 	default:
 		r.add(OK, "doris table", "%s.%s exists: %s", db, table, describe(t))
 		checkModel(r, cfg, t)
+		checkDrift(r, cfg, t)
 	}
 	checkClocks(ctx, r, client, cfg)
 }
@@ -80,7 +82,7 @@ func describe(t *schema.Table) string {
 }
 
 // checkModel explains what the delivery mode means for the table model
-// (DESIGN.md §4, doris-api.md §7).
+// (docs/design.md §4, docs/doris-facts.md §7).
 func checkModel(r *Report, cfg *config.Config, t *schema.Table) {
 	eos := cfg.Delivery.Guarantee == config.ExactlyOnce
 	props := cfg.Doris.Properties
@@ -129,7 +131,7 @@ func checkModel(r *Report, cfg *config.Config, t *schema.Table) {
 }
 
 // checkClocks compares Doris's transaction clocks with the checkpoint
-// interval (DESIGN.md §2, doris-api.md §4-§5).
+// interval (docs/design.md §2, docs/doris-facts.md §4-§5).
 func checkClocks(ctx context.Context, r *Report, c *doris.Client, cfg *config.Config) {
 	vals := map[string]int64{}
 	source := "FE config"
@@ -193,4 +195,20 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// checkDrift says what Doris changes silently (drift.Analyze): type errors
+// turning into NULLs under non-strict mode, key columns first, and how JSON
+// fields are matched to columns.
+func checkDrift(r *Report, cfg *config.Config, t *schema.Table) {
+	d := drift.Analyze(t, cfg)
+	if !d.Strict && len(d.NullOnError) > 0 {
+		r.add(Warn, "type errors", "%s", d.StrictMessage())
+	} else {
+		r.add(OK, "type errors", "%s", d.StrictMessage())
+	}
+	if d.Fields != nil {
+		r.add(OK, "json fields", "a JSON field must be named exactly like one of %s, or Doris ignores it: "+
+			"run names each such field once in its log and counts them (doris_sink_unknown_fields_total)", strings.Join(d.Fields, ", "))
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/doris-sink/doris-sink/label"
 )
 
-// checkLabels shows the longest label the job can produce (DESIGN.md §3).
+// checkLabels shows the longest label the job can produce (docs/design.md §3).
 func checkLabels(r *Report, cfg *config.Config) {
 	l, err := label.Build(cfg.Job.Name, cfg.Doris.Database, cfg.Doris.Table, "0", math.MaxUint64)
 	if err != nil {

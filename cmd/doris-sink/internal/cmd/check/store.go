@@ -9,7 +9,7 @@ import (
 )
 
 // checkStore checks that the store in job.data_dir belongs to this job
-// (DESIGN.md §3, prefix ownership).
+// (docs/design.md §3, prefix ownership).
 func checkStore(r *Report, cfg *config.Config) {
 	dir := cfg.Job.DataDir
 	st, err := checkpoint.ReadFile(dir)

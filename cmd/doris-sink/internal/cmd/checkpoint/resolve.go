@@ -29,9 +29,18 @@ type ResolveOptions struct {
 type ResolveResult struct {
 	Checkpoint uint64 `json:"checkpoint"`
 	Label      string `json:"label,omitempty"`
-	Assumed    string `json:"assumed"`
-	By         string `json:"by,omitempty"`
-	DryRun     bool   `json:"dry_run"`
+	// TxnID is the decided txn id.
+	TxnID   int64  `json:"txn_id,omitempty"`
+	Assumed string `json:"assumed"`
+	// Action is "record" or "nothing" (loader.ResolveRecord,
+	// loader.ResolveNothing): the same with and without --dry-run.
+	Action string `json:"action"`
+	// Reason explains Action.
+	Reason string `json:"reason"`
+	// Doris is what Doris held for the label when asked.
+	Doris  *loader.LabelHeld `json:"doris,omitempty"`
+	By     string            `json:"by,omitempty"`
+	DryRun bool              `json:"dry_run"`
 }
 
 // NewCmdResolve returns `checkpoint resolve`; runF replaces Run in tests.
@@ -50,7 +59,14 @@ table, then record what happened:
                      checkpoint into the same label on restart
 
 A wrong "visible" loses the checkpoint's rows; a wrong "aborted" loads them
-twice. The job must be stopped (the store is locked while it runs).`,
+twice. The job must be stopped (the store is locked while it runs).
+
+Doris is asked first. An --assume that contradicts what Doris still holds
+for the label (visible while it is ABORTED, PREPARE or PRECOMMITTED;
+aborted while it is VISIBLE or COMMITTED) is refused, naming the state and
+txn id; one Doris agrees with, a committed or empty checkpoint, or an
+assumption already recorded is "nothing to do" (exit 0). --dry-run prints
+exactly what the real run would do.`,
 		Args: cobra.NoArgs,
 		Example: `  $ doris-sink checkpoint resolve -c orders.yaml --checkpoint 42 --assume aborted --dry-run
   $ doris-sink checkpoint resolve -c orders.yaml --checkpoint 42 --assume visible --yes`,
@@ -79,13 +95,17 @@ twice. The job must be stopped (the store is locked while it runs).`,
 	return cmd
 }
 
-// RunResolve records the resolution through loader.ResolveAssume.
+// RunResolve plans the resolution (loader.PlanResolve: the store, then
+// what Doris holds for the label), prints the plan with --dry-run, and
+// otherwise records it through loader.ResolveAssume, which re-plans under
+// the store's lock and so does exactly what was printed. An assumption
+// that contradicts Doris is refused (*loader.ResolveConflictError); a
+// checkpoint that needs no decision is "nothing to do" (exit 0).
 func RunResolve(ctx context.Context, o *ResolveOptions) error {
 	cfg, err := cmdutil.LoadConfig(o.Factory, o.Cmd, o.ConfigFile, config.NeedJob|config.NeedTable)
 	if err != nil {
 		return err
 	}
-	res := ResolveResult{Checkpoint: o.Checkpoint, Assumed: o.Assume, DryRun: o.DryRun}
 	st, err := checkpoint.ReadFile(cfg.Job.DataDir)
 	if err != nil {
 		return err
@@ -94,11 +114,26 @@ func RunResolve(ctx context.Context, o *ResolveOptions) error {
 		return fmt.Errorf("store %s belongs to job %s table %s.%s, not to this config (job %s table %s.%s)",
 			cfg.Job.DataDir, o.Job, o.DB, o.Table, cfg.Job.Name, cfg.Doris.Database, cfg.Doris.Table)
 	}
-	if st.Decided == nil || st.Decided.ID != o.Checkpoint {
-		return fmt.Errorf("checkpoint %d is not the last decided checkpoint of %s; only that one can be resolved", o.Checkpoint, cfg.Job.DataDir)
+	client, err := o.Factory.Doris(cfg)
+	if err != nil {
+		return err
 	}
-	res.Label = st.Decided.Label
-	if o.DryRun {
+	defer client.Close()
+	// The real run needs the store's lock (no job may run); so does the dry
+	// run, to say so too. Opening an existing store writes nothing.
+	store, err := checkpoint.OpenFile(cfg.Job.DataDir, st.Owner)
+	if err != nil {
+		return fmt.Errorf("resolve checkpoint %d: %w (stop the job first)", o.Checkpoint, err)
+	}
+	defer store.Close()
+	opts := []loader.ResolveOpt{loader.ResolveCheck(client, cfg.Doris.Database), loader.ResolveLedger(cfg.Job.DataDir)}
+	p, err := loader.PlanResolve(ctx, store, o.Checkpoint, o.Assume, opts...)
+	if err != nil {
+		return err
+	}
+	res := ResolveResult{Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID, Assumed: p.Assumed,
+		Action: p.Action, Reason: p.Reason, Doris: p.Doris, DryRun: o.DryRun}
+	if o.DryRun || p.Action == loader.ResolveNothing {
 		return o.print(res)
 	}
 	fmt.Fprintf(o.IO.ErrOut, "Warning: a wrong --assume %s %s.\n", o.Assume,
@@ -107,12 +142,7 @@ func RunResolve(ctx context.Context, o *ResolveOptions) error {
 	if err := cmdutil.Confirm(o.IO, o.Yes, action); err != nil {
 		return err
 	}
-	store, err := checkpoint.OpenFile(cfg.Job.DataDir, st.Owner)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	r, err := loader.ResolveAssume(ctx, store, o.Checkpoint, o.Assume, loader.ResolveLedger(cfg.Job.DataDir))
+	r, err := loader.ResolveAssume(ctx, store, o.Checkpoint, o.Assume, opts...)
 	if r != nil {
 		res.By = r.By
 	}
@@ -126,10 +156,17 @@ func (o *ResolveOptions) print(r ResolveResult) error {
 	if o.Output == cmdutil.OutputJSON {
 		return cmdutil.WriteJSON(o.IO.Out, r)
 	}
-	verb := "Recorded"
-	if r.DryRun {
-		verb = "Would record"
+	var err error
+	switch {
+	case r.Action == loader.ResolveNothing:
+		_, err = fmt.Fprintf(o.IO.Out, "Nothing to do for checkpoint %d (%s): %s\n", r.Checkpoint, r.Label, r.Reason)
+	case r.DryRun:
+		_, err = fmt.Fprintf(o.IO.Out, "Would record checkpoint %d (%s) as %s: %s\n", r.Checkpoint, r.Label, r.Assumed, r.Reason)
+	default:
+		_, err = fmt.Fprintf(o.IO.Out, "Recorded checkpoint %d (%s) as %s: %s\n", r.Checkpoint, r.Label, r.Assumed, r.Reason)
 	}
-	_, err := fmt.Fprintf(o.IO.Out, "%s checkpoint %d (%s) as %s\n", verb, r.Checkpoint, r.Label, r.Assumed)
+	if err == nil && r.Doris != nil {
+		_, err = fmt.Fprintf(o.IO.Out, "Doris holds label %s as %s\n", r.Label, r.Doris)
+	}
 	return err
 }

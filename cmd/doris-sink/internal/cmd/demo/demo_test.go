@@ -25,6 +25,14 @@ func TestDemoRunsAndPasses(t *testing.T) {
 	if strings.Contains(got, "[FAIL]") {
 		t.Error("a check failed")
 	}
+	// The crashes are the demo's own: reported as planned, never as errors.
+	logs := errOut.String()
+	if strings.Contains(logs, "level=ERROR") {
+		t.Errorf("planned crashes logged as errors:\n%s", logs)
+	}
+	if n, want := strings.Count(logs, "level=INFO msg=\"planned crash at "), 2*len(crashPoints); n != want {
+		t.Errorf("%d planned-crash lines, want %d (two tables × %d failpoints)", n, want, len(crashPoints))
+	}
 }
 
 func TestExpectedStateKeepsNewestAndDropsDeletes(t *testing.T) {

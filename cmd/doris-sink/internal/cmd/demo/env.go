@@ -42,7 +42,7 @@ const (
 )
 
 // crashPoints are the cut points the demo crashes at, one run each: during
-// streaming, after precommit, and on both sides of the decision (DESIGN.md
+// streaming, after precommit, and on both sides of the decision (docs/design.md
 // §2; loader/failpoints.go says what is durable at each).
 var crashPoints = []string{loader.FailMidStream, loader.FailAfterPrecommit, loader.FailBeforeDecide, loader.FailAfterDecide}
 
@@ -53,12 +53,13 @@ type env struct {
 	doris   *doristest.Server
 	db      *sql.DB
 	client  *doris.Client
-	log     *slog.Logger
-	tables  []*config.Config
+	// logTo receives the connectors' errors (see plannedCrash).
+	logTo  io.Writer
+	tables []*config.Config
 }
 
 func startEnv(ctx context.Context, dir string, logTo io.Writer) (*env, error) {
-	e := &env{log: slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelError}))}
+	e := &env{logTo: logTo}
 	var err error
 	e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, demoTopic))
 	if err != nil {
@@ -157,7 +158,11 @@ func (e *env) runJob(ctx context.Context, c *config.Config, fp *loader.Failpoint
 			}
 		}
 	}
-	job, err := run.Build(c, run.Deps{Doris: e.client, Failpoints: fp, Logger: e.log,
+	h := newPlannedCrash(slog.NewTextHandler(e.logTo, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if fp != nil {
+		fp.OnCrash(h.arm)
+	}
+	job, err := run.Build(c, run.Deps{Doris: e.client, Failpoints: fp, Logger: slog.New(h),
 		ConnectorOpts: []kafka.Opt{kafka.WithTestingKnobs(knobs),
 			kafka.WithKgoOpts(kgo.FetchMaxWait(50 * time.Millisecond))}})
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/drift"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/kafka"
@@ -130,10 +131,12 @@ func Run(ctx context.Context, opts *Options) error {
 	runCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
 	WarnClocks(runCtx, client, cfg, log)
+	fields := drift.Startup(runCtx, client, cfg, log) // NULLs on type errors; fields the table lacks
 
 	m := metrics.New()
 	job, err := Build(cfg, Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
 		ConnectorOpts: []kafka.Opt{
+			kafka.WithTableColumns(fields),
 			kafka.WithOnCheckpoint(func(s kafka.CheckpointStats) { logCheckpoint(log, s) }),
 			kafka.WithTestingKnobs(&kafka.TestingKnobs{
 				AfterStart: func(start kafka.Position) {

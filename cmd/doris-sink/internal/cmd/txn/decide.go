@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/view"
 	"github.com/doris-sink/doris-sink/doris"
-	lbl "github.com/doris-sink/doris-sink/label"
 )
 
 // Operation is commit or abort.
@@ -33,10 +33,13 @@ type DecideOptions struct {
 	LabelFlag  string
 	DryRun     bool
 	Yes        bool
+	// Force skips the check against the owning job's checkpoint store.
+	Force bool
 
 	Target Target
 	client *doris.Client
 	db     string
+	cfg    *config.Config
 }
 
 // DecideResult is the output of `txn commit|abort` (stable JSON names).
@@ -67,11 +70,15 @@ func NewCmdDecide(f *cmdutil.Factory, op Operation, runF func(context.Context, *
 		Short: short,
 		Long: short + `.
 
-This bypasses the checkpoint store of any doris-sink job that owns the
-transaction: a running or restarting job recovers its own labels (commits
-decided ones, aborts undecided ones). Use this only for transactions no job
-will recover, and prefer --dry-run first. Without a terminal, --yes is
-required.`,
+A running or restarting doris-sink job recovers its own labels (commits
+decided ones, aborts undecided ones). A label of a doris-sink job is
+therefore checked against that job's checkpoint store (pass the job's
+config with -c): committing an announced, undecided label, committing a
+heal attempt instead of the decided txn, and aborting a decided txn are
+refused, naming the command to use instead; what the job's recovery would
+do itself is allowed. Without the job's config such a label is refused
+unless --force. Prefer --dry-run first (it applies the same checks).
+Without a terminal, --yes is required.`,
 		Args: cobra.MaximumNArgs(1),
 		Example: fmt.Sprintf(`  $ doris-sink txn %[1]s 1001 --db demo --dry-run
   $ doris-sink txn %[1]s --label orders-eos:demo-orders:0:42 --db demo --yes`, op),
@@ -93,6 +100,7 @@ required.`,
 	cmd.Flags().StringVar(&opts.LabelFlag, "label", "", "the transaction's label instead of its id (Doris 2.1+)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show the transaction and what would be done; change nothing")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "act on a doris-sink job's label without checking the job's checkpoint store")
 	cmdutil.AddConfigFlag(cmd, &opts.ConfigFile)
 	cmdutil.AddDorisFlags(cmd)
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
@@ -111,33 +119,47 @@ func (o *DecideOptions) Validate(args []string) error {
 
 // Complete loads the config and the client.
 func (o *DecideOptions) Complete() error {
-	c, db, err := connect(o.Factory, o.Cmd, o.ConfigFile)
+	cfg, err := cmdutil.LoadConfig(o.Factory, o.Cmd, o.ConfigFile, 0)
 	if err != nil {
 		return err
 	}
-	o.client, o.db = c, db
+	c, db, err := connectCfg(o.Factory, cfg)
+	if err != nil {
+		return err
+	}
+	o.client, o.db, o.cfg = c, db, cfg
 	return nil
 }
 
 // Run shows the transaction, warns, asks for confirmation and acts.
 func (o *DecideOptions) Run(ctx context.Context) error {
 	res := &DecideResult{Operation: string(o.Op), DB: o.db, TxnID: o.Target.ID, Label: o.Target.Label, DryRun: o.DryRun}
-	if t, err := lookup(ctx, o.client, o.db, o.Target); err == nil {
+	t, lerr := lookup(ctx, o.client, o.db, o.Target)
+	if lerr == nil {
 		res.Before = view.FromTransaction(t)
 		res.TxnID, res.Label = t.ID, t.Label
 	} else if o.DryRun {
+		return lerr
+	}
+	if res.Label == "" && !o.Force {
+		return fmt.Errorf("cannot tell which job owns %s (pass --force to act without knowing): %w", o.Target, lerr)
+	}
+	note, err := o.guard(o.cfg, res.Label, res.TxnID)
+	if err != nil {
 		return err
 	}
 	action := fmt.Sprintf("%s %s in db %s", o.Op, o.Target, o.db)
 	if o.DryRun {
+		if note != "" {
+			fmt.Fprintln(o.IO.ErrOut, note+".")
+		}
 		res.Outcome = "would " + string(o.Op)
 		return o.print(res)
 	}
-	o.warn(res)
+	o.warn(res, note)
 	if err := cmdutil.Confirm(o.IO, o.Yes, action); err != nil {
 		return err
 	}
-	var err error
 	switch {
 	case o.Op == Commit && o.Target.Label != "":
 		err = o.client.CommitLabel(ctx, o.db, o.Target.Label)
@@ -165,19 +187,14 @@ func (o *DecideOptions) Run(ctx context.Context) error {
 	return o.print(res)
 }
 
-// warn prints the risk on stderr before acting (kubectl delete style).
-func (o *DecideOptions) warn(res *DecideResult) {
-	l := res.Label
-	msg := "Warning: %s bypasses the checkpoint store of any doris-sink job that owns this transaction.\n"
-	fmt.Fprintf(o.IO.ErrOut, msg, o.Op)
-	if p, err := lbl.Parse(l); err == nil {
-		fmt.Fprintf(o.IO.ErrOut, "Warning: label %s belongs to doris-sink job %q (checkpoint %d); restarting that job resolves it safely.\n", l, p.Prefix, p.Checkpoint)
-		if o.Op == Commit {
-			fmt.Fprintln(o.IO.ErrOut, "Warning: committing a label the job has not decided makes rows visible that the job will load again (duplicates).")
-		} else {
-			fmt.Fprintln(o.IO.ErrOut, "Warning: aborting a decided label makes the job replay its checkpoint on restart.")
-		}
+// warn prints the risk on stderr before acting (kubectl delete style):
+// note is the guard's verdict on a doris-sink label, "" for any other.
+func (o *DecideOptions) warn(res *DecideResult, note string) {
+	if note != "" {
+		fmt.Fprintln(o.IO.ErrOut, note+".")
+		return
 	}
+	fmt.Fprintf(o.IO.ErrOut, "Warning: %s of %s: no doris-sink job owns this label, nothing will recover it.\n", o.Op, res.Label)
 }
 
 func (o *DecideOptions) print(res *DecideResult) error {

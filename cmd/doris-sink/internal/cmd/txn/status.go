@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/view"
 	"github.com/doris-sink/doris-sink/doris"
 )
@@ -93,6 +94,10 @@ func connect(f *cmdutil.Factory, cmd *cobra.Command, file string) (*doris.Client
 	if err != nil {
 		return nil, "", err
 	}
+	return connectCfg(f, cfg)
+}
+
+func connectCfg(f *cmdutil.Factory, cfg *config.Config) (*doris.Client, string, error) {
 	if cfg.Doris.Database == "" {
 		return nil, "", cmdutil.FlagErrorf("a database is required: --db or doris.database")
 	}

@@ -119,7 +119,7 @@ func TestReconcileTableCount(t *testing.T) {
 	}
 }
 
-// Against the emulator (doris-api.md §6.2 SHOW TRANSACTION WHERE status,
+// Against the emulator (docs/doris-facts.md §6.2 SHOW TRANSACTION WHERE status,
 // §7 Duplicate Key): a ledger claiming more rows than the table holds and a
 // PRECOMMITTED txn left behind are both gaps.
 func TestReconcileDorisChecksEmulator(t *testing.T) {

@@ -22,6 +22,9 @@ type record struct {
 	end     json.RawMessage
 	counts  bool // a load result was recorded
 	rows    rowCounts
+	// deadLettered is the ledger's count of the checkpoint's records sent
+	// to the dead-letter topic (of its latest entry that names counts).
+	deadLettered int64
 }
 
 // rowCounts are Doris's counters of one load.
@@ -64,9 +67,10 @@ func fold(entries []ledger.Entry) []*record {
 				r.start, r.end = rg.Start, rg.End
 			}
 		}
-		if e.RowsTotal > 0 || e.RowsLoaded > 0 || e.Bytes > 0 {
+		if e.RowsTotal > 0 || e.RowsLoaded > 0 || e.Bytes > 0 || e.DeadLettered > 0 {
 			r.counts = true
 			r.rows = rowCounts{e.RowsTotal, e.RowsLoaded, e.RowsFiltered, e.RowsUnselected}
+			r.deadLettered = e.DeadLettered
 		}
 	}
 	out := make([]*record, 0, len(byID))

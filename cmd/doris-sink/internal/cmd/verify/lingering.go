@@ -15,13 +15,13 @@ import (
 const DefaultLingerMargin = 2 * time.Minute
 
 // checkLingering lists the db's PREPARE and PRECOMMITTED txns (SHOW
-// TRANSACTION WHERE status = …, doris-api.md §6.2) and reports as a gap each
+// TRANSACTION WHERE status = …, docs/doris-facts.md §6.2) and reports as a gap each
 // one whose label has the job's prefix "<job>:" and which began longer ago
 // than in.LingerAfter. A healthy job precommits within one checkpoint
 // interval and commits or aborts right after; a txn older than that is left
 // behind (a crash, a failed abort): it holds a running-txn slot
 // (max_running_txn_num_per_db) and, PRECOMMITTED, is aborted by Doris after
-// stream_load_default_precommit_timeout_second (doris-api.md §5).
+// stream_load_default_precommit_timeout_second (docs/doris-facts.md §5).
 func checkLingering(ctx context.Context, in Input, rep *Report) {
 	if in.Doris == nil || in.LingerAfter <= 0 {
 		return

@@ -58,6 +58,11 @@ type fakeKafka map[int32]int64
 
 func (k fakeKafka) HighWatermarks(context.Context, string) (map[int32]int64, error) { return k, nil }
 
+// CountRange: every offset holds a data record.
+func (k fakeKafka) CountRange(_ context.Context, _ string, _ int32, start, end int64) (RangeCount, error) {
+	return RangeCount{Records: end - start}, nil
+}
+
 func pos(offs map[int32]int64) string {
 	if offs == nil {
 		return "null"
@@ -184,13 +189,19 @@ func TestReconcileRowsAndHighWatermark(t *testing.T) {
 	var es []ledger.Entry
 	es = append(es, committed(1, nil, map[int32]int64{0: 10}, 9)...) // one row short
 	rep := Reconcile(t.Context(), input(es, visible(1), fakeKafka{0: 8}))
-	got := kinds(rep, SeverityError)
-	if len(got) != 2 || got[0] != KindRows || got[1] != KindHighWatermark {
-		t.Errorf("error findings = %v, want [rows high-watermark]", got)
+	if got := kinds(rep, SeverityError); len(got) != 1 || got[0] != KindHighWatermark {
+		t.Errorf("error findings = %v, want [high-watermark]", got)
 	}
-	if rep.Err() == nil {
-		t.Error("Err() = nil, want an error")
+	// Kafka holds a record at every offset: the missing row is a gap.
+	if got := kinds(rep, SeverityGap); len(got) != 1 || got[0] != KindRows {
+		t.Errorf("gap findings = %v, want [rows]", got)
 	}
+	if cmdutil.ExitCode(rep.Err()) != cmdutil.ExitGaps {
+		t.Errorf("exit code %d for a missing row, want %d", cmdutil.ExitCode(rep.Err()), cmdutil.ExitGaps)
+	}
+	// An endpoint mismatch alone is an error (exit 1).
+	es = committed(1, nil, map[int32]int64{0: 10}, 10)
+	rep = Reconcile(t.Context(), input(es, visible(1), fakeKafka{0: 8}))
 	if cmdutil.ExitCode(rep.Err()) != cmdutil.ExitError {
 		t.Errorf("exit code %d for mismatches, want %d", cmdutil.ExitCode(rep.Err()), cmdutil.ExitError)
 	}

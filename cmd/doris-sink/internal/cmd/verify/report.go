@@ -2,7 +2,7 @@
 // ledger with Doris (every decided label's state, its txn id) and with
 // Kafka (the ranges of consecutive checkpoints are contiguous per
 // partition, no gap and no overlap, and end at or below the high
-// watermark), DESIGN.md §6. The reconciliation (Reconcile) is a pure
+// watermark), docs/design.md §6. The reconciliation (Reconcile) is a pure
 // function of the ledger, the store and two small lookup interfaces, so it
 // is tested without Doris or Kafka.
 package verify
@@ -90,6 +90,10 @@ type Checkpoint struct {
 	// RowsTotal and RowsLoaded are Doris's counts for the load (-1 unknown).
 	RowsTotal  int64 `json:"rows_total"`
 	RowsLoaded int64 `json:"rows_loaded"`
+	// Accounted explains offsets that are not rows (dead letters,
+	// tombstones, transaction markers, compacted offsets); nil when every
+	// offset is a row.
+	Accounted *Accounting `json:"accounted,omitempty"`
 	// Status is OK or the most severe finding's severity.
 	Status string `json:"status"`
 }

@@ -36,7 +36,7 @@ type TableCount struct {
 // the loaded rows of the committed checkpoints; a difference is a gap. It
 // assumes the job is the table's only writer (the caller turns the check
 // off otherwise). UNIQUE and AGGREGATE tables are skipped: merging by key
-// legitimately makes their counts smaller (doris-api.md §7). states are the
+// legitimately makes their counts smaller (docs/doris-facts.md §7). states are the
 // Doris states checkDoris found, by record.
 func checkTableCount(ctx context.Context, in Input, recs []*record, states []doris.TxnStatus, rep *Report) {
 	if in.Doris == nil {

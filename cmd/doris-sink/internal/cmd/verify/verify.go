@@ -44,7 +44,11 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
   - Doris: every decided label is VISIBLE/COMMITTED, under the txn id the ledger names;
   - Kafka: the offset ranges of consecutive checkpoints are contiguous per partition
     (no gap, no overlap) from the first checkpoint, and end at or below the high watermark;
-  - rows: each load has one row per offset;
+  - rows: each load has one row per offset, except offsets the ledger counts as
+    dead-lettered; otherwise the range is read from Kafka (read_committed) and
+    tombstones (debezium format), transaction markers and offsets Kafka no longer
+    holds (compacted, aborted transactions) are accounted for; a record Kafka
+    holds without a row, or a row beyond the records, is a gap;
   - lingering transactions: no PREPARE/PRECOMMITTED txn with the job's label prefix
     "<job>:" is older than delivery.checkpoint_interval + --linger-margin;
   - table count (--table-count, on by default): a DUPLICATE KEY table's COUNT(*)
@@ -128,7 +132,7 @@ func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Con
 		return nil, fmt.Errorf("verify job %s: %w", cfg.Job.Name, err)
 	}
 	in := Input{Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table, Entries: entries, Torn: torn,
-		TableCount: checks.TableCount, Now: f.Now}
+		TableCount: checks.TableCount, Now: f.Now, SkipsTombstones: cfg.Records.Format == config.RecordsDebezium}
 	if checks.LingerMargin > 0 {
 		in.LingerAfter = cfg.Delivery.CheckpointInterval + checks.LingerMargin
 	}
@@ -172,6 +176,11 @@ func Print(io *cmdutil.IOStreams, rep *Report) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	for _, c := range rep.Checkpoints {
+		if c.Accounted != nil {
+			fmt.Fprintf(io.ErrOut, "checkpoint %d: %d offsets = %d rows + %s\n", c.ID, c.Offsets, c.RowsTotal, c.Accounted)
+		}
 	}
 	for _, f := range rep.Findings {
 		fmt.Fprintln(io.ErrOut, f.String())
