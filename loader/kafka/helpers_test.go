@@ -39,6 +39,10 @@ type env struct {
 	table  string
 	props  map[string]string
 	format string
+	// storeKnobs are the testing hooks of the file store e.loader opens.
+	storeKnobs checkpoint.FileKnobs
+	// bufSize is the loader's Stream Load buffer (0: the default).
+	bufSize int
 }
 
 func newEnv(t *testing.T, partitions int32) *env {
@@ -121,12 +125,12 @@ func (e *env) end(topic string) Position {
 func (e *env) loader(fps *loader.Failpoints) *loader.Loader {
 	e.t.Helper()
 	owner := checkpoint.Owner{Job: "kafka-test", DB: testDB, Table: e.table, Source: "kafka:" + testTopic, Writer: "0"}
-	st, err := checkpoint.OpenFile(e.dir, owner)
+	st, err := checkpoint.OpenFileWithKnobs(e.dir, owner, e.storeKnobs)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	ld, err := loader.New(e.client, loader.Config{Job: owner.Job, DB: testDB, Table: e.table, Source: owner.Source,
-		Format: LoaderFormat(e.format), Properties: e.props, Store: st, LedgerDir: e.dir, Failpoints: fps,
+		Format: LoaderFormat(e.format), Properties: e.props, Store: st, LedgerDir: e.dir, Failpoints: fps, BufferSize: e.bufSize,
 		Retry: loader.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, MaxElapsed: 5 * time.Second}})
 	if err != nil {
 		st.Close()
