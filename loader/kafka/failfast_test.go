@@ -446,26 +446,32 @@ func TestAbortedDecisionHealsWithoutTraffic(t *testing.T) {
 	}
 }
 
-// Issue 11: with the BE down mid-body, checkpoint failures stayed 0: only
-// failures at the barrier were counted. A load failing while its body
-// streams (FaultStream, doris-api.md §1.5: the BE rolls the txn back) now
-// counts.
+// Issue 11: with the BE down, checkpoint failures stayed 0: only failures
+// at the barrier were counted. A load that fails while the records stream
+// (here refused at its begin, doris-api.md §1.5: answered before the body
+// is read, so the first Write fails) now counts.
 func TestStreamingFailureCounted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
-	e.bufSize = 1 // every row is handed to Doris by its Write
 	e.produceIDs(0, 10, 1)
-	fh, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultStream, Count: 1, Refuse: true})
+	fh, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultBegin, Count: 1,
+		Err: &doristest.FaultErr{Message: "injected: BE down"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := e.connector(e.config(), nil)
+	var rec recorder
+	c := e.connector(e.config(), nil, WithOnCheckpoint(rec.add))
 	if err := e.runToEnd(ctxFor(t), c); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	e.checkExactlyOnce(10)
 	if fh.Hits() != 1 {
 		t.Fatalf("fault hits %d, want 1", fh.Hits())
+	}
+	for _, s := range rec.stats() {
+		if s.Err != nil {
+			t.Fatalf("a checkpoint failed at the barrier (%v): the test wants the failure in Write", s.Err)
+		}
 	}
 	if got := c.Metrics().CheckpointFailures.Load(); got != 1 {
 		t.Errorf("CheckpointFailures = %d, want 1 (a failure while streaming)", got)

@@ -41,8 +41,6 @@ type env struct {
 	format string
 	// storeKnobs are the testing hooks of the file store e.loader opens.
 	storeKnobs checkpoint.FileKnobs
-	// bufSize is the loader's Stream Load buffer (0: the default).
-	bufSize int
 }
 
 func newEnv(t *testing.T, partitions int32) *env {
@@ -130,7 +128,7 @@ func (e *env) loader(fps *loader.Failpoints) *loader.Loader {
 		e.t.Fatal(err)
 	}
 	ld, err := loader.New(e.client, loader.Config{Job: owner.Job, DB: testDB, Table: e.table, Source: owner.Source,
-		Format: LoaderFormat(e.format), Properties: e.props, Store: st, LedgerDir: e.dir, Failpoints: fps, BufferSize: e.bufSize,
+		Format: LoaderFormat(e.format), Properties: e.props, Store: st, LedgerDir: e.dir, Failpoints: fps,
 		Retry: loader.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, MaxElapsed: 5 * time.Second}})
 	if err != nil {
 		st.Close()
