@@ -14,6 +14,7 @@ import (
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
 // jumpClock is a loader.Clock on which every wait shorter than hold
@@ -476,4 +477,52 @@ func TestStreamingFailureCounted(t *testing.T) {
 	if got := c.Metrics().CheckpointFailures.Load(); got != 1 {
 		t.Errorf("CheckpointFailures = %d, want 1 (a failure while streaming)", got)
 	}
+}
+
+// Issue 11: a failed store save (the rename's directory fsync failing)
+// looped on "checkpoint store … unusable after a failed save" forever.
+// Now the next Recover's Load re-syncs the store (checkpoint.ErrUnsynced)
+// and the job goes on, exactly once; a store that cannot be re-synced ends
+// Run with a *FatalError naming job.data_dir.
+func TestFailedStoreSave(t *testing.T) {
+	t.Parallel()
+	t.Run("re-synced", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, 1)
+		e.produceIDs(0, 20, 1)
+		var mu sync.Mutex
+		renames := 0
+		e.storeKnobs.AfterRename = func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if renames++; renames == 3 {
+				return errors.New("injected: EIO on directory fsync")
+			}
+			return nil
+		}
+		c := e.connector(e.config(), nil)
+		if err := e.runToEnd(ctxFor(t), c); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		e.checkExactlyOnce(20)
+		if got := c.Metrics().CheckpointFailures.Load(); got < 1 {
+			t.Errorf("CheckpointFailures = %d, want the failed save counted", got)
+		}
+	})
+	t.Run("unsyncable", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, 1)
+		e.produceIDs(0, 20, 1)
+		e.storeKnobs.AfterRename = func() error { return errors.New("injected: EIO on directory fsync") }
+		e.storeKnobs.BeforeResync = func() error { return errors.New("injected: EIO on re-sync") }
+		c := e.connector(e.config(), nil, WithFailFastAfter(0))
+		err := c.Run(ctxFor(t))
+		var fe *FatalError
+		if !errors.As(err, &fe) || !errors.Is(err, checkpoint.ErrUnsynced) {
+			t.Fatalf("Run: %v, want a *FatalError wrapping checkpoint.ErrUnsynced", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "job.data_dir") || !strings.Contains(msg, e.dir) {
+			t.Errorf("error %q: want it to name job.data_dir and %s", msg, e.dir)
+		}
+	})
 }
