@@ -90,7 +90,7 @@ type pendingCommit struct {
 }
 
 // New validates cfg (see Config; errors name the config keys) and returns
-// a Loader owning cfg.Store. It refuses BatchMode with ExactlyOnce. It opens
+// a Loader owning cfg.Store. It refuses BatchMode (not implemented). It opens
 // the ledger but reads nothing from the store or Doris: call Recover.
 func New(client Doris, cfg Config) (*Loader, error) {
 	cfg.applyDefaults()
