@@ -170,7 +170,7 @@ func (c *Connector) rejected(err error) *RejectedError {
 // noteFailure records a failure of the current run: it counts it for the
 // backoff, reports the stall (from the first failure on) and returns a
 // *FatalError when err is unfixable and has persisted for the fail-fast
-// grace; nil to retry.
+// grace (during a drain: at once); nil to retry.
 func (c *Connector) noteFailure(err error) error {
 	now := c.o.clock.Now()
 	f := &c.fail
@@ -186,8 +186,12 @@ func (c *Connector) noteFailure(err error) error {
 		f.kind, f.since = u.kind, now
 	}
 	failing := now.Sub(f.since)
-	if c.o.failFast >= 0 && failing >= c.o.failFast {
-		fe := &FatalError{What: u.what, Fix: u.fix, For: failing, Grace: c.o.failFast, Err: err}
+	grace := c.o.failFast
+	if c.inDrain && grace > 0 {
+		grace = 0 // stopping anyway: waiting for a fix only delays the exit
+	}
+	if grace >= 0 && failing >= grace {
+		fe := &FatalError{What: u.what, Fix: u.fix, For: failing, Grace: grace, Err: err}
 		c.metrics.SetStall(now, fe.What+": "+fe.Fix, true)
 		c.o.logger.Error("giving up: retrying cannot fix this", "what", u.what, "fix", u.fix, "failing_for", failing,
 			"err", err)

@@ -104,7 +104,8 @@ func WithRecoverBackoff(min, max time.Duration) Opt {
 // does not exist, a checkpoint store that cannot be re-synced
 // (checkpoint.ErrUnsynced). The grace lets a table or topic being created
 // or recreated appear. Zero gives up at the first such failure; negative
-// never gives up (retry with backoff forever). Default
+// never gives up (retry with backoff forever). During a drain such a
+// failure ends Run at once (unless d is negative). Default
 // DefaultFailFastAfter. Doris refusing a checkpoint's rows
 // (doris.ErrDataQuality) is not retried at all (*RejectedError).
 func WithFailFastAfter(d time.Duration) Opt { return optFunc(func(o *options) { o.failFast = d }) }

@@ -331,6 +331,10 @@ func (c *Connector) handlePartition(ctx context.Context, p *kgo.FetchPartition) 
 			continue // read before (defensive: never load a record twice)
 		}
 		if err := c.record(ctx, r, &t); err != nil {
+			// The record was read (not loaded): a drain that comes while
+			// recovering from this failure re-reads up to and including it,
+			// and a *RejectedError's range covers it.
+			next, seen = r.Offset+1, true
 			return err
 		}
 		next, seen = r.Offset+1, true
