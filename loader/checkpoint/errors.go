@@ -14,7 +14,8 @@ var ErrClosed = errors.New("checkpoint store closed")
 // failed after its rename was attempted (the rename or the directory fsync
 // failed): what the file holds, and whether it is durable, is unknown. Save
 // refuses until Load has re-read the file and made it durable again;
-// a Load that cannot do so returns an error wrapping ErrUnsynced too.
+// the failed Save, the refused ones and a Load that cannot re-sync return
+// errors wrapping ErrUnsynced.
 var ErrUnsynced = errors.New("checkpoint store state unknown after a failed save")
 
 // InvariantError is a State that breaks an invariant of the package

@@ -195,7 +195,8 @@ func (f *FileStore) Load(ctx context.Context) (*State, error) {
 // after a crash during Save, Load returns the old or the new state, never a
 // mix. If Save fails after the rename was attempted (rename or directory
 // fsync failed) the durable state is unknown: the store refuses further use
-// and must be reopened. s is not retained.
+// until Load re-synced it; that Save's error wraps ErrUnsynced. s is not
+// retained.
 func (f *FileStore) Save(ctx context.Context, s *State) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
@@ -219,11 +220,11 @@ func (f *FileStore) Save(ctx context.Context, s *State) error {
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
 	if renamed, err := writeAtomic(f.path, b, f.knobs.AfterRename); err != nil {
-		err = fmt.Errorf("save checkpoint state to %s: %w", f.path, err)
 		if renamed {
-			f.broken = err
+			f.broken = fmt.Errorf("save checkpoint state to %s: %w", f.path, err)
+			return fmt.Errorf("%w: %w", ErrUnsynced, f.broken)
 		}
-		return err
+		return fmt.Errorf("save checkpoint state to %s: %w", f.path, err)
 	}
 	f.last = s.Clone()
 	return nil

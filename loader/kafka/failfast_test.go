@@ -526,3 +526,58 @@ func TestFailedStoreSave(t *testing.T) {
 		}
 	})
 }
+
+// One Drain ends Run from every waiting state (issue 11: a SIGTERM during
+// recovery retries or a store failure was ignored): the clock never moves
+// on its own, so without the fix each of these waits forever.
+func TestDrainEndsEveryWaitingState(t *testing.T) {
+	t.Parallel()
+	t.Run("recover retries at start", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, 1)
+		e.produceIDs(0, 3, 1)
+		// A first run leaves an announced label for Recover to look up.
+		if err := e.runToEnd(ctxFor(t), e.connector(e.config(), nil)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultLoadState, Count: -1,
+			Err: &doristest.FaultErr{Message: "injected: FE overloaded"}}); err != nil {
+			t.Fatal(err)
+		}
+		var c *Connector
+		c = e.connector(e.config(), nil, WithClock(newManualClock()), WithRecoverBackoff(time.Second, time.Minute),
+			WithTestingKnobs(&TestingKnobs{BeforeBackoff: func(time.Duration) { c.Drain() }}))
+		err := c.Run(ctxFor(t))
+		var de *DrainError
+		if !errors.As(err, &de) || de.Attempts != 0 || !strings.Contains(err.Error(), "FE overloaded") {
+			t.Fatalf("Run: %v, want a *DrainError naming the Recover failure", err)
+		}
+		if got := c.Metrics().RecoverFailures.Load(); got != 1 {
+			t.Errorf("RecoverFailures = %d, want 1", got)
+		}
+	})
+	t.Run("store failure", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, 1)
+		e.produceIDs(0, 10, 1)
+		e.storeKnobs.AfterRename = func() error { return errors.New("injected: EIO on directory fsync") }
+		e.storeKnobs.BeforeResync = func() error { return errors.New("injected: EIO on re-sync") }
+		clk := newManualClock()
+		var c *Connector
+		c = e.connector(e.config(), nil, WithClock(clk), WithRecoverBackoff(time.Second, time.Minute),
+			WithFailFastAfter(time.Hour), WithTestingKnobs(&TestingKnobs{BeforeBackoff: func(time.Duration) { c.Drain() }}))
+		go func() {
+			// The drain budget passes (the drain's own retry waits too).
+			if err := clk.waitTimer(ctxFor(t), DefaultDrainTimeout); err == nil {
+				clk.Advance(DefaultDrainTimeout)
+			}
+		}()
+		err := c.Run(ctxFor(t))
+		if err == nil || !errors.Is(err, checkpoint.ErrUnsynced) {
+			t.Fatalf("Run: %v, want it to end naming the unsynced store", err)
+		}
+		if s := c.Metrics().Stall(); !s.Fatal || !strings.Contains(s.Reason, "checkpoint store") {
+			t.Errorf("stall %+v, want fatal naming the checkpoint store", s)
+		}
+	})
+}
