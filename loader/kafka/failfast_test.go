@@ -556,6 +556,37 @@ func TestDrainEndsEveryWaitingState(t *testing.T) {
 			t.Errorf("RecoverFailures = %d, want 1", got)
 		}
 	})
+	t.Run("Doris call blocked", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, 1)
+		e.produceIDs(0, 7, 1)
+		fh, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, Count: -1, Block: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Release()
+		clk := newManualClock()
+		c := e.connector(e.config(), nil, WithClock(clk), WithDrainTimeout(time.Minute))
+		go func() {
+			// SIGTERM while the precommit hangs; then the drain budget passes.
+			ctx := ctxFor(t)
+			if err := fh.Wait(ctx, 1); err != nil {
+				return
+			}
+			c.Drain()
+			if err := clk.waitTimer(ctx, time.Minute); err == nil {
+				clk.Advance(time.Minute)
+			}
+		}()
+		err = c.Run(ctxFor(t))
+		var de *DrainError
+		if !errors.As(err, &de) {
+			t.Fatalf("Run: %v, want a *DrainError", err)
+		}
+		if got := e.ids(); len(got) != 0 {
+			t.Errorf("rows loaded by a checkpoint cut by the drain budget: %v", got)
+		}
+	})
 	t.Run("store failure", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, 1)
