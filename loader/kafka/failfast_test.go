@@ -612,3 +612,31 @@ func TestDrainEndsEveryWaitingState(t *testing.T) {
 		}
 	})
 }
+
+// A topic deleted while the job runs: kgo reports UNKNOWN_TOPIC_OR_PARTITION
+// in the fetches (after kgo.UnknownTopicRetries), which used to be logged
+// and retried forever; now it ends Run with a *FatalError naming the topic
+// once it lasted the fail-fast grace (0 here).
+func TestTopicDeletedWhileRunning(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1)
+	e.produceIDs(0, 7, 1)
+	var c *Connector
+	deleted := false
+	c = e.connector(e.config(), nil, WithFailFastAfter(0),
+		WithKgoOpts(kgo.UnknownTopicRetries(1), kgo.MetadataMinAge(10*time.Millisecond), kgo.MetadataMaxAge(50*time.Millisecond)),
+		WithOnCheckpoint(func(s CheckpointStats) {
+			if s.Err == nil && !deleted {
+				deleted = true
+				if _, err := e.adm.DeleteTopics(context.Background(), testTopic); err != nil {
+					t.Error(err)
+				}
+			}
+		}))
+	err := c.Run(ctxFor(t))
+	var fe *FatalError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "Kafka topic "+testTopic) {
+		t.Fatalf("Run: %v, want a *FatalError naming topic %s", err, testTopic)
+	}
+	e.checkExactlyOnce(7)
+}

@@ -155,7 +155,7 @@ type TestingKnobs struct {
 	// AfterGroupCommit runs after each monitoring commit to the consumer
 	// group, with its error.
 	AfterGroupCommit func(pos Position, err error)
-	// BeforeBackoff runs before each backoff wait of a run of failures,
-	// with its duration.
+	// BeforeBackoff runs before each backoff wait of a run of failures
+	// that is not zero, with its duration.
 	BeforeBackoff func(d time.Duration)
 }

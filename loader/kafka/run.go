@@ -179,8 +179,13 @@ func (c *Connector) failed(ctx, dctx context.Context, cause error) error {
 		return c.drain(ctx, dctx, cause)
 	}
 	err := c.recoverAndRewind(dctx, cause)
-	if errors.Is(err, errDrainRequested) || (err != nil && c.draining() && ctx.Err() == nil) {
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return err
+	case errors.Is(err, errDrainRequested):
 		return c.drain(ctx, dctx, cause)
+	case errors.Is(context.Cause(dctx), errDrainTimeout):
+		return c.drainError(0, cause) // a Recover in flight outlasted the drain budget
 	}
 	return err
 }
@@ -217,8 +222,8 @@ func (c *Connector) stopped(ctx, dctx context.Context, err error) error {
 }
 
 // poll returns the next fetches; it returns early (empty) when the
-// checkpoint timer fires (setting c.fired), when the loader's background
-// commit failed, or, with wakeOnDrain, when Drain is called.
+// checkpoint timer fires (setting c.fired), or, with wakeOnDrain (the run
+// loop), when Drain is called or the loader's background commit failed.
 func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -228,7 +233,13 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 	if !wakeOnDrain {
 		drainCh = nil
 	}
-	commitC := c.sink.CommitFailed()
+	var commitC <-chan struct{}
+	if wakeOnDrain {
+		// Only the run loop recovers at once; a drain's re-read finds the
+		// failed commit at its checkpoint (a closed channel would make every
+		// poll return at once).
+		commitC = c.sink.CommitFailed()
+	}
 	go func() {
 		defer close(stopped)
 		select {
@@ -270,6 +281,16 @@ func (c *Connector) fetchErrors(fs kgo.Fetches) error {
 				"(records were deleted by retention or lost by the broker before they were loaded): %w", t, p, err))
 		case errors.Is(err, kgo.ErrClientClosed):
 			terminal = append(terminal, fmt.Errorf("partition %s/%d: %w", t, p, err))
+		case errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID):
+			// The topic was deleted (kgo reports it after
+			// kgo.UnknownTopicRetries): waited for up to the fail-fast grace
+			// (it may be being recreated), then fatal.
+			if ferr := c.noteFailure(fmt.Errorf("partition %s/%d: %w", t, p, err)); ferr != nil {
+				terminal = append(terminal, ferr)
+			} else {
+				c.o.logger.Warn("fetch: the topic does not exist (waiting up to the fail-fast grace)", "topic", t,
+					"partition", p, "err", err)
+			}
 		default:
 			c.o.logger.Warn("fetch error (retried)", "topic", t, "partition", p, "err", err)
 		}
