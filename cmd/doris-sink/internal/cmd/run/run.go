@@ -66,8 +66,16 @@ two-phase commit, checkpointing every delivery.checkpoint_interval. On start it
 resolves every label the checkpoint store names before reading (see
 docs/operations.md).
 
-SIGINT/SIGTERM drains: what was read is checkpointed and committed, exit 0.
-A second signal aborts: the open transaction is aborted, exit 130.
+SIGINT/SIGTERM drains: what was read is checkpointed and committed, exit 0;
+it is honoured in every state (retry waits end at once, the drain budget
+bounds the rest). A second signal aborts: the open transaction is aborted,
+exit 130.
+
+Transient failures are retried with a backoff of 1s doubling up to
+delivery.retry_backoff_max. What no retry can fix (unknown database or
+table, refused credentials, a missing topic, an unwritable checkpoint store)
+exits 1 with one error line after delivery.fail_fast_after; rows Doris
+rejects (DATA_QUALITY_ERROR) exit 1 at once.
 Metrics: http://<metrics.listen>/metrics, /healthz, /readyz.`,
 		Example: `  doris-sink run -c orders.yaml
   DORIS_SINK_DORIS__PASSWORD=secret doris-sink run -c orders.yaml`,
