@@ -235,10 +235,23 @@ func (l *Loader) waitCommit(ctx context.Context) error {
 	return nil
 }
 
+// CommitFailed returns a channel that is closed when the background
+// commit of a decided checkpoint fails for good: Doris aborted the txn
+// (e.g. "timeout by txn manager", *AbortedError), or the retries gave up.
+// The next Write or Checkpoint would then fail with ErrNeedRecover; a
+// caller that is waiting for records (a quiet source) should instead call
+// Recover at once, which heals an aborted decided checkpoint (replay its
+// range, DESIGN.md §2 recovery table) without waiting for traffic. Each
+// successful Recover starts a new channel; a commit cut short by Close or
+// a crash does not close it. Call it from the goroutine that uses the
+// Loader.
+func (l *Loader) CommitFailed() <-chan struct{} { return l.watch.ch }
+
 // startCommit commits d in the background (DESIGN.md §2 step 5).
 func (l *Loader) startCommit(d checkpoint.Decision) {
 	pc := &pendingCommit{d: d, done: make(chan struct{})}
 	l.pending = pc
+	watch := l.watch
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
@@ -246,6 +259,9 @@ func (l *Loader) startCommit(d checkpoint.Decision) {
 		pc.err = l.commit(l.ctx, d)
 		if pc.err != nil && !errors.Is(pc.err, ErrCrashed) {
 			l.log.Error("commit failed", "id", d.ID, "label", d.Label, "txn_id", d.TxnID, "err", pc.err)
+			if l.ctx.Err() == nil {
+				watch.fail()
+			}
 		}
 		if l.knobs.AfterCommit != nil {
 			l.knobs.AfterCommit(d.ID, pc.err)

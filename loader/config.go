@@ -138,8 +138,9 @@ type Config struct {
 	Properties map[string]string
 	// Guarantee is delivery.guarantee. Default ExactlyOnce.
 	Guarantee Guarantee
-	// BatchMode is delivery.batch_mode; only valid with AtLeastOnce, where
-	// it currently behaves like AtLeastOnce (one load per checkpoint).
+	// BatchMode is delivery.batch_mode. Batch mode (size/time-triggered
+	// concurrent flushes, DESIGN.md §4) is not implemented: New refuses
+	// true, naming delivery.guarantee too when it is ExactlyOnce.
 	BatchMode bool
 	// Store is the checkpoint store (the coordinator's log). Required. The
 	// Loader owns it from New on and closes it in Close.
@@ -210,10 +211,14 @@ func (c *Config) validate() error {
 	if c.Guarantee != ExactlyOnce && c.Guarantee != AtLeastOnce {
 		errs = append(errs, fmt.Errorf("delivery.guarantee: unknown value %d", int(c.Guarantee)))
 	}
-	if c.BatchMode && c.Guarantee == ExactlyOnce {
+	switch {
+	case c.BatchMode && c.Guarantee == ExactlyOnce:
 		errs = append(errs, errors.New("delivery.batch_mode: true cannot be combined with delivery.guarantee: exactly-once "+
-			"(batch flushes are not bound to checkpoints, so they cannot be committed exactly once); "+
-			"set delivery.batch_mode: false, or delivery.guarantee: at-least-once and accept duplicates after a crash"))
+			"(batch flushes are not bound to checkpoints, so they cannot be committed exactly once; and batch mode is "+
+			"not implemented for at-least-once either); set delivery.batch_mode: false"))
+	case c.BatchMode:
+		errs = append(errs, errors.New("delivery.batch_mode: not implemented (no size/time-triggered concurrent flushes "+
+			"yet); set it false: delivery.guarantee: at-least-once already loads one non-2PC Stream Load per checkpoint"))
 	}
 	if c.Store == nil {
 		errs = append(errs, errors.New("job.data_dir: a checkpoint store is required (Config.Store)"))

@@ -52,7 +52,20 @@ type Loader struct {
 	pending   *pendingCommit
 	retryID   uint64 // at-least-once: id to reuse on an in-process retry
 	wg        sync.WaitGroup
+	// watch is closed when a background commit fails; replaced by Recover.
+	watch *commitWatch
 }
+
+// commitWatch is closed (once) when a background commit of the current
+// recovery epoch fails.
+type commitWatch struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func newCommitWatch() *commitWatch { return &commitWatch{ch: make(chan struct{})} }
+
+func (w *commitWatch) fail() { w.once.Do(func() { close(w.ch) }) }
 
 // attempt is the checkpoint being written.
 type attempt struct {
@@ -77,7 +90,7 @@ type pendingCommit struct {
 }
 
 // New validates cfg (see Config; errors name the config keys) and returns
-// a Loader owning cfg.Store. It refuses BatchMode with ExactlyOnce. It opens
+// a Loader owning cfg.Store. It refuses BatchMode (not implemented). It opens
 // the ledger but reads nothing from the store or Doris: call Recover.
 func New(client Doris, cfg Config) (*Loader, error) {
 	cfg.applyDefaults()
@@ -94,7 +107,7 @@ func New(client Doris, cfg Config) (*Loader, error) {
 	}
 	l := &Loader{
 		cfg: cfg, client: client, target: t, delim: delim, log: cfg.Logger.With("job", cfg.Job, "table", cfg.DB+"."+cfg.Table),
-		clock: cfg.Clock, fp: cfg.Failpoints, knobs: cfg.Knobs, abandon: make(chan struct{}),
+		clock: cfg.Clock, fp: cfg.Failpoints, knobs: cfg.Knobs, abandon: make(chan struct{}), watch: newCommitWatch(),
 	}
 	if l.knobs == nil {
 		l.knobs = &TestingKnobs{}

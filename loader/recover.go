@@ -85,6 +85,7 @@ func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 	l.pos = pos
 	l.broken = nil
 	l.recovered = true
+	l.watch = newCommitWatch()
 	return pos, nil
 }
 

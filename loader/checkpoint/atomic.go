@@ -10,8 +10,9 @@ import (
 // is written and fsync'd, renamed over path, and the directory fsync'd.
 // renamed reports whether the rename was attempted: when it was and err is
 // not nil, path may hold either the old or the new content and durability
-// of either is unknown.
-func writeAtomic(path string, b []byte) (renamed bool, err error) {
+// of either is unknown. afterRename (nil: none) is a testing hook run after
+// the rename; its error counts as a failed directory fsync.
+func writeAtomic(path string, b []byte, afterRename func() error) (renamed bool, err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+tmpInfix+"*")
 	if err != nil {
@@ -38,6 +39,11 @@ func writeAtomic(path string, b []byte) (renamed bool, err error) {
 	if err := os.Rename(tmpName, path); err != nil {
 		os.Remove(tmpName)
 		return true, fmt.Errorf("rename %s to %s: %w", tmpName, path, err)
+	}
+	if afterRename != nil {
+		if err := afterRename(); err != nil {
+			return true, fmt.Errorf("fsync directory %s: %w", dir, err)
+		}
 	}
 	if err := syncDir(dir); err != nil {
 		return true, err

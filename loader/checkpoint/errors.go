@@ -10,6 +10,14 @@ import (
 // Crash abandoned the handle).
 var ErrClosed = errors.New("checkpoint store closed")
 
+// ErrUnsynced is wrapped by the errors of a FileStore whose last Save
+// failed after its rename was attempted (the rename or the directory fsync
+// failed): what the file holds, and whether it is durable, is unknown. Save
+// refuses until Load has re-read the file and made it durable again;
+// the failed Save, the refused ones and a Load that cannot re-sync return
+// errors wrapping ErrUnsynced.
+var ErrUnsynced = errors.New("checkpoint store state unknown after a failed save")
+
 // InvariantError is a State that breaks an invariant of the package
 // documentation. Save refuses it and writes nothing; Load returns it inside
 // a *CorruptError.

@@ -29,10 +29,25 @@ type FileStore struct {
 	path  string
 	owner Owner
 
+	knobs FileKnobs
+
 	mu     sync.Mutex
 	lock   *os.File // nil once closed
 	last   *State   // last state loaded or saved
 	broken error    // set when a Save's outcome is unknown
+}
+
+// FileKnobs are testing hooks of a FileStore (OpenFileWithKnobs). Each nil
+// field has no effect.
+type FileKnobs struct {
+	// AfterRename runs in Save after the new state was renamed into place,
+	// before the directory fsync. An error fails that Save as a failed
+	// directory fsync would: the store's durable state is unknown (the
+	// store refuses Save until Load re-synced it, see Load).
+	AfterRename func() error
+	// BeforeResync runs in a Load that re-syncs the store after such a
+	// Save; an error fails that Load (the store stays unsynced).
+	BeforeResync func() error
 }
 
 var _ Store = (*FileStore)(nil)
@@ -51,6 +66,11 @@ var _ Store = (*FileStore)(nil)
 //
 // On error nothing is locked.
 func OpenFile(dir string, owner Owner) (*FileStore, error) {
+	return OpenFileWithKnobs(dir, owner, FileKnobs{})
+}
+
+// OpenFileWithKnobs is OpenFile with testing hooks (FileKnobs).
+func OpenFileWithKnobs(dir string, owner Owner, knobs FileKnobs) (*FileStore, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, fmt.Errorf("open checkpoint store %s: %w", dir, err)
 	}
@@ -61,7 +81,7 @@ func OpenFile(dir string, owner Owner) (*FileStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &FileStore{dir: dir, path: filepath.Join(dir, FileName), owner: owner, lock: lock}
+	f := &FileStore{dir: dir, path: filepath.Join(dir, FileName), owner: owner, lock: lock, knobs: knobs}
 	if err := f.open(); err != nil {
 		lock.Close()
 		return nil, err
@@ -81,7 +101,7 @@ func (f *FileStore) open() error {
 		if err != nil {
 			return fmt.Errorf("create checkpoint store %s: %w", f.dir, err)
 		}
-		if _, err := writeAtomic(f.path, b); err != nil {
+		if _, err := writeAtomic(f.path, b, nil); err != nil {
 			return fmt.Errorf("create checkpoint store %s: %w", f.dir, err)
 		}
 	case err != nil:
@@ -134,15 +154,27 @@ func ReadFile(dir string) (*State, error) {
 // Dir returns the store directory.
 func (f *FileStore) Dir() string { return f.dir }
 
-// Load reads the stored state from disk. After Close it returns ErrClosed;
-// after a Save whose outcome is unknown it returns that Save's error (close
-// and reopen the store, then run recovery).
+// Load reads the stored state from disk. After Close it returns ErrClosed.
+// After a Save whose outcome is unknown (ErrUnsynced) it re-syncs the store
+// first: temporary files are removed, the file is read and fsync'd and the
+// directory fsync'd, so that the state returned is the durable one (the old
+// or the new state of that Save, whichever the rename left); only then does
+// the store accept Save again. A re-sync that fails returns an error
+// wrapping ErrUnsynced and the store stays unsynced; a later Load tries
+// again. Recovery (the caller's) must follow a re-synced Load, as after any
+// restart.
 func (f *FileStore) Load(ctx context.Context) (*State, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load checkpoint state: %w", err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.lock != nil && f.broken != nil {
+		if err := f.resync(); err != nil {
+			return nil, fmt.Errorf("checkpoint store %s: re-sync after a failed save (%v): %w", f.dir, f.broken, err)
+		}
+		f.broken = nil
+	}
 	if err := f.usable(); err != nil {
 		return nil, err
 	}
@@ -163,7 +195,8 @@ func (f *FileStore) Load(ctx context.Context) (*State, error) {
 // after a crash during Save, Load returns the old or the new state, never a
 // mix. If Save fails after the rename was attempted (rename or directory
 // fsync failed) the durable state is unknown: the store refuses further use
-// and must be reopened. s is not retained.
+// until Load re-synced it; that Save's error wraps ErrUnsynced. s is not
+// retained.
 func (f *FileStore) Save(ctx context.Context, s *State) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
@@ -186,12 +219,12 @@ func (f *FileStore) Save(ctx context.Context, s *State) error {
 	if err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
-	if renamed, err := writeAtomic(f.path, b); err != nil {
-		err = fmt.Errorf("save checkpoint state to %s: %w", f.path, err)
+	if renamed, err := writeAtomic(f.path, b, f.knobs.AfterRename); err != nil {
 		if renamed {
-			f.broken = err
+			f.broken = fmt.Errorf("save checkpoint state to %s: %w", f.path, err)
+			return fmt.Errorf("%w: %w", ErrUnsynced, f.broken)
 		}
-		return err
+		return fmt.Errorf("save checkpoint state to %s: %w", f.path, err)
 	}
 	f.last = s.Clone()
 	return nil
@@ -202,7 +235,35 @@ func (f *FileStore) usable() error {
 		return fmt.Errorf("checkpoint store %s: %w", f.dir, ErrClosed)
 	}
 	if f.broken != nil {
-		return fmt.Errorf("checkpoint store %s unusable after a failed save (reopen it and recover): %w", f.dir, f.broken)
+		return fmt.Errorf("checkpoint store %s unusable after a failed save (Load re-syncs it; then recover): %w: %w",
+			f.dir, ErrUnsynced, f.broken)
+	}
+	return nil
+}
+
+// resync makes the file's current content durable after a Save whose
+// outcome is unknown: leftover temporary files are removed, the file is
+// fsync'd, then the directory. Errors wrap ErrUnsynced.
+func (f *FileStore) resync() error {
+	if f.knobs.BeforeResync != nil {
+		if err := f.knobs.BeforeResync(); err != nil {
+			return fmt.Errorf("%w: %w", ErrUnsynced, err)
+		}
+	}
+	if err := removeTemps(f.dir); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsynced, err)
+	}
+	file, err := os.Open(f.path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsynced, err)
+	}
+	serr := file.Sync()
+	cerr := file.Close()
+	if err := errors.Join(serr, cerr); err != nil {
+		return fmt.Errorf("%w: fsync %s: %w", ErrUnsynced, f.path, err)
+	}
+	if err := syncDir(f.dir); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsynced, err)
 	}
 	return nil
 }

@@ -98,4 +98,5 @@ func (nopSink) CheckpointWith(context.Context, json.RawMessage, loader.Checkpoin
 	return nil
 }
 func (nopSink) LastDecision() (uint64, string, bool) { return 0, "", false }
+func (nopSink) CommitFailed() <-chan struct{}        { return nil }
 func (nopSink) Close(context.Context) error          { return nil }

@@ -21,12 +21,14 @@ var _ Sink = (*loader.Loader)(nil)
 // method has the contract of the Loader method of the same name; the
 // Connector calls them from its Run goroutine only. CheckpointWith gets
 // the checkpoint's dead-lettered record count; LastDecision names the
-// checkpoint in the metadata of the monitoring group commit.
+// checkpoint in the metadata of the monitoring group commit; CommitFailed
+// wakes the Connector to recover at once when a background commit failed.
 type Sink interface {
 	Recover(ctx context.Context) (json.RawMessage, error)
 	Write(ctx context.Context, row []byte) error
 	CheckpointWith(ctx context.Context, end json.RawMessage, info loader.CheckpointInfo) error
 	LastDecision() (id uint64, label string, committed bool)
+	CommitFailed() <-chan struct{}
 	Close(ctx context.Context) error
 }
 
@@ -48,11 +50,16 @@ type Connector struct {
 	drainCh   chan struct{}
 	drainReq  atomic.Bool // set before drainCh is closed; read per record
 	drainOnce sync.Once
+	// drainTimer fires drainTimeout after Drain (nil: no bound); written
+	// before drainCh is closed.
+	drainTimer <-chan time.Time
 
-	// mu guards cl and base, shared with the partition-refresh goroutine.
-	mu   sync.Mutex
-	cl   *kgo.Client     // the consuming client (recreated on rewind)
-	base map[int32]int64 // where a partition starts when no position covers it
+	// mu guards cl, base and decided, shared with the partition-refresh
+	// goroutine and Decided.
+	mu      sync.Mutex
+	cl      *kgo.Client     // the consuming client (recreated on rewind)
+	base    map[int32]int64 // where a partition starts when no position covers it
+	decided *Position       // the last decided position known (nil: none)
 
 	// Run goroutine state.
 	next   map[int32]int64 // next offset to read per partition
@@ -63,6 +70,11 @@ type Connector struct {
 	// drainTo bounds reading while a failed drain checkpoint is re-read:
 	// the next offsets consumed when Drain was called (nil otherwise).
 	drainTo map[int32]int64
+	// inDrain is set once drain runs (backoff waits no longer end on
+	// Drain).
+	inDrain bool
+	// fail is the current run of failures.
+	fail failureRun
 }
 
 type pending struct {
@@ -123,9 +135,33 @@ func (c *Connector) Metrics() *Metrics { return c.metrics }
 // is idempotent.
 func (c *Connector) Drain() {
 	c.drainOnce.Do(func() {
+		if c.o.drainTimeout > 0 {
+			c.drainTimer = c.o.clock.After(c.o.drainTimeout)
+		}
 		c.drainReq.Store(true)
 		close(c.drainCh)
 	})
+}
+
+// Decided returns the last decided position the Connector knows of: the
+// one Recover returned or the end of the last checkpoint decided since;
+// ok is false when no checkpoint was ever decided. Safe for concurrent
+// use; after Run returned it is where the next start resumes (unless the
+// next Recover heals that checkpoint and resumes from its start).
+func (c *Connector) Decided() (pos Position, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.decided == nil {
+		return Position{}, false
+	}
+	return c.decided.clone(), true
+}
+
+func (c *Connector) setDecided(p Position) {
+	p = p.clone()
+	c.mu.Lock()
+	c.decided = &p
+	c.mu.Unlock()
 }
 
 // draining reports whether Drain was called: an atomic load, cheap enough

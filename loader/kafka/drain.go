@@ -20,21 +20,27 @@ var errDrainTimeout = errors.New("drain timeout")
 //
 // A failed checkpoint is retried like one of the run loop (back off,
 // Recover, rewind to the position it returns), except that the records are
-// re-read only up to target, then checkpointed again. The whole drain is
-// bounded by the drain timeout (on the Connector's clock); when it passes,
-// drain returns a *DrainError. ctx's cancellation (the second signal) ends
-// the drain at once with ctx.Err(). Errors Recover cannot fix end it at
-// once too.
-func (c *Connector) drain(ctx context.Context) error {
-	if c.pend.records == 0 {
+// re-read only up to target, then checkpointed again. cause, when not nil,
+// is a failure the run loop was recovering from when Drain was called: the
+// drain starts with that retry. The whole drain is bounded by dctx, which
+// the drain timeout (on the Connector's clock, counted from the Drain call)
+// cancels with errDrainTimeout; then drain returns a *DrainError. ctx's
+// cancellation (the second signal) ends the drain at once with ctx.Err().
+// Errors Recover cannot fix, and the failures Run stops for (*FatalError,
+// *RejectedError), end it at once too.
+func (c *Connector) drain(ctx, dctx context.Context, cause error) error {
+	c.inDrain = true
+	if cause == nil && c.pend.records == 0 {
 		c.o.logger.Info("drained: nothing to checkpoint")
 		return nil
 	}
 	target := maps.Clone(c.next)
-	dctx, stop := c.drainContext(ctx)
-	defer stop()
-	attempts, last := 1, error(nil)
-	err := c.checkpoint(dctx)
+	attempts, last := 0, error(nil)
+	err, fresh := cause, false
+	if err == nil {
+		attempts, fresh = 1, true
+		err = c.checkpoint(dctx)
+	}
 	for err != nil {
 		timedOut := errors.Is(context.Cause(dctx), errDrainTimeout)
 		if errors.Is(err, loader.ErrNeedRecover) && !(timedOut && errors.Is(err, context.Canceled)) {
@@ -48,6 +54,12 @@ func (c *Connector) drain(ctx context.Context) error {
 		case !errors.Is(err, loader.ErrNeedRecover):
 			return fmt.Errorf("drain: %w", err)
 		}
+		if fresh {
+			c.metrics.CheckpointFailures.Add(1)
+			if serr := c.stopFor(err); serr != nil {
+				return fmt.Errorf("drain: %w", serr)
+			}
+		}
 		c.o.logger.Warn("drain: final checkpoint failed; recovering, re-reading up to the drain position and retrying",
 			"attempt", attempts, "drain_position", Position{Topic: c.cfg.Topic, Offsets: target}.String(), "err", err)
 		if rerr := c.recoverAndRewind(dctx, err); rerr != nil {
@@ -55,28 +67,34 @@ func (c *Connector) drain(ctx context.Context) error {
 			case ctx.Err() != nil:
 				return ctx.Err()
 			case errors.Is(context.Cause(dctx), errDrainTimeout):
-				return c.drainError(attempts, last)
+				return c.drainError(attempts, cmp.Or(last, err))
 			}
 			return fmt.Errorf("drain: %w", rerr) // Recover cannot fix it
 		}
 		attempts++
-		err = c.reread(dctx, target)
+		err, fresh = c.reread(dctx, target), true
 	}
 	c.o.logger.Info("drained", "position", c.start.String(), "attempts", attempts)
 	return nil
 }
 
-// drainContext returns ctx bounded by the drain timeout on the
-// Connector's clock (cause errDrainTimeout) and its cancel function.
+// drainContext returns ctx bounded by the drain timeout: it is cancelled
+// with cause errDrainTimeout when the timer that Drain started fires. Run
+// uses it for everything, so that a call in flight when Drain is called
+// (a Recover, a blocked Stream Load) is bounded by the drain budget too.
 func (c *Connector) drainContext(ctx context.Context) (context.Context, func()) {
 	dctx, cancel := context.WithCancelCause(ctx)
-	if c.o.drainTimeout <= 0 {
-		return dctx, func() { cancel(nil) }
-	}
-	timer := c.o.clock.After(c.o.drainTimeout)
 	go func() {
 		select {
-		case <-timer:
+		case <-c.drainCh:
+		case <-dctx.Done():
+			return
+		}
+		if c.drainTimer == nil {
+			return
+		}
+		select {
+		case <-c.drainTimer:
 			cancel(errDrainTimeout)
 		case <-dctx.Done():
 		}
@@ -130,10 +148,14 @@ func reached(next, target map[int32]int64) bool {
 	return true
 }
 
-// drainError is the *DrainError after the drain timeout passed; last is
-// the last checkpoint failure.
+// drainError is the *DrainError of a drain that could not checkpoint what
+// was read (the drain timeout passed, or Drain came while starting up or
+// recovering); last is the last failure.
 func (c *Connector) drainError(attempts int, last error) *DrainError {
-	resume := c.start.String()
+	resume := ""
+	if pos, ok := c.Decided(); ok {
+		resume = pos.String()
+	}
 	var ce *loader.CheckpointError
 	if errors.As(last, &ce) {
 		resume = string(ce.Position) // the loader's own view; nil before the first decision

@@ -47,14 +47,17 @@ func (e *DeadLetterError) Error() string {
 func (e *DeadLetterError) Unwrap() error { return e.Err }
 
 // DrainError is a drain whose final checkpoint kept failing until the
-// drain timeout (WithDrainTimeout) passed. Nothing is lost: every failed
+// drain timeout (WithDrainTimeout) passed, or a Drain that came while the
+// Connector was failing to start or to recover (Attempts 0). Nothing is
+// lost: every failed
 // checkpoint's transactions were aborted (or are resolved by Recover at the
 // next start, DESIGN.md §2), and the next start resumes from the last
 // decided position. It wraps the last checkpoint failure (which wraps
 // loader.ErrNeedRecover).
 type DrainError struct {
 	// Attempts counts the tries to checkpoint the drained records: the
-	// first and one per Recover and re-read after a failure.
+	// first and one per Recover and re-read after a failure; 0 when the
+	// drain ended before any (while starting up or recovering).
 	Attempts int
 	// Timeout is the drain timeout that passed.
 	Timeout time.Duration
@@ -72,6 +75,11 @@ func (e *DrainError) Error() string {
 	resume := "the last decided position " + e.Resume
 	if e.Resume == "" || e.Resume == "null" {
 		resume = "the first-start position (no checkpoint was decided yet)"
+	}
+	if e.Attempts == 0 {
+		return fmt.Sprintf("drain: stopped while failing to start or recover, before the records read could be "+
+			"checkpointed; nothing is lost (nothing more was decided): the next start recovers and resumes from %s: %v",
+			resume, e.Err)
 	}
 	return fmt.Sprintf("drain: the final checkpoint failed %d time(s) within the drain timeout %v; nothing is lost "+
 		"(its transactions were aborted): the next start resumes from %s: %v", e.Attempts, e.Timeout, resume, e.Err)

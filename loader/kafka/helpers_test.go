@@ -39,6 +39,8 @@ type env struct {
 	table  string
 	props  map[string]string
 	format string
+	// storeKnobs are the testing hooks of the file store e.loader opens.
+	storeKnobs checkpoint.FileKnobs
 }
 
 func newEnv(t *testing.T, partitions int32) *env {
@@ -121,7 +123,7 @@ func (e *env) end(topic string) Position {
 func (e *env) loader(fps *loader.Failpoints) *loader.Loader {
 	e.t.Helper()
 	owner := checkpoint.Owner{Job: "kafka-test", DB: testDB, Table: e.table, Source: "kafka:" + testTopic, Writer: "0"}
-	st, err := checkpoint.OpenFile(e.dir, owner)
+	st, err := checkpoint.OpenFileWithKnobs(e.dir, owner, e.storeKnobs)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -19,7 +19,9 @@ type Metrics struct {
 	Rows     atomic.Int64
 	RowBytes atomic.Int64
 	// Checkpoints counts decided checkpoints; CheckpointFailures the failed
-	// ones (each followed by a Recover and a rewind).
+	// ones wherever they failed: at the barrier, while their rows streamed
+	// (a Write), or in the background commit of a decided checkpoint (each
+	// followed by a Recover and a rewind, unless Run stops for it).
 	Checkpoints        atomic.Int64
 	CheckpointFailures atomic.Int64
 	// Recovers counts loader.Recover calls (the start included); failed

@@ -26,17 +26,19 @@ type options struct {
 	commitTimeout time.Duration
 	drainTimeout  time.Duration
 	columns       []string
+	failFast      time.Duration
 }
 
 func defaultOptions() options {
 	return options{
 		logger:        slog.New(slog.DiscardHandler),
 		clock:         systemClock{},
-		backoffMin:    time.Second,
-		backoffMax:    30 * time.Second,
+		backoffMin:    DefaultBackoffMin,
+		backoffMax:    DefaultBackoffMax,
 		closeTimeout:  30 * time.Second,
 		commitTimeout: 10 * time.Second,
 		drainTimeout:  DefaultDrainTimeout,
+		failFast:      DefaultFailFastAfter,
 	}
 }
 
@@ -74,12 +76,40 @@ func WithKgoOpts(opts ...kgo.Opt) Opt {
 	return optFunc(func(o *options) { o.kgoOpts = append(o.kgoOpts, opts...) })
 }
 
-// WithRecoverBackoff sets the backoff before each loader.Recover after a
-// failed checkpoint: min doubling up to max. Default 1s up to 30s. Zero
-// values retry at once (tests).
+// Defaults of WithRecoverBackoff and WithFailFastAfter.
+const (
+	DefaultBackoffMin = time.Second
+	// DefaultBackoffMax bounds a stuck job to about one failed
+	// transaction per minute (60 per hour, a sixth of a healthy job's
+	// labels at a 10 s checkpoint interval): every failed checkpoint
+	// attempt is a finished transaction counting towards Doris's
+	// label_num_threshold (2000 per db).
+	DefaultBackoffMax    = time.Minute
+	DefaultFailFastAfter = 30 * time.Second
+)
+
+// WithRecoverBackoff sets the backoff before each retry of a run of
+// failures (a failed checkpoint, a failed loader.Recover, a failed
+// start-up look-up): min after the first failure, doubling with each
+// consecutive failure up to max; a decided checkpoint resets it. Default
+// DefaultBackoffMin up to DefaultBackoffMax. Zero values retry at once
+// (tests).
 func WithRecoverBackoff(min, max time.Duration) Opt {
 	return optFunc(func(o *options) { o.backoffMin, o.backoffMax = min, max })
 }
+
+// WithFailFastAfter sets how long a failure that retrying cannot fix may
+// persist before Run gives up with a *FatalError: Doris refusing the
+// credentials (doris.ErrUnauthorized), an unknown database or table
+// (doris.ErrNotFound, also a table dropped and not recreated), a topic that
+// does not exist, a checkpoint store that cannot be re-synced
+// (checkpoint.ErrUnsynced). The grace lets a table or topic being created
+// or recreated appear. Zero gives up at the first such failure; negative
+// never gives up (retry with backoff forever). During a drain such a
+// failure ends Run at once (unless d is negative). Default
+// DefaultFailFastAfter. Doris refusing a checkpoint's rows
+// (doris.ErrDataQuality) is not retried at all (*RejectedError).
+func WithFailFastAfter(d time.Duration) Opt { return optFunc(func(o *options) { o.failFast = d }) }
 
 // WithCloseTimeout bounds the loader's Close (which aborts an open
 // transaction) after Run's context was cancelled. Default 30s.
@@ -126,6 +156,9 @@ type TestingKnobs struct {
 	// AfterGroupCommit runs after each monitoring commit to the consumer
 	// group, with its error.
 	AfterGroupCommit func(pos Position, err error)
+	// BeforeBackoff runs before each backoff wait of a run of failures
+	// that is not zero, with its duration.
+	BeforeBackoff func(d time.Duration)
 }
 
 // WithTableColumns names the columns a JSON row maps to (the table's

@@ -23,17 +23,34 @@ import (
 //     checkpoint (back off, Recover, rewind), re-reading only up to the
 //     offsets consumed when the drain began, until WithDrainTimeout's
 //     budget is spent: then Run returns a *DrainError (nothing is lost, a
-//     restart resumes from the last decided position).
+//     restart resumes from the last decided position). Drain is honoured
+//     in every state: a backoff wait ends at once, and the drain budget
+//     (counted from the Drain call) bounds a Recover or a Doris call in
+//     flight, a retry loop, a fail-fast grace. Drain while recovering from
+//     a failure retries that checkpoint within the budget the same way.
 //   - When ctx is cancelled (abort, also during a drain) the open checkpoint is not decided: the
 //     loader is closed (its open transaction aborted) within the close
 //     timeout and Run returns ctx.Err().
 //   - A failed checkpoint (an error wrapping loader.ErrNeedRecover) is not
-//     terminal: Run backs off, calls Recover and rewinds every partition to
-//     the position it returns.
-//   - Terminal errors: a *RecordError (no dead-letter topic), a
+//     terminal: Run backs off (WithRecoverBackoff: exponential over
+//     consecutive failures, reset by a decided checkpoint), calls Recover
+//     and rewinds every partition to the position it returns. So is a
+//     failed background commit (loader.Loader.CommitFailed): Run recovers
+//     at once, without waiting for a record, so that a decided checkpoint
+//     Doris aborted is healed on a quiet topic too.
+//   - Failures that retrying cannot fix end Run with a *FatalError once
+//     they have persisted for WithFailFastAfter (unknown Doris database or
+//     table, rejected credentials, a missing topic, an unwritable
+//     checkpoint store); a checkpoint Doris refuses for its data ends it at
+//     once with a *RejectedError (no retry: the same rows fail the same
+//     way).
+//   - Other terminal errors: a *RecordError (no dead-letter topic), a
 //     *DeadLetterError, a lost Kafka position (offset out of range, data
 //     loss), a loader error that Recover cannot fix (crash, fencing,
-//     unresolved label), a topic that does not exist.
+//     unresolved label).
+//
+// From the first failure of a run of failures until the next decided
+// checkpoint, Metrics.Stall reports the reason.
 //
 // Run may be called once.
 func (c *Connector) Run(ctx context.Context) error {
@@ -42,8 +59,10 @@ func (c *Connector) Run(ctx context.Context) error {
 	}
 	defer c.adminCl.Close()
 	bg, stopBG := context.WithCancel(ctx)
+	dctx, stopDrain := c.drainContext(ctx)
 	var wg sync.WaitGroup
-	err := c.run(ctx, bg, &wg)
+	err := c.run(ctx, dctx, bg, &wg)
+	stopDrain()
 	stopBG()
 	wg.Wait()
 	c.mu.Lock()
@@ -54,7 +73,9 @@ func (c *Connector) Run(ctx context.Context) error {
 		cl.Close()
 	}
 	cctx := ctx
-	if ctx.Err() != nil || err != nil {
+	if ctx.Err() != nil || err != nil || c.draining() {
+		// Bounded: after a drain the last commit may still run (Doris
+		// down); it is decided, so a restart commits it.
 		var cancel context.CancelFunc
 		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), c.o.closeTimeout)
 		defer cancel()
@@ -72,14 +93,19 @@ func (c *Connector) Run(ctx context.Context) error {
 	return errors.Join(err, cerr)
 }
 
-func (c *Connector) run(ctx, bg context.Context, wg *sync.WaitGroup) error {
-	raw, err := c.recoverSink(ctx, false)
+// errCommitFailed: the background commit of the last decided checkpoint
+// failed (loader.Loader.CommitFailed).
+var errCommitFailed = errors.New("the background commit of the last decided checkpoint failed")
+
+func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error {
+	raw, err := c.recoverSink(dctx, false)
+	if err == nil {
+		err = c.begin(dctx, raw)
+	}
 	if err != nil {
-		return err
+		return c.stopped(ctx, dctx, err)
 	}
-	if err := c.begin(ctx, raw); err != nil {
-		return err
-	}
+	c.progress()
 	if c.knobs.AfterStart != nil {
 		c.knobs.AfterStart(c.start.clone())
 	}
@@ -95,18 +121,21 @@ func (c *Connector) run(ctx, bg context.Context, wg *sync.WaitGroup) error {
 			return ctx.Err()
 		}
 		if c.draining() {
-			return c.drain(ctx)
+			return c.drain(ctx, dctx, nil)
 		}
-		fs := c.poll(ctx, true)
+		fs := c.poll(dctx, true)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		err := c.fetchErrors(fs)
 		if err == nil {
-			err = c.handle(ctx, fs)
+			err = c.handle(dctx, fs)
 		}
 		if err == nil && c.fired && c.pend.records > 0 && !c.draining() {
-			err = c.checkpoint(ctx)
+			err = c.checkpoint(dctx)
+		}
+		if err == nil {
+			err = c.commitFailure()
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -115,7 +144,7 @@ func (c *Connector) run(ctx, bg context.Context, wg *sync.WaitGroup) error {
 			if !errors.Is(err, loader.ErrNeedRecover) {
 				return err
 			}
-			if err := c.recoverAndRewind(ctx, err); err != nil {
+			if err := c.failed(ctx, dctx, err); err != nil {
 				return err
 			}
 		}
@@ -125,9 +154,76 @@ func (c *Connector) run(ctx, bg context.Context, wg *sync.WaitGroup) error {
 	}
 }
 
+// commitFailure returns an error wrapping loader.ErrNeedRecover and
+// errCommitFailed when the loader's background commit failed.
+func (c *Connector) commitFailure() error {
+	select {
+	case <-c.sink.CommitFailed():
+	default:
+		return nil
+	}
+	id, lbl, _ := c.sink.LastDecision()
+	return fmt.Errorf("checkpoint %d label %s: %w (Doris aborted it or could not be reached); recovering now: %w",
+		id, lbl, errCommitFailed, loader.ErrNeedRecover)
+}
+
+// failed handles a failed checkpoint (cause wraps loader.ErrNeedRecover)
+// outside a drain: count it, stop on what retrying cannot fix, else back
+// off, Recover and rewind; a Drain during that turns into a drain.
+func (c *Connector) failed(ctx, dctx context.Context, cause error) error {
+	c.metrics.CheckpointFailures.Add(1)
+	if err := c.stopFor(cause); err != nil {
+		return err
+	}
+	if c.draining() {
+		return c.drain(ctx, dctx, cause)
+	}
+	err := c.recoverAndRewind(dctx, cause)
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return err
+	case errors.Is(err, errDrainRequested):
+		return c.drain(ctx, dctx, cause)
+	case errors.Is(context.Cause(dctx), errDrainTimeout):
+		return c.drainError(0, cause) // a Recover in flight outlasted the drain budget
+	}
+	return err
+}
+
+// stopFor records the failure cause and returns the error that ends Run
+// when retrying cannot fix it: a *RejectedError at once, a *FatalError
+// after the fail-fast grace; nil to retry.
+func (c *Connector) stopFor(cause error) error {
+	if re := c.rejected(cause); re != nil {
+		c.fail.n++
+		c.fail.last = cause
+		c.metrics.SetStall(c.o.clock.Now(), fmt.Sprintf("Doris rejected the rows of label %s for their data", re.Label), true)
+		c.o.logger.Error("Doris rejected a checkpoint for its data: stopping without retry", "label", re.Label,
+			"range", rangeString(re.Start, re.End), "filtered", re.Filtered, "total", re.Total, "error_url", re.ErrorURL)
+		return re
+	}
+	return c.noteFailure(cause)
+}
+
+// stopped is Run's result when the start (Recover, topic look-up) ended
+// with err: a Drain during it ends Run with nil, or with a *DrainError
+// when it was failing; anything else is returned as is.
+func (c *Connector) stopped(ctx, dctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case !c.draining() || !(errors.Is(err, errDrainRequested) || dctx.Err() != nil):
+		return err
+	case c.fail.n == 0:
+		c.o.logger.Info("drained before reading: nothing was read")
+		return nil
+	}
+	return c.drainError(0, c.fail.last)
+}
+
 // poll returns the next fetches; it returns early (empty) when the
-// checkpoint timer fires (setting c.fired) or, with wakeOnDrain, when
-// Drain is called.
+// checkpoint timer fires (setting c.fired), or, with wakeOnDrain (the run
+// loop), when Drain is called or the loader's background commit failed.
 func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -137,6 +233,13 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 	if !wakeOnDrain {
 		drainCh = nil
 	}
+	var commitC <-chan struct{}
+	if wakeOnDrain {
+		// Only the run loop recovers at once; a drain's re-read finds the
+		// failed commit at its checkpoint (a closed channel would make every
+		// poll return at once).
+		commitC = c.sink.CommitFailed()
+	}
 	go func() {
 		defer close(stopped)
 		select {
@@ -144,6 +247,8 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 			fired = true
 			cancel()
 		case <-drainCh:
+			cancel()
+		case <-commitC:
 			cancel()
 		case <-done:
 		}
@@ -176,6 +281,16 @@ func (c *Connector) fetchErrors(fs kgo.Fetches) error {
 				"(records were deleted by retention or lost by the broker before they were loaded): %w", t, p, err))
 		case errors.Is(err, kgo.ErrClientClosed):
 			terminal = append(terminal, fmt.Errorf("partition %s/%d: %w", t, p, err))
+		case errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID):
+			// The topic was deleted (kgo reports it after
+			// kgo.UnknownTopicRetries): waited for up to the fail-fast grace
+			// (it may be being recreated), then fatal.
+			if ferr := c.noteFailure(fmt.Errorf("partition %s/%d: %w", t, p, err)); ferr != nil {
+				terminal = append(terminal, ferr)
+			} else {
+				c.o.logger.Warn("fetch: the topic does not exist (waiting up to the fail-fast grace)", "topic", t,
+					"partition", p, "err", err)
+			}
 		default:
 			c.o.logger.Warn("fetch error (retried)", "topic", t, "partition", p, "err", err)
 		}
@@ -237,6 +352,10 @@ func (c *Connector) handlePartition(ctx context.Context, p *kgo.FetchPartition) 
 			continue // read before (defensive: never load a record twice)
 		}
 		if err := c.record(ctx, r, &t); err != nil {
+			// The record was read (not loaded): a drain that comes while
+			// recovering from this failure re-reads up to and including it,
+			// and a *RejectedError's range covers it.
+			next, seen = r.Offset+1, true
 			return err
 		}
 		next, seen = r.Offset+1, true
@@ -337,7 +456,8 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 		DeadLettered: c.pend.deadLettered, Tombstones: c.pend.tombstones, Err: err}
 	c.timerC, c.fired = nil, false
 	if err != nil {
-		c.metrics.CheckpointFailures.Add(1)
+		// Counted in CheckpointFailures by the caller (failed, drain), like
+		// failures while streaming.
 		if c.o.onCheckpoint != nil {
 			c.o.onCheckpoint(st)
 		}
@@ -346,6 +466,8 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	c.metrics.Checkpoints.Add(1)
 	c.metrics.setLoaded(end.Offsets)
 	c.start, c.pend = end, pending{}
+	c.setDecided(end)
+	c.progress()
 	if c.o.onCheckpoint != nil {
 		c.o.onCheckpoint(st)
 	}
@@ -355,9 +477,12 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 }
 
 // recoverAndRewind handles a failed checkpoint: back off, Recover, rewind.
+// After a failed background commit the first Recover is not delayed: a
+// decided checkpoint Doris aborted is healed at once.
 func (c *Connector) recoverAndRewind(ctx context.Context, cause error) error {
-	c.o.logger.Warn("checkpoint failed; recovering and rewinding", "err", cause)
-	raw, err := c.recoverSink(ctx, true)
+	c.o.logger.Warn("checkpoint failed; recovering and rewinding", "failures", c.fail.n, "err", cause)
+	wait := !errors.Is(cause, errCommitFailed) || c.fail.n > 1
+	raw, err := c.recoverSink(ctx, wait)
 	if err != nil {
 		return errors.Join(cause, err)
 	}
@@ -370,29 +495,40 @@ func (c *Connector) recoverAndRewind(ctx context.Context, cause error) error {
 	return nil
 }
 
-// recoverSink calls Recover until it succeeds, ctx ends or the error is
-// one Recover cannot fix; after a failure (and before every retry) it
-// backs off.
-func (c *Connector) recoverSink(ctx context.Context, afterFailure bool) ([]byte, error) {
+// errDrainRequested ends a backoff wait outside a drain when Drain is
+// called.
+var errDrainRequested = errors.New("drain requested")
+
+// recoverSink calls Recover until it succeeds, ctx ends, Drain is called
+// (errDrainRequested, outside a drain), the error is one Recover cannot
+// fix, or an unfixable one outlasted the fail-fast grace; it backs off
+// before the first call when wait is set, and before every retry.
+func (c *Connector) recoverSink(ctx context.Context, wait bool) ([]byte, error) {
 	for attempt := 0; ; attempt++ {
-		if afterFailure || attempt > 0 {
-			if err := c.backoff(ctx, attempt); err != nil {
+		if wait || attempt > 0 {
+			if err := c.backoff(ctx); err != nil {
 				return nil, err
 			}
 		}
 		c.metrics.Recovers.Add(1)
 		raw, err := c.sink.Recover(ctx)
 		if err == nil {
+			if pos, ok, perr := ParsePosition(raw); perr == nil && ok {
+				c.setDecided(pos)
+			}
 			return raw, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, errors.Join(ctx.Err(), err)
 		}
 		c.metrics.RecoverFailures.Add(1)
 		if terminalRecoverError(err) {
 			return nil, fmt.Errorf("recover: %w", err)
 		}
-		c.o.logger.Warn("recover failed; retrying", "attempt", attempt+1, "err", err)
+		if ferr := c.noteFailure(err); ferr != nil {
+			return nil, fmt.Errorf("recover: %w", ferr)
+		}
+		c.o.logger.Warn("recover failed; retrying", "attempt", attempt+1, "failures", c.fail.n, "err", err)
 	}
 }
 
@@ -404,20 +540,29 @@ func terminalRecoverError(err error) bool {
 		errors.As(err, &unresolved) || errors.As(err, &fencing) || errors.As(err, &owner)
 }
 
-// backoff waits min·2^attempt, capped at max, on the Connector's clock.
-func (c *Connector) backoff(ctx context.Context, attempt int) error {
-	d := c.o.backoffMin
-	for i := 0; i < attempt && d < c.o.backoffMax; i++ {
-		d *= 2
+// backoff waits backoffDelay on the Connector's clock. Outside a drain it
+// returns errDrainRequested as soon as Drain is called.
+func (c *Connector) backoff(ctx context.Context) error {
+	var drainCh <-chan struct{}
+	if !c.inDrain {
+		if c.draining() {
+			return errDrainRequested
+		}
+		drainCh = c.drainCh
 	}
-	d = min(d, c.o.backoffMax)
+	d := c.backoffDelay()
 	if d <= 0 {
-		return nil
+		return ctx.Err()
+	}
+	if c.knobs.BeforeBackoff != nil {
+		c.knobs.BeforeBackoff(d)
 	}
 	select {
 	case <-c.o.clock.After(d):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-drainCh:
+		return errDrainRequested
 	}
 }

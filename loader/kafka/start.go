@@ -24,7 +24,7 @@ func (c *Connector) begin(ctx context.Context, raw []byte) error {
 		return fmt.Errorf("the checkpoint store's position is for topic %q, kafka.topic is %q: use a new job.data_dir for a new topic",
 			pos.Topic, c.cfg.Topic)
 	}
-	earliest, err := c.listStart(ctx)
+	earliest, err := c.listStartRetrying(ctx)
 	if err != nil {
 		return err
 	}
@@ -78,6 +78,32 @@ func (c *Connector) rewind(raw []byte) error {
 	return nil
 }
 
+// listStartRetrying is listStart, retried with backoff while the topic
+// does not exist, up to the fail-fast grace (it may be being created);
+// then Run stops with a *FatalError naming it. Other errors (kgo has
+// retried them already: TLS, SASL, unreachable brokers) are returned.
+func (c *Connector) listStartRetrying(ctx context.Context) (map[int32]int64, error) {
+	for {
+		out, err := c.listStart(ctx)
+		if err == nil {
+			return out, nil
+		}
+		if ctx.Err() != nil {
+			return nil, errors.Join(ctx.Err(), err)
+		}
+		if u, ok := unfixableOf(err, c.cfg.Topic); !ok || u.kind != "kafka-topic" {
+			return nil, err
+		}
+		if ferr := c.noteFailure(err); ferr != nil {
+			return nil, ferr
+		}
+		c.o.logger.Warn("listing the topic's partitions failed; retrying", "topic", c.cfg.Topic, "failures", c.fail.n, "err", err)
+		if err := c.backoff(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
 // listStart returns the earliest offset of every partition of the topic.
 func (c *Connector) listStart(ctx context.Context) (map[int32]int64, error) {
 	lo, err := c.adm.ListStartOffsets(ctx, c.cfg.Topic)
@@ -92,7 +118,7 @@ func (c *Connector) listStart(ctx context.Context) (map[int32]int64, error) {
 		out[p] = o.Offset
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("topic %s does not exist or has no partitions", c.cfg.Topic)
+		return nil, fmt.Errorf("list start offsets of %s: %w (or it has no partitions)", c.cfg.Topic, errTopicMissing)
 	}
 	return out, nil
 }

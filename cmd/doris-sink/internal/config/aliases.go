@@ -20,7 +20,7 @@ type alias struct {
 var aliases = []alias{
 	{flink: "sink.label-prefix", target: "job.name", doc: "validated as a doris-sink job name", apply: same("job.name")},
 	{flink: "sink.enable-2pc", target: "delivery.guarantee", doc: "true → exactly-once, false → at-least-once", apply: enable2PC},
-	{flink: "sink.enable.batch-mode", target: "delivery.batch_mode", doc: "refused together with exactly-once", apply: same("delivery.batch_mode")},
+	{flink: "sink.enable.batch-mode", target: "delivery.batch_mode", doc: "refused (batch mode is not implemented)", apply: same("delivery.batch_mode")},
 	{flink: "fenodes", target: "doris.fe", doc: "comma list host:port; http:// is added", apply: nodes("doris.fe")},
 	{flink: "benodes", target: "doris.be", doc: "comma list host:port; http:// is added", apply: nodes("doris.be")},
 	{flink: "jdbc-url", target: "doris.mysql", doc: "jdbc:mysql://host:port[/db] → host:port", apply: jdbcURL},

@@ -136,6 +136,12 @@ type Delivery struct {
 	// CheckpointMaxRows is a row cap per checkpoint; 0 means none.
 	CheckpointMaxRows int64 `json:"checkpoint_max_rows"`
 	BatchMode         bool  `json:"batch_mode"`
+	// FailFastAfter is how long a failure that retrying cannot fix may
+	// persist before run exits (delivery.fail_fast_after).
+	FailFastAfter time.Duration `json:"fail_fast_after"`
+	// RetryBackoffMax caps the backoff between retries of a failing
+	// checkpoint (delivery.retry_backoff_max).
+	RetryBackoffMax time.Duration `json:"retry_backoff_max"`
 }
 
 // Records is the record → row conversion.

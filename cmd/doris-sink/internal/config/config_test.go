@@ -93,9 +93,15 @@ func TestBatchModeWithExactlyOnceRefused(t *testing.T) {
 			t.Errorf("error %q does not mention %q", msg, want)
 		}
 	}
-	// The way out works.
-	c := mustLoad(t, merge(minimal, "delivery: {batch_mode: true, guarantee: at-least-once}\n"), nil, nil, NeedRun)
-	if !c.Delivery.BatchMode || c.Delivery.Guarantee != AtLeastOnce {
+	// Issue 11 ("no option that does nothing"): batch mode is not
+	// implemented, so at-least-once refuses it too, naming the key; the way
+	// out (batch_mode: false) loads.
+	_, err = load(t, merge(minimal, "delivery: {batch_mode: true, guarantee: at-least-once}\n"), nil, nil, NeedRun)
+	if err == nil || !strings.Contains(err.Error(), "delivery.batch_mode") || !strings.Contains(err.Error(), "not implemented") {
+		t.Errorf("batch mode with at-least-once: %v, want a refusal naming delivery.batch_mode", err)
+	}
+	c := mustLoad(t, merge(minimal, "delivery: {batch_mode: false, guarantee: at-least-once}\n"), nil, nil, NeedRun)
+	if c.Delivery.BatchMode || c.Delivery.Guarantee != AtLeastOnce {
 		t.Errorf("got %+v", c.Delivery)
 	}
 	// Through the Flink names too.
@@ -364,5 +370,27 @@ func TestKeysAndAliasesDocumented(t *testing.T) {
 	}
 	if len(Aliases()) < 10 {
 		t.Errorf("aliases table too short")
+	}
+}
+
+// delivery.fail_fast_after and delivery.retry_backoff_max (issue 11):
+// defaults 30s and 60s; out-of-range values are refused naming the key.
+func TestFailFastAndBackoffKeys(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, minimal, nil, nil, NeedRun)
+	if c.Delivery.FailFastAfter != 30*time.Second || c.Delivery.RetryBackoffMax != time.Minute {
+		t.Errorf("defaults %v, %v; want 30s, 1m", c.Delivery.FailFastAfter, c.Delivery.RetryBackoffMax)
+	}
+	c = mustLoad(t, merge(minimal, "delivery: {fail_fast_after: 0s, retry_backoff_max: 5m}\n"), nil, nil, NeedRun)
+	if c.Delivery.FailFastAfter != 0 || c.Delivery.RetryBackoffMax != 5*time.Minute {
+		t.Errorf("got %v, %v; want 0s, 5m", c.Delivery.FailFastAfter, c.Delivery.RetryBackoffMax)
+	}
+	for yaml, key := range map[string]string{
+		"delivery: {fail_fast_after: 11m}\n":     "delivery.fail_fast_after",
+		"delivery: {retry_backoff_max: 500ms}\n": "delivery.retry_backoff_max",
+	} {
+		if _, err := load(t, merge(minimal, yaml), nil, nil, NeedRun); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%q: %v, want a refusal naming %s", yaml, err, key)
+		}
 	}
 }

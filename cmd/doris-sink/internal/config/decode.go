@@ -254,6 +254,8 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			CheckpointMaxBytes: d.size("delivery.checkpoint_max_bytes"),
 			CheckpointMaxRows:  d.integer("delivery.checkpoint_max_rows"),
 			BatchMode:          d.boolean("delivery.batch_mode"),
+			FailFastAfter:      d.duration("delivery.fail_fast_after"),
+			RetryBackoffMax:    d.duration("delivery.retry_backoff_max"),
 		},
 		Records: Records{
 			Format:          strings.ToLower(d.str("records.format")),

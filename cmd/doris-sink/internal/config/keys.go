@@ -65,7 +65,9 @@ var keys = []Key{
 	{Name: "delivery.checkpoint_interval", kind: kindDuration, Default: "10s", Doc: "checkpoint barrier interval, at least 100ms and below 1h"},
 	{Name: "delivery.checkpoint_max_bytes", kind: kindSize, Default: "256MiB", Doc: "checkpoint barrier by body size (e.g. 256MiB); 0 for none"},
 	{Name: "delivery.checkpoint_max_rows", kind: kindInt, Default: 0, Doc: "checkpoint barrier by rows; 0 for none"},
-	{Name: "delivery.batch_mode", kind: kindBool, Default: false, Doc: "size/time-triggered concurrent flushes; at-least-once only"},
+	{Name: "delivery.batch_mode", kind: kindBool, Default: false, Doc: "not implemented: refused when true (batch flushes not bound to checkpoints)"},
+	{Name: "delivery.fail_fast_after", kind: kindDuration, Default: "30s", Doc: "how long a failure no retry can fix (unknown database/table, credentials, missing topic, unwritable store) may last before run exits; 0 at once, at most 10m"},
+	{Name: "delivery.retry_backoff_max", kind: kindDuration, Default: "60s", Doc: "longest wait between retries of a failing checkpoint (1s doubling up to this); bounds a stuck job to about 3600/this failed txns per hour; 1s to 1h"},
 
 	{Name: "records.format", kind: kindString, Default: RecordsJSON, Doc: "json, csv or debezium"},
 	{Name: "records.metadata_columns", kind: kindMap, Doc: "map of topic, partition, offset or timestamp to a column name"},

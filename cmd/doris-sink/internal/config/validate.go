@@ -24,6 +24,14 @@ const (
 	MaxCheckpointInterval = time.Hour
 )
 
+// Bounds of delivery.fail_fast_after and delivery.retry_backoff_max. The
+// backoff starts at 1 s, so its maximum is at least that.
+const (
+	MaxFailFastAfter   = 10 * time.Minute
+	MinRetryBackoffMax = time.Second
+	MaxRetryBackoffMax = time.Hour
+)
+
 // reservedProperties are Stream Load headers doris-sink sets itself.
 var reservedProperties = map[string]string{
 	"label":            "doris-sink builds deterministic labels from job.name",
@@ -214,12 +222,23 @@ func (c *Config) validate(need Need) error {
 	if c.Delivery.CheckpointMaxRows < 0 {
 		bad("delivery.checkpoint_max_rows", c.Delivery.CheckpointMaxRows, "want an integer ≥ 0 (0 for no row cap)")
 	}
-	if c.Delivery.BatchMode && c.Delivery.Guarantee == ExactlyOnce {
+	switch {
+	case c.Delivery.BatchMode && c.Delivery.Guarantee == ExactlyOnce:
 		errs.add(&ConflictError{
 			Keys:   []string{"delivery.batch_mode=true", "delivery.guarantee=exactly-once"},
-			Reason: "batch mode flushes are not bound to checkpoints, so they cannot be exactly-once (DESIGN.md §4)",
-			Fix:    "set delivery.batch_mode: false to keep exactly-once, or delivery.guarantee: at-least-once to use batch mode",
+			Reason: "batch mode flushes are not bound to checkpoints, so they cannot be exactly-once (DESIGN.md §4); batch mode is not implemented for at-least-once either",
+			Fix:    "set delivery.batch_mode: false (delivery.guarantee: at-least-once without batch mode loads one non-2PC Stream Load per checkpoint)",
 		})
+	case c.Delivery.BatchMode:
+		bad("delivery.batch_mode", true, "not implemented: doris-sink has no batch mode yet (size/time-triggered concurrent flushes); "+
+			"remove it: delivery.guarantee: at-least-once already loads one non-2PC Stream Load per checkpoint, "+
+			"triggered by delivery.checkpoint_interval, checkpoint_max_bytes and checkpoint_max_rows")
+	}
+	if d := c.Delivery.FailFastAfter; d < 0 || d > MaxFailFastAfter {
+		bad("delivery.fail_fast_after", d, fmt.Sprintf("want 0 (exit at the first such failure) up to %v", MaxFailFastAfter))
+	}
+	if d := c.Delivery.RetryBackoffMax; d < MinRetryBackoffMax || d > MaxRetryBackoffMax {
+		bad("delivery.retry_backoff_max", d, fmt.Sprintf("want %v to %v", MinRetryBackoffMax, MaxRetryBackoffMax))
 	}
 
 	// records

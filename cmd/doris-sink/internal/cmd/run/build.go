@@ -99,7 +99,8 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 		return nil, errors.Join(err, ld.Close(context.Background()))
 	}
 	km := &kafka.Metrics{}
-	opts := append([]kafka.Opt{kafka.WithLogger(d.Logger), kafka.WithMetrics(km)}, d.ConnectorOpts...)
+	opts := append([]kafka.Opt{kafka.WithLogger(d.Logger), kafka.WithMetrics(km)}, retryOpts(cfg)...)
+	opts = append(opts, d.ConnectorOpts...)
 	conn, err := kafka.New(kc, ld, opts...)
 	if err != nil {
 		return nil, errors.Join(err, ld.Close(context.Background()))
@@ -148,4 +149,19 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 		kc.SASL = kafka.SASL{Mechanism: strings.ToUpper(m), User: cfg.Kafka.SASL.User, Password: cfg.Kafka.SASL.Password.Reveal()}
 	}
 	return kc, nil
+}
+
+// retryOpts maps delivery.fail_fast_after and delivery.retry_backoff_max
+// (zero values, from a Config built without Load, keep the connector's
+// defaults).
+func retryOpts(cfg *config.Config) []kafka.Opt {
+	var opts []kafka.Opt
+	if cfg.Delivery.RetryBackoffMax > 0 {
+		opts = append(opts, kafka.WithRecoverBackoff(kafka.DefaultBackoffMin, cfg.Delivery.RetryBackoffMax))
+	}
+	if cfg.Delivery.FailFastAfter > 0 || cfg.Delivery.RetryBackoffMax > 0 {
+		// A loaded config: 0 means "at the first failure".
+		opts = append(opts, kafka.WithFailFastAfter(cfg.Delivery.FailFastAfter))
+	}
+	return opts
 }

@@ -3,8 +3,12 @@
 // Kafka connector from the configuration and runs them until a signal.
 //
 // Signals: the first SIGINT/SIGTERM drains (the records consumed so far
-// are checkpointed and committed, exit 0); a second one aborts (the open
-// transaction is aborted, nothing more is decided, exit 130). Failpoints
+// are checkpointed and committed, exit 0), from any state: a retry wait
+// ends at once and the drain budget bounds the rest (exit 1 with a
+// *kafka.DrainError when the job was failing); a second one aborts (the
+// open transaction is aborted, nothing more is decided, exit 130). The
+// exit log line says what was loaded: the number of checkpoints this run
+// decided and the last decided checkpoint and position. Failpoints
 // are armed from DORIS_SINK_FAILPOINTS (the only place it is read); a
 // crash action ends the process at once with exit code 137 and no
 // cleanup, like kill -9.
@@ -64,8 +68,16 @@ two-phase commit, checkpointing every delivery.checkpoint_interval. On start it
 resolves every label the checkpoint store names before reading (see
 docs/operations.md).
 
-SIGINT/SIGTERM drains: what was read is checkpointed and committed, exit 0.
-A second signal aborts: the open transaction is aborted, exit 130.
+SIGINT/SIGTERM drains: what was read is checkpointed and committed, exit 0;
+it is honoured in every state (retry waits end at once, the drain budget
+bounds the rest). A second signal aborts: the open transaction is aborted,
+exit 130.
+
+Transient failures are retried with a backoff of 1s doubling up to
+delivery.retry_backoff_max. What no retry can fix (unknown database or
+table, refused credentials, a missing topic, an unwritable checkpoint store)
+exits 1 with one error line after delivery.fail_fast_after; rows Doris
+rejects (DATA_QUALITY_ERROR) exit 1 at once.
 Metrics: http://<metrics.listen>/metrics, /healthz, /readyz, /status (read by
 doris-sink status); a progress line every metrics.log_interval.`,
 		Example: `  doris-sink run -c orders.yaml
@@ -199,8 +211,28 @@ func Run(ctx context.Context, opts *Options) error {
 	case err != nil:
 		return fmt.Errorf("run %s: %w", cfg.Job.Name, err)
 	}
-	log.Info("drained: every record read was checkpointed")
+	logDrained(log, job)
 	return nil
+}
+
+// logDrained says what a drained run loaded, and only that: whether this
+// run decided any checkpoint, and the last decided checkpoint and
+// position (where the next start resumes).
+func logDrained(log *slog.Logger, job *Job) {
+	n := job.Connector.Metrics().Checkpoints.Load()
+	pos, decided := job.Connector.Decided()
+	id, lbl, committed := job.Loader.LastDecision()
+	switch {
+	case !decided && id == 0:
+		log.Info("drained: nothing was loaded: no checkpoint was ever decided (the next start uses kafka.start)",
+			"checkpoints_decided", n)
+	case n == 0:
+		log.Info("drained: nothing new was loaded by this run; the next start resumes from the last decided checkpoint",
+			"checkpoints_decided", n, "last_checkpoint", id, "label", lbl, "committed", committed, "position", pos.String())
+	default:
+		log.Info("drained: every record read was checkpointed", "checkpoints_decided", n, "last_checkpoint", id,
+			"label", lbl, "committed", committed, "position", pos.String())
+	}
 }
 
 // crashExit is the failpoint crash hook of run (loader.Failpoints.OnCrash):
