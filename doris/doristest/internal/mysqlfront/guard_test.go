@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/go-mysql-org/go-mysql/mysql"
+	gomysql "github.com/go-sql-driver/mysql"
 )
 
 // The three packets of issue 10 that crashed the process through go-mysql
