@@ -57,6 +57,7 @@ type Server struct {
 	faults faultSet
 
 	fe, be, admin *endpoint
+	adminToken    string
 	mysql         *mysqlfront.Server
 	mysqlAddr     string
 
@@ -94,8 +95,8 @@ func NewServer(opts ...Opt) (*Server, error) {
 			return nil, fmt.Errorf("doristest: seed database: %w", err)
 		}
 	}
-	s.fe = &endpoint{name: "fe", host: feHost, handler: s.track(s.feMux()), log: s.log, tls: c.tls}
-	s.be = &endpoint{name: "be", host: beHost, handler: s.track(s.beMux()), log: s.log, tls: c.tls}
+	s.fe = &endpoint{name: "fe", host: urlHost(c.feAddr, feHost), handler: s.track(s.feMux()), log: s.log, tls: c.tls}
+	s.be = &endpoint{name: "be", host: urlHost(c.beAddr, beHost), handler: s.track(s.beMux()), log: s.log, tls: c.tls}
 	if err := s.fe.start(c.feAddr); err != nil {
 		return nil, err
 	}
@@ -104,7 +105,18 @@ func NewServer(opts ...Opt) (*Server, error) {
 		return nil, err
 	}
 	if !c.noAdmin {
-		s.admin = &endpoint{name: "admin", host: beHost, handler: s.track(s.adminMux()), log: s.log}
+		s.adminToken = c.adminToken
+		if s.adminToken == "" && !isLoopbackHost(listenHost(c.adminAddr)) {
+			tok, err := newAdminToken()
+			if err != nil {
+				s.fe.stop()
+				s.be.stop()
+				return nil, err
+			}
+			s.adminToken = tok
+		}
+		guard := adminGuard{bindHost: listenHost(c.adminAddr), token: s.adminToken, next: s.adminMux()}
+		s.admin = &endpoint{name: "admin", host: urlHost(c.adminAddr, beHost), handler: s.track(guard), log: s.log}
 		if err := s.admin.start(c.adminAddr); err != nil {
 			s.fe.stop()
 			s.be.stop()
@@ -117,8 +129,56 @@ func NewServer(opts ...Opt) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.warnExposed()
 	return s, nil
 }
+
+// urlHost is the host put into an endpoint's URL: dflt on loopback, else
+// "" (endpoint.start then uses the listener's real address).
+func urlHost(addr, dflt string) string {
+	h := listenHost(addr)
+	if isLoopbackHost(h) {
+		return dflt
+	}
+	return h
+}
+
+// exposedAddr is addr (as listened on, resolved port) with the host the
+// caller configured when that names one (Go reports 0.0.0.0 as [::]).
+func exposedAddr(configured, resolved string) string {
+	h := listenHost(configured)
+	_, port, err := net.SplitHostPort(resolved)
+	if h == "" || isLoopbackHost(h) || err != nil {
+		return resolved
+	}
+	return net.JoinHostPort(h, port)
+}
+
+// warnExposed logs every listener off loopback (AllowNonLoopback).
+func (s *Server) warnExposed() {
+	var exposed []any
+	add := func(name, addr string) {
+		if addr != "" && !isLoopbackHost(listenHost(addr)) {
+			exposed = append(exposed, name, addr)
+		}
+	}
+	for _, e := range []*endpoint{s.fe, s.be, s.admin} {
+		if e != nil {
+			_, port, _ := net.SplitHostPort(e.listenAddr())
+			add(e.name, net.JoinHostPort(e.host, port))
+		}
+	}
+	add("mysql", s.MySQLAddr())
+	if len(exposed) > 0 {
+		s.log.Warn("doristest: LISTENING OFF LOOPBACK: anyone who can reach these ports can load, read and drop "+
+			"data and log in as the configured users; the admin endpoint requires its bearer token", exposed...)
+	}
+}
+
+// AdminToken is the bearer token the admin endpoint requires: the one given
+// with the AdminToken option, or the one generated because the endpoint
+// listens off loopback; "" when none is required.
+func (s *Server) AdminToken() string { return s.adminToken }
 
 // track counts in-flight requests so Close can wait for them.
 func (s *Server) track(h http.Handler) http.Handler {
@@ -234,8 +294,18 @@ func (e *endpoint) start(addr string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.addr = ln.Addr().String()
+	if e.host == "" {
+		e.host = listenHost(e.addr)
+	}
 	e.serve(ln)
 	return nil
+}
+
+// listenAddr is the resolved listen address.
+func (e *endpoint) listenAddr() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.addr
 }
 
 func (e *endpoint) serve(ln net.Listener) {
@@ -259,7 +329,7 @@ func (e *endpoint) url() string {
 	if e.tls != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + e.host + ":" + port
+	return scheme + "://" + net.JoinHostPort(e.host, port)
 }
 
 // stop closes the listener and all connections at once (a crash). The
