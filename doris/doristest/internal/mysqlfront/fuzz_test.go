@@ -75,13 +75,12 @@ func fuzzStream(in []byte) []byte {
 	}
 	first := flags&1 == 0
 	for len(rest) > 0 {
-		n := len(rest)
+		n := 0
 		if len(rest) >= 2 {
 			n = int(binary.LittleEndian.Uint16(rest))
 			rest = rest[2:]
 		} else {
 			rest = rest[1:]
-			n = 0
 		}
 		n = min(n, len(rest))
 		seq := byte(0)
