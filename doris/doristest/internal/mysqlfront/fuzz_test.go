@@ -7,6 +7,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // FuzzMySQLFrontPackets feeds arbitrary client bytes to one connection of
@@ -27,6 +29,9 @@ import (
 //	go test -run '^$' -fuzz '^FuzzMySQLFrontPackets$' -fuzztime 20s ./doris/doristest/internal/mysqlfront
 func FuzzMySQLFrontPackets(f *testing.F) {
 	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	for _, s := range fuzzCommandSeeds() {
 		f.Add(s)
 	}
 	fb := newFakeBackend()
@@ -108,4 +113,32 @@ func fuzzSeeds() [][]byte {
 	emptyCommand := []byte{1, 0, 0, 0, 0}
 	hugeString := append([]byte{3}, packets(rawPrepare("SELECT ?"), rawExecuteHugeString())...)
 	return [][]byte{wrongPassword, emptyCommand, hugeString}
+}
+
+// fuzzCommandSeeds are well-formed sessions (login, then framed commands)
+// for the fuzzer to start from: DDL, SHOW, SELECT on the engine, a
+// prepared statement with parameters, COM_FIELD_LIST, COM_INIT_DB.
+func fuzzCommandSeeds() [][]byte {
+	session := func(cmds ...[]byte) []byte {
+		out := []byte{3}
+		for _, c := range cmds {
+			out = binary.LittleEndian.AppendUint16(out, uint16(len(c)))
+			out = append(out, c...)
+		}
+		return out
+	}
+	q := func(s string) []byte { return append([]byte{mysql.COM_QUERY}, s...) }
+	exec := []byte{mysql.COM_STMT_EXECUTE, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1,
+		mysql.MYSQL_TYPE_LONGLONG, 0, mysql.MYSQL_TYPE_VAR_STRING, 0}
+	exec = binary.LittleEndian.AppendUint64(exec, 7)
+	exec = append(exec, 3, 'a', 'b', 'c')
+	return [][]byte{
+		session(q("CREATE TABLE demo.t (k BIGINT, v VARCHAR(8)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1"),
+			q("SELECT k, v FROM demo.t WHERE v LIKE 'a%' ORDER BY k LIMIT 3"), q("SHOW CREATE TABLE demo.t"),
+			q("DESC demo.t"), q("SHOW TRANSACTION FROM demo WHERE label = 'x'")),
+		session(rawPrepare("SELECT ? + 1, ? FROM (SELECT 1) AS t"), exec, []byte{mysql.COM_STMT_CLOSE, 1, 0, 0, 0}),
+		session([]byte{mysql.COM_INIT_DB, 'd', 'e', 'm', 'o'}, append([]byte{mysql.COM_FIELD_LIST}, "t\x00"...),
+			q("SET @@session.query_timeout = 5, names utf8"), q("SELECT @@version_comment, DATABASE(), 1 LIMIT 1"),
+			q("ADMIN SHOW FRONTEND CONFIG LIKE '%label%'"), []byte{mysql.COM_PING}, []byte{mysql.COM_QUIT}),
+	}
 }
