@@ -134,7 +134,8 @@ func NewServer(opts ...Opt) (*Server, error) {
 }
 
 // urlHost is the host put into an endpoint's URL: dflt on loopback, else
-// "" (endpoint.start then uses the listener's real address).
+// the configured host, or "" when there is none (endpoint.start then uses
+// the listener's address).
 func urlHost(addr, dflt string) string {
 	h := listenHost(addr)
 	if isLoopbackHost(h) {
