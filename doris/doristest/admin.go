@@ -3,7 +3,9 @@ package doristest
 // Behavior: the admin HTTP endpoint (emulator only, its own listener,
 // AdminURL) drives the same Go API with JSON, for subprocess tests. Replies
 // are JSON; errors are {"error":"..."} with 400 (bad request), 404 (unknown
-// thing) or 409 (not possible now). Routes (docs/emulator.md has examples):
+// thing) or 409 (not possible now); admin_guard.go first refuses foreign
+// hosts and origins (403), POSTs without Content-Type application/json (415)
+// and a missing token (401). Routes (docs/emulator.md has examples):
 //
 //	POST   /faults                       body: Fault              → {"id":N}
 //	GET    /faults                                                → [FaultInfo]
@@ -24,7 +26,7 @@ package doristest
 //	POST   /config                      body {"key":K,"value":V}  → {}
 //	POST   /publish                     body {"hold":bool}        → {}
 //	POST   /databases/{db}                                        → {}
-//	POST   /databases/{db}/tables       body: CREATE TABLE DDL    → {}
+//	POST   /databases/{db}/tables       body {"ddl":"CREATE ..."} → {}
 //	GET    /tables/{db}/{table}/rows                              → [[values]]
 //	POST   /tables/{db}/{table}/counting body {"on":bool}         → {}
 //	GET    /tables/{db}/{table}/counts                            → {"rows":N,"bytes":N}
@@ -114,12 +116,13 @@ func (s *Server) adminMux() http.Handler {
 		adminJSON(w, struct{}{})
 	})
 	mux.HandleFunc("POST /databases/{db}/tables", func(w http.ResponseWriter, r *http.Request) {
-		ddl, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if err != nil {
-			adminErr(w, http.StatusBadRequest, err)
+		var req struct {
+			DDL string `json:"ddl"`
+		}
+		if !adminDecode(w, r, &req) {
 			return
 		}
-		if err := s.CreateTable(r.PathValue("db"), string(ddl)); err != nil {
+		if err := s.CreateTable(r.PathValue("db"), req.DDL); err != nil {
 			adminErr(w, http.StatusBadRequest, err)
 			return
 		}

@@ -16,6 +16,9 @@ import (
 func admin(t *testing.T, s *Server, method, path, body string, wantCode int) map[string]any {
 	t.Helper()
 	req, _ := http.NewRequest(method, s.AdminURL()+path, strings.NewReader(body))
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
@@ -127,7 +130,7 @@ func TestAdmin_FaultWaitReleaseAndState(t *testing.T) {
 	wantEq(t, "rows", len(rows), 2)
 	admin(t, s, "POST", "/databases/other", "", 200)
 	admin(t, s, "POST", "/databases/other", "", 409)
-	admin(t, s, "POST", "/databases/other/tables", "CREATE TABLE t (k BIGINT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1", 200)
+	admin(t, s, "POST", "/databases/other/tables", `{"ddl":"CREATE TABLE t (k BIGINT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1"}`, 200)
 	tables, err := s.Tables("other")
 	if err != nil || len(tables) != 1 || tables[0] != "t" {
 		t.Fatalf("tables of other = %v, %v", tables, err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"time"
 )
 
 // Opt configures a Server. Options are applied in order by NewServer.
@@ -32,6 +33,9 @@ type cfg struct {
 	backends                             int    // WithBackends
 	feHost, beHost                       string // host names in URLs (URLHost)
 	ingest                               ingestModel
+	allowNonLoopback                     bool
+	adminToken                           string
+	queryTimeout                         time.Duration
 }
 
 func defaultCfg() cfg {
@@ -74,6 +78,16 @@ func (c *cfg) validate() error {
 	}
 	if c.ingest.concurrentLoads < 0 {
 		return fmt.Errorf("doristest: WithBEConcurrentLoads: %d is negative", c.ingest.concurrentLoads)
+	}
+	if !c.allowNonLoopback {
+		for _, l := range []struct{ opt, addr string }{
+			{"ListenFE", c.feAddr}, {"ListenBE", c.beAddr}, {"ListenMySQL", c.mysqlAddr}, {"ListenAdmin", c.adminAddr},
+		} {
+			if h := listenHost(l.addr); !isLoopbackHost(h) {
+				return fmt.Errorf("doristest: %s(%q): %q is not a loopback address; the emulator has no real security, "+
+					"so listening off loopback needs AllowNonLoopback()", l.opt, l.addr, h)
+			}
+		}
 	}
 	for k, v := range c.feConfig {
 		if err := checkFEConfig(k, v); err != nil {
@@ -203,3 +217,21 @@ func WithTLS(c *tls.Config) Opt {
 		cf.tls.NextProtos = []string{"http/1.1"}
 	}}
 }
+
+// AllowNonLoopback lets the Listen* options name addresses off loopback
+// (e.g. "0.0.0.0:8030"). Default: NewServer refuses them. Anyone who can
+// reach such a port can load, read and drop data, and the admin endpoint
+// then requires a bearer token (AdminToken, generated when not given).
+// NewServer logs a warning naming every exposed listener, and the URLs
+// carry the real bind address instead of localhost.
+func AllowNonLoopback() Opt { return opt{func(c *cfg) { c.allowNonLoopback = true }} }
+
+// AdminToken makes the admin endpoint require "Authorization: Bearer
+// <token>" on every request. Default: no token on loopback, a random one
+// (see Server.AdminToken) when the endpoint listens off loopback.
+func AdminToken(token string) Opt { return opt{func(c *cfg) { c.adminToken = token }} }
+
+// QueryTimeout bounds each statement of the MySQL front; a longer one fails
+// with Doris's query timeout error. Default 30 s (Doris's query_timeout is
+// 900 s); d <= 0 keeps the default.
+func QueryTimeout(d time.Duration) Opt { return opt{func(c *cfg) { c.queryTimeout = d }} }

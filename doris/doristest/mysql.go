@@ -35,8 +35,8 @@ func (s *Server) startMySQL(addr string) error {
 	if err != nil {
 		return fmt.Errorf("doristest: listen mysql on %s: %w", addr, err)
 	}
-	s.mysqlAddr = ln.Addr().String()
-	s.mysql = mysqlfront.New(mysqlBackend{s}, mysqlfront.WithLogger(s.log))
+	s.mysqlAddr = exposedAddr(addr, ln.Addr().String())
+	s.mysql = mysqlfront.New(mysqlBackend{s}, mysqlfront.WithLogger(s.log), mysqlfront.WithQueryTimeout(s.cfg.queryTimeout))
 	go func() {
 		if err := s.mysql.Serve(ln); err != nil {
 			s.log.Warn("doristest: mysql serve", "err", err)

@@ -61,10 +61,11 @@ type Server struct {
 
 	faults faultSet
 
-	fe, admin *endpoint
-	bes       []*backend // BE i is bes[i]; see backends.go
-	beMu      sync.Mutex // guards the backends' liveness state and rr
-	rr        uint64     // FE round-robin index (LoadAction.getLastSelectedBackendIndexAndUpdate)
+	fe, admin  *endpoint
+	bes        []*backend // BE i is bes[i]; see backends.go
+	beMu       sync.Mutex // guards the backends' liveness state and rr
+	rr         uint64     // FE round-robin index (LoadAction.getLastSelectedBackendIndexAndUpdate)
+	adminToken string
 
 	mysql     *mysqlfront.Server
 	mysqlAddr string
@@ -103,7 +104,7 @@ func NewServer(opts ...Opt) (*Server, error) {
 			return nil, fmt.Errorf("doristest: seed database: %w", err)
 		}
 	}
-	s.fe = &endpoint{name: "fe", host: c.feHost, handler: s.track(s.feMux()), log: s.log, tls: c.tls}
+	s.fe = &endpoint{name: "fe", host: urlHost(c.feAddr, c.feHost), handler: s.track(s.feMux()), log: s.log, tls: c.tls}
 	if err := s.fe.start(c.feAddr); err != nil {
 		return nil, err
 	}
@@ -112,7 +113,18 @@ func NewServer(opts ...Opt) (*Server, error) {
 		return nil, err
 	}
 	if !c.noAdmin {
-		s.admin = &endpoint{name: "admin", host: beHost, handler: s.track(s.adminMux()), log: s.log}
+		s.adminToken = c.adminToken
+		if s.adminToken == "" && !isLoopbackHost(listenHost(c.adminAddr)) {
+			tok, err := newAdminToken()
+			if err != nil {
+				s.fe.stop()
+				s.stopBackends()
+				return nil, err
+			}
+			s.adminToken = tok
+		}
+		guard := adminGuard{bindHost: listenHost(c.adminAddr), token: s.adminToken, next: s.adminMux()}
+		s.admin = &endpoint{name: "admin", host: urlHost(c.adminAddr, beHost), handler: s.track(guard), log: s.log}
 		if err := s.admin.start(c.adminAddr); err != nil {
 			s.fe.stop()
 			s.stopBackends()
@@ -125,8 +137,61 @@ func NewServer(opts ...Opt) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.warnExposed()
 	return s, nil
 }
+
+// urlHost is the host put into an endpoint's URL: dflt on loopback, else
+// the configured host, or "" when there is none (endpoint.start then uses
+// the listener's address).
+func urlHost(addr, dflt string) string {
+	h := listenHost(addr)
+	if isLoopbackHost(h) {
+		return dflt
+	}
+	return h
+}
+
+// exposedAddr is addr (as listened on, resolved port) with the host the
+// caller configured when that names one (Go reports 0.0.0.0 as [::]).
+func exposedAddr(configured, resolved string) string {
+	h := listenHost(configured)
+	_, port, err := net.SplitHostPort(resolved)
+	if h == "" || isLoopbackHost(h) || err != nil {
+		return resolved
+	}
+	return net.JoinHostPort(h, port)
+}
+
+// warnExposed logs every listener off loopback (AllowNonLoopback).
+func (s *Server) warnExposed() {
+	var exposed []any
+	add := func(name, addr string) {
+		if addr != "" && !isLoopbackHost(listenHost(addr)) {
+			exposed = append(exposed, name, addr)
+		}
+	}
+	endpoints := []*endpoint{s.fe, s.admin}
+	for _, b := range s.bes {
+		endpoints = append(endpoints, b.ep)
+	}
+	for _, e := range endpoints {
+		if e != nil {
+			_, port, _ := net.SplitHostPort(e.listenAddr())
+			add(e.name, net.JoinHostPort(e.host, port))
+		}
+	}
+	add("mysql", s.MySQLAddr())
+	if len(exposed) > 0 {
+		s.log.Warn("doristest: LISTENING OFF LOOPBACK: anyone who can reach these ports can load, read and drop "+
+			"data and log in as the configured users; the admin endpoint requires its bearer token", exposed...)
+	}
+}
+
+// AdminToken is the bearer token the admin endpoint requires: the one given
+// with the AdminToken option, or the one generated because the endpoint
+// listens off loopback; "" when none is required.
+func (s *Server) AdminToken() string { return s.adminToken }
 
 // track counts in-flight requests so Close can wait for them.
 func (s *Server) track(h http.Handler) http.Handler {
@@ -256,8 +321,18 @@ func (e *endpoint) start(addr string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.addr = ln.Addr().String()
+	if e.host == "" {
+		e.host = listenHost(e.addr)
+	}
 	e.serve(ln)
 	return nil
+}
+
+// listenAddr is the resolved listen address.
+func (e *endpoint) listenAddr() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.addr
 }
 
 func (e *endpoint) serve(ln net.Listener) {
@@ -281,7 +356,7 @@ func (e *endpoint) url() string {
 	if e.tls != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + e.host + ":" + port
+	return scheme + "://" + net.JoinHostPort(e.host, port)
 }
 
 // hostPort is the resolved listen address.

@@ -1,6 +1,9 @@
 package mysqlfront
 
-import "log/slog"
+import (
+	"log/slog"
+	"time"
+)
 
 // Option configures a Server.
 type Option interface{ apply(*config) }
@@ -13,6 +16,7 @@ type config struct {
 	logger         *slog.Logger
 	serverVersion  string
 	versionComment string
+	queryTimeout   time.Duration
 }
 
 func defaultConfig() config {
@@ -20,6 +24,7 @@ func defaultConfig() config {
 		logger:         slog.New(slog.DiscardHandler),
 		serverVersion:  "5.7.99",
 		versionComment: "Doris version doris-2.1.0-doristest",
+		queryTimeout:   DefaultQueryTimeout,
 	}
 }
 
@@ -43,4 +48,15 @@ func WithServerVersion(v string) Option {
 // "Doris version doris-<release>-<commit>").
 func WithVersionComment(v string) Option {
 	return optFunc(func(c *config) { c.versionComment = v })
+}
+
+// WithQueryTimeout bounds each statement (COM_QUERY, COM_STMT_EXECUTE);
+// one that runs longer fails with Doris's query timeout error. Default
+// DefaultQueryTimeout (30 s); d <= 0 keeps the default.
+func WithQueryTimeout(d time.Duration) Option {
+	return optFunc(func(c *config) {
+		if d > 0 {
+			c.queryTimeout = d
+		}
+	})
 }

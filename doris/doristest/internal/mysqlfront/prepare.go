@@ -1,7 +1,6 @@
 package mysqlfront
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,8 +30,10 @@ func (ss *session) HandleStmtExecute(_ any, q string, args []any) (*mysql.Result
 	if err != nil {
 		return nil, forStmt(err)
 	}
-	r, err := ss.query(context.Background(), text, true)
-	return r, forStmt(err)
+	ctx, cancel := ss.statementContext()
+	defer cancel()
+	r, err := ss.query(ctx, text, true)
+	return r, forStmt(timeoutError(ctx, err))
 }
 
 // HandleStmtClose implements server.Handler.

@@ -2,7 +2,9 @@ package mysqlfront
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"runtime/debug"
 	"sync"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -28,6 +30,8 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}
 	wg        sync.WaitGroup
+
+	onPanic func(r any, stack []byte) // tests: called with each recovered panic
 }
 
 // New returns a Server answering from b. It listens nowhere until Serve.
@@ -100,12 +104,27 @@ func (s *Server) serveConn(c net.Conn) {
 		_ = c.Close()
 		s.wg.Done()
 	}()
+	// The safety net: a panic while serving one client (go-mysql or this
+	// package) closes that connection, never the process.
+	defer func() {
+		if r := recover(); r != nil {
+			stack := debug.Stack()
+			s.cfg.logger.Error("doristest mysql: panic while serving a connection; closing it",
+				"remote", remoteOf(c), "panic", fmt.Sprint(r), "stack", string(stack))
+			if s.onPanic != nil {
+				s.onPanic(r, stack)
+			}
+		}
+	}()
+	g := newGuardConn(c, s.cfg.logger)
 	sess := newSession(s)
-	conn, err := s.conf.NewCustomizedConn(c, authHandler{b: s.b}, sess)
+	h := &connHandler{session: sess}
+	conn, err := s.conf.NewCustomizedConn(g, authHandler{b: s.b, host: hostOf(c.RemoteAddr()), conn: h}, h)
 	if err != nil {
-		s.cfg.logger.Debug("mysql handshake failed", "remote", c.RemoteAddr().String(), "err", err)
+		s.cfg.logger.Debug("mysql handshake failed", "remote", remoteOf(c), "err", err)
 		return
 	}
+	g.commands.Store(true)
 	sess.mu.Lock()
 	sess.user = conn.GetUser()
 	sess.host = hostOf(c.RemoteAddr())
@@ -166,4 +185,11 @@ func hostOf(a net.Addr) string {
 		return a.String()
 	}
 	return h
+}
+
+func remoteOf(c net.Conn) string {
+	if a := c.RemoteAddr(); a != nil {
+		return a.String()
+	}
+	return ""
 }

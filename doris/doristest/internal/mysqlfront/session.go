@@ -49,7 +49,10 @@ func (ss *session) UseDB(db string) error {
 
 // HandleQuery handles COM_QUERY.
 func (ss *session) HandleQuery(q string) (*mysql.Result, error) {
-	return ss.query(context.Background(), q, false)
+	ctx, cancel := ss.statementContext()
+	defer cancel()
+	r, err := ss.query(ctx, q, false)
+	return r, timeoutError(ctx, err)
 }
 
 // HandleFieldList handles COM_FIELD_LIST (the mysql CLI's auto-rehash).

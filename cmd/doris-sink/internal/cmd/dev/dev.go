@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -29,11 +30,20 @@ type Options struct {
 	IO *cmdutil.IOStreams
 
 	FEAddr, BEAddr, MySQLAddr, KafkaAddr, AdminAddr string
-	User, Password                                  string
-	Partitions                                      int
-	Database                                        string
-	NoSample                                        bool
-	Output                                          string
+	User                                            string
+	// Password is --user's password, read from PasswordFile or from
+	// PasswordEnv (never from a flag: it would show in ps).
+	Password     string
+	PasswordFile string
+	// AdminTokenFile holds the admin endpoint's bearer token; empty means
+	// none on loopback and a generated one off loopback.
+	AdminTokenFile string
+	// AllowNonLoopback lets the addresses above leave loopback.
+	AllowNonLoopback bool
+	Partitions       int
+	Database         string
+	NoSample         bool
+	Output           string
 
 	// Backends is the number of BEs (--backends); LoadMBps and
 	// BEConcurrentLoads are the BE ingest model (--be-load-mbps,
@@ -45,6 +55,9 @@ type Options struct {
 	// Ready, when set, is called with the listening endpoints once
 	// everything is up (tests use it instead of parsing the output).
 	Ready func(Endpoints)
+
+	adminToken      string // read from AdminTokenFile
+	passwordFromEnv bool
 }
 
 // Endpoints are where `dev` listens. JSON names are stable.
@@ -56,10 +69,17 @@ type Endpoints struct {
 	Admin    string `json:"admin"`
 	User     string `json:"user"`
 	Database string `json:"database"`
+	// AdminToken is the admin endpoint's bearer token, when it needs one
+	// (off loopback or --admin-token-file).
+	AdminToken string `json:"admin_token,omitempty"`
 
 	// BEs lists every BE (BE is BE 0) when --backends > 1.
 	BEs []string `json:"bes,omitempty"`
 }
+
+// PasswordEnv is the environment variable `dev` reads --user's password
+// from: the same one `run` reads doris.password from.
+const PasswordEnv = "DORIS_SINK_DORIS__PASSWORD"
 
 // NewCmdDev returns the dev command; runF replaces Run in tests.
 func NewCmdDev(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
@@ -69,18 +89,36 @@ func NewCmdDev(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 		Short: "Run an in-process Doris emulator and Kafka on loopback",
 		Long: `Run the Doris emulator (FE and BE HTTP, FE MySQL protocol, admin endpoint)
 and an in-process Kafka broker until interrupted (Ctrl-C or SIGTERM).
-Topics are created on first use. Port 0 picks a free port.`,
+Topics are created on first use. Port 0 picks a free port.
+
+Everything listens on loopback: addresses off loopback need
+--allow-non-loopback, and then the admin endpoint requires a bearer token
+(printed once). The emulator is a sandbox without real security: never
+expose it to a network you do not trust.
+
+The password of --user comes from --password-file or the ` + PasswordEnv + `
+environment variable (default: empty), never from the command line.`,
 		Args: cobra.NoArgs,
 		Example: `  # the default ports of a real Doris and Kafka
   $ doris-sink dev
 
   # free ports, a password, 3 partitions per new topic
-  $ doris-sink dev --fe-http 127.0.0.1:0 --be-http 127.0.0.1:0 --mysql 127.0.0.1:0 --kafka 127.0.0.1:0 --password secret --partitions 3`,
+  $ ` + PasswordEnv + `=secret doris-sink dev --fe-http 127.0.0.1:0 --be-http 127.0.0.1:0 --mysql 127.0.0.1:0 --kafka 127.0.0.1:0 --partitions 3`,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if c.Flags().Changed("password") {
+				return cmdutil.FlagErrorf("--password would put the password in the process's command line, where " +
+					"other local users can read it (ps, /proc); use --password-file FILE or the " + PasswordEnv + " environment variable")
+			}
 			if opts.Partitions < 1 {
 				return cmdutil.FlagErrorf("--partitions must be at least 1, got %d", opts.Partitions)
 			}
 			if err := validateBackendFlags(opts); err != nil {
+				return err
+			}
+			if err := opts.checkLoopback(); err != nil {
+				return err
+			}
+			if err := opts.readSecrets(f.Environ); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -96,7 +134,12 @@ Topics are created on first use. Port 0 picks a free port.`,
 	fl.StringVar(&opts.KafkaAddr, "kafka", "127.0.0.1:9092", "Kafka broker listen address")
 	fl.StringVar(&opts.AdminAddr, "admin", "127.0.0.1:0", "emulator admin endpoint listen address (docs/emulator.md)")
 	fl.StringVar(&opts.User, "user", "root", "Doris user")
-	fl.StringVar(&opts.Password, "password", "", "Doris password of --user (local emulator only)")
+	var refused string
+	fl.StringVar(&refused, "password", "", "refused: use --password-file or "+PasswordEnv)
+	_ = fl.MarkHidden("password")
+	fl.StringVar(&opts.PasswordFile, "password-file", "", "file holding the Doris password of --user (default: "+PasswordEnv+", else empty)")
+	fl.StringVar(&opts.AdminTokenFile, "admin-token-file", "", "file holding the admin endpoint's bearer token (default: none on loopback, generated off loopback)")
+	fl.BoolVar(&opts.AllowNonLoopback, "allow-non-loopback", false, "allow listen addresses off loopback (exposes an unsecured sandbox; see docs/operations.md)")
 	fl.IntVar(&opts.Partitions, "partitions", 3, "partitions of auto-created topics")
 	fl.StringVar(&opts.Database, "database", "demo", "database to create")
 	fl.BoolVar(&opts.NoSample, "no-sample", false, "do not create the sample table "+SampleTable)
@@ -108,7 +151,7 @@ Topics are created on first use. Port 0 picks a free port.`,
 // Run starts both servers, prints the endpoints and examples, and blocks
 // until ctx is done; then it shuts both down and returns nil.
 func Run(ctx context.Context, o *Options) error {
-	doris, err := doristest.NewServer(
+	opts := []doristest.Opt{
 		doristest.ListenFE(o.FEAddr),
 		doristest.ListenBE(o.BEAddr),
 		doristest.ListenMySQL(o.MySQLAddr),
@@ -119,9 +162,16 @@ func Run(ctx context.Context, o *Options) error {
 		// a client following the redirect keeps its credentials.
 		doristest.URLHost(devURLHost),
 		doristest.WithBackends(o.Backends),
-		doristest.WithLoadThroughput(int64(o.LoadMBps*1e6)),
+		doristest.WithLoadThroughput(int64(o.LoadMBps * 1e6)),
 		doristest.WithBEConcurrentLoads(o.BEConcurrentLoads),
-	)
+	}
+	if o.AllowNonLoopback {
+		opts = append(opts, doristest.AllowNonLoopback())
+	}
+	if o.adminToken != "" {
+		opts = append(opts, doristest.AdminToken(o.adminToken))
+	}
+	doris, err := doristest.NewServer(opts...)
 	if err != nil {
 		return fmt.Errorf("start Doris emulator: %w", err)
 	}
@@ -139,7 +189,12 @@ func Run(ctx context.Context, o *Options) error {
 
 	ep := Endpoints{
 		FE: doris.FEURL(), BE: doris.BEURL(), MySQL: doris.MySQLAddr(), Admin: doris.AdminURL(),
-		Kafka: kafka.ListenAddrs()[0], User: o.User, Database: o.Database,
+		Kafka: kafka.ListenAddrs()[0], User: o.User, Database: o.Database, AdminToken: doris.AdminToken(),
+	}
+	if exposed := o.exposed(); len(exposed) > 0 {
+		fmt.Fprintf(o.IO.ErrOut, "WARNING: doris-sink dev listens off loopback (%s). Anyone who can reach these ports "+
+			"can read, load and drop data, and Kafka has no authentication; passwords cross the HTTP and MySQL ports "+
+			"in plaintext. Never expose dev to a network you do not trust.\n", strings.Join(exposed, ", "))
 	}
 	if doris.NumBackends() > 1 {
 		ep.BEs = doris.BEURLs()

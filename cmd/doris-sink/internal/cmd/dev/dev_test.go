@@ -23,13 +23,14 @@ import (
 func TestDevServesDorisAndKafka(t *testing.T) {
 	t.Parallel()
 	f, out, _ := cmdutil.NewTestFactory(false)
+	f.Environ = func() []string { return []string{PasswordEnv + "=pw"} }
 	ready := make(chan Endpoints, 1)
 	cmd := NewCmdDev(f, func(ctx context.Context, o *Options) error {
 		o.Ready = func(ep Endpoints) { ready <- ep }
 		return Run(ctx, o)
 	})
 	cmd.SetArgs([]string{"--fe-http", "127.0.0.1:0", "--be-http", "127.0.0.1:0", "--mysql", "127.0.0.1:0",
-		"--kafka", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--password", "pw", "--partitions", "2", "-o", "json"})
+		"--kafka", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--partitions", "2", "-o", "json"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()

@@ -19,8 +19,11 @@ func printHuman(o *Options, ep Endpoints) error {
 	}
 	kv.Add("Doris MySQL", ep.MySQL)
 	kv.Add("Emulator admin", ep.Admin)
+	if ep.AdminToken != "" {
+		kv.Add("Admin token", ep.AdminToken+" (send Authorization: Bearer <token>)")
+	}
 	kv.Add("Kafka", ep.Kafka)
-	kv.Add("User", ep.User+" (password "+passwordNote(o.Password)+")")
+	kv.Add("User", ep.User+" (password "+passwordNote(o)+")")
 	kv.Add("Database", ep.Database)
 	if err := kv.Render(); err != nil {
 		return err
@@ -59,9 +62,12 @@ Try it (Ctrl-C stops everything):
 	return err
 }
 
-func passwordNote(pw string) string {
-	if pw == "" {
+func passwordNote(o *Options) string {
+	switch {
+	case o.Password == "":
 		return "empty"
+	case o.passwordFromEnv:
+		return "from " + PasswordEnv
 	}
-	return "set by --password"
+	return "from --password-file"
 }
