@@ -20,6 +20,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest/internal/mysqlfront"
+	"github.com/doris-sink/doris-sink/doris/doristest/internal/sqlexec"
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
@@ -83,16 +84,20 @@ func (b mysqlBackend) Table(db, table string) (*schema.Table, error) {
 	return t.schema, nil
 }
 
-func (b mysqlBackend) TableData(db, table string) ([][]any, uint64, error) {
-	b.s.RunCleaner()
-	t, err := b.s.table(db, table)
-	if err != nil {
-		return nil, 0, err
+func (b mysqlBackend) QueryTables() []sqlexec.Table {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cleanLocked()
+	var out []sqlexec.Table
+	for _, d := range s.dbs {
+		for _, te := range d.tables {
+			data := te.data
+			out = append(out, sqlexec.Table{DB: d.name, Name: te.schema.Name, ID: te.id, Schema: te.schema,
+				Snapshot: func() sqlexec.Rows { return data.Snapshot() }})
+		}
 	}
-	// Read the version first: a concurrent Apply then at worst makes the
-	// caller re-read on its next query.
-	v := t.data.Version()
-	return t.data.Rows(), v, nil
+	return out
 }
 
 func (b mysqlBackend) Transactions(db string, q mysqlfront.TxnQuery) ([]doris.Transaction, error) {

@@ -5,6 +5,7 @@ package mysqlfront
 
 import (
 	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/doris/doristest/internal/sqlexec"
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
@@ -22,9 +23,10 @@ type Backend interface {
 	DropTable(db, table string, ifExists bool) error
 	Tables(db string) ([]string, error)
 	Table(db, table string) (*schema.Table, error)
-	// TableData returns the visible rows (schema column order; values nil,
-	// int64, float64 or string) and a version that changes when they do.
-	TableData(db, table string) (rows [][]any, version uint64, err error)
+	// QueryTables lists every table of every database for the SQL engine.
+	// It must be cheap: no row is read until a query reads the table
+	// (sqlexec.Table.Snapshot).
+	QueryTables() []sqlexec.Table
 	// Transactions answers SHOW TRANSACTION for db: exactly one of ID,
 	// Label, LabelLike or Status is set in q.
 	Transactions(db string, q TxnQuery) ([]doris.Transaction, error)

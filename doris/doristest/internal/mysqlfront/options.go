@@ -1,6 +1,9 @@
 package mysqlfront
 
-import "log/slog"
+import (
+	"log/slog"
+	"time"
+)
 
 // Option configures a Server.
 type Option interface{ apply(*config) }
@@ -13,6 +16,7 @@ type config struct {
 	logger         *slog.Logger
 	serverVersion  string
 	versionComment string
+	queryTimeout   time.Duration
 }
 
 func defaultConfig() config {
@@ -20,6 +24,7 @@ func defaultConfig() config {
 		logger:         slog.New(slog.DiscardHandler),
 		serverVersion:  "5.7.99",
 		versionComment: "Doris version doris-2.1.0-doristest",
+		queryTimeout:   defaultQueryTimeout,
 	}
 }
 
@@ -43,4 +48,20 @@ func WithServerVersion(v string) Option {
 // "Doris version doris-<release>-<commit>").
 func WithVersionComment(v string) Option {
 	return optFunc(func(c *config) { c.versionComment = v })
+}
+
+// defaultQueryTimeout bounds an emulator SELECT. Doris's session variable
+// query_timeout defaults to 900 s (SessionVariable.queryTimeoutS); the
+// emulator runs one SELECT at a time, so it stops a runaway query sooner.
+const defaultQueryTimeout = 60 * time.Second
+
+// WithQueryTimeout sets the default deadline of a SELECT, which is also the
+// default of the session variable query_timeout (default 60 s; a session's
+// `SET query_timeout = N` overrides it for that session).
+func WithQueryTimeout(d time.Duration) Option {
+	return optFunc(func(c *config) {
+		if d > 0 {
+			c.queryTimeout = d
+		}
+	})
 }

@@ -98,6 +98,8 @@ func (t *Table) applyAggregate(r *stagedRow) {
 		t.st.keyed[key] = &entry{row: slices.Clone(r.vals)}
 		return
 	}
+	// Copy on write: a Snapshot may hold the old row.
+	e.row = slices.Clone(e.row)
 	for i, c := range m.s.Columns {
 		if slices.Contains(m.keyIdx, i) {
 			continue

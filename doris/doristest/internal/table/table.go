@@ -17,13 +17,16 @@ const (
 
 // tableState is the Table's lock-protected part.
 type tableState struct {
-	mu       sync.Mutex
-	dup      [][]any           // DUPLICATE rows in load order
-	keyed    map[string]*entry // UNIQUE / AGGREGATE rows by key
-	version  uint64
-	counting bool
-	cRows    int64
-	cBytes   int64
+	mu      sync.Mutex
+	dup     [][]any           // DUPLICATE rows in load order
+	keyed   map[string]*entry // UNIQUE / AGGREGATE rows by key
+	version uint64
+	// snap caches Snapshot's row list of a keyed table for snapVersion.
+	snap        [][]any
+	snapVersion uint64
+	counting    bool
+	cRows       int64
+	cBytes      int64
 }
 
 // entry is one key of a UNIQUE or AGGREGATE table.
