@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
 )
 
 // Error is a failed query, with Doris's message text and MySQL error code:
