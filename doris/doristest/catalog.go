@@ -22,10 +22,38 @@ type database struct {
 	txns   *txnDB
 }
 
+// tableEntry is one table. id is its catalog identity, from the same
+// counter as database ids: it never repeats (a table dropped and created
+// again under the same name gets a new one) and survives ALTER TABLE, which
+// replaces schema (and data's schema) in place. schema is the single source
+// of the table's current columns for DESC, SHOW CREATE TABLE, the FE
+// _schema endpoint, information_schema and Stream Load column matching.
 type tableEntry struct {
 	id     int64
 	schema *schema.Table
 	data   *table.Table
+}
+
+// tableByID returns d's table whose catalog id is id, or nil when that
+// table was dropped (even if another table now has its name). A txn records
+// the id at begin (txn.tableID); its commit path asks this to fail a txn
+// whose table is gone. Callers hold s.mu.
+func (d *database) tableByID(id int64) *tableEntry {
+	for _, te := range d.tables {
+		if te.id == id {
+			return te
+		}
+	}
+	return nil
+}
+
+// TableID returns the catalog identity of db.name (see tableEntry).
+func (s *Server) TableID(db, name string) (int64, error) {
+	t, err := s.table(db, name)
+	if err != nil {
+		return 0, fmt.Errorf("table id of %s.%s: %w", db, name, err)
+	}
+	return t.id, nil
 }
 
 // CreateDatabase creates an empty database. It fails when it exists.
@@ -118,6 +146,15 @@ func (s *Server) dropTable(db, name string, ifExists bool) error {
 		return sqlErr(1051, "Unknown table '%s'", name)
 	}
 	delete(d.tables, name)
+	return nil
+}
+
+func (s *Server) truncateTable(db, name string) error {
+	t, err := s.table(db, name)
+	if err != nil {
+		return err
+	}
+	t.data.Truncate()
 	return nil
 }
 

@@ -74,6 +74,8 @@ func (b mysqlBackend) DropTable(db, table string, ifExists bool) error {
 	return b.s.dropTable(db, table, ifExists)
 }
 
+func (b mysqlBackend) TruncateTable(db, table string) error { return b.s.truncateTable(db, table) }
+
 func (b mysqlBackend) Tables(db string) ([]string, error) { return b.s.Tables(db) }
 
 func (b mysqlBackend) Table(db, table string) (*schema.Table, error) {

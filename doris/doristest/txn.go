@@ -33,6 +33,7 @@ type txn struct {
 	id          int64
 	db          *database
 	table       string
+	tableID     int64 // catalog identity of the table (tableEntry.id): survives ALTER, changes on DROP+CREATE
 	label       string
 	status      doris.TxnStatus
 	coordinator string
@@ -137,6 +138,7 @@ func (s *Server) beginLocked(req beginReq) (*txn, *feError) {
 		id:               s.nextTxnID,
 		db:               d,
 		table:            req.table,
+		tableID:          te.id,
 		label:            req.label,
 		status:           doris.TxnPrepare,
 		coordinator:      "BE: " + beHost,

@@ -21,6 +21,8 @@ type Backend interface {
 	// CreateTable creates t in db (t.Database, when set, overrides db).
 	CreateTable(db string, t *schema.Table, ifNotExists bool) error
 	DropTable(db, table string, ifExists bool) error
+	// TruncateTable removes every row of db.table (TRUNCATE TABLE).
+	TruncateTable(db, table string) error
 	Tables(db string) ([]string, error)
 	Table(db, table string) (*schema.Table, error)
 	// QueryTables lists every table of every database for the SQL engine.

@@ -115,6 +115,17 @@ func (f *fakeBackend) DropTable(db, table string, ifExists bool) error {
 	return nil
 }
 
+func (f *fakeBackend) TruncateTable(db, table string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.table(db, table)
+	if err != nil {
+		return err
+	}
+	t.rows = nil
+	return nil
+}
+
 func (f *fakeBackend) Tables(db string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

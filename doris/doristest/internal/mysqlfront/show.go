@@ -62,9 +62,7 @@ func (ss *session) showDatabases(st stmt, i int) (*resultSpec, error) {
 		return nil, syntaxError(st)
 	}
 	spec := stringCols("Database")
-	dbs := slices.Clone(ss.s.b.Databases())
-	slices.Sort(dbs)
-	for _, db := range dbs {
+	for _, db := range ss.databases() {
 		if !has || likeMatch(pat, db) {
 			spec.rows = append(spec.rows, []any{db})
 		}

@@ -42,3 +42,15 @@ func (t *Table) keyed() bool {
 	k := t.meta.s.Keys
 	return k == schema.UniqueKeys || k == schema.AggregateKeys
 }
+
+// Truncate removes every row (TRUNCATE TABLE). Snapshots taken before keep
+// their rows.
+func (t *Table) Truncate() {
+	st := &t.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.dup = nil
+	st.keyed = map[string]*entry{}
+	st.snap = nil
+	st.version++
+}
