@@ -48,9 +48,11 @@ type Rows interface {
 	// Len is the number of rows.
 	Len() int
 	// Row returns row i in schema column order. Values are nil, int64,
-	// float64 or string (DECIMAL, dates, LARGEINT and text as strings). The
-	// engine does not modify or keep it.
-	Row(i int) []any
+	// float64 or string (DECIMAL, dates, LARGEINT and text as strings). It
+	// may decode into dst and return it (the engine passes the previous
+	// row's slice back); the engine does not modify or keep the result
+	// past the next call.
+	Row(i int, dst []any) []any
 }
 
 // SliceRows is Rows over a slice.
@@ -60,7 +62,7 @@ type SliceRows [][]any
 func (r SliceRows) Len() int { return len(r) }
 
 // Row implements Rows.
-func (r SliceRows) Row(i int) []any { return r[i] }
+func (r SliceRows) Row(i int, _ []any) []any { return r[i] }
 
 // Result is a query answer: column labels and rows whose values are nil,
 // int64, float64 or string.

@@ -89,6 +89,8 @@ type vtabCursor struct {
 	t    *vtabTable
 	rows Rows
 	n, i int
+	row  []any // row cur, decoded once for all its columns
+	cur  int
 }
 
 // Filter implements vtab.Cursor: it (re)starts the scan on the query's
@@ -98,7 +100,7 @@ func (c *vtabCursor) Filter(int, string, []vtab.Value) error {
 	if err != nil {
 		return err
 	}
-	c.rows, c.n, c.i = rows, rows.Len(), 0
+	c.rows, c.n, c.i, c.cur = rows, rows.Len(), 0, -1
 	return nil
 }
 
@@ -111,7 +113,10 @@ func (c *vtabCursor) Eof() bool { return c.i >= c.n }
 // Column implements vtab.Cursor.
 func (c *vtabCursor) Column(col int) (vtab.Value, error) {
 	d := c.t.def
-	row := c.rows.Row(c.i)
+	if c.cur != c.i {
+		c.row, c.cur = c.rows.Row(c.i, c.row), c.i
+	}
+	row := c.row
 	if len(row) != d.width {
 		return nil, fmt.Errorf("table %s.%s: row %d has %d values, the schema has %d columns", d.db, d.name, c.i, len(row), d.width)
 	}

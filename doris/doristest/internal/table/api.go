@@ -53,7 +53,9 @@ type Batch struct {
 	// FirstErrorMsg is set when the load fails in execution (doris-api.md §2.1 #20).
 	FirstErrorMsg string
 
-	rows     []stagedRow
+	rows     []stagedRow // UNIQUE / AGGREGATE rows
+	dup      rowStore    // DUPLICATE rows, encoded
+	scratch  []byte
 	counting bool
 	partial  []bool // loaded columns of a partial-columns load; nil otherwise
 	// incomplete: a partial load leaves a NOT NULL column without default

@@ -37,8 +37,9 @@ func (t *Table) apply(b *Batch) {
 			changed = true
 		}
 	default:
-		for _, r := range b.rows {
-			st.dup = append(st.dup, slices.Clone(r.vals))
+		if b.dup.len() > 0 {
+			st.dup.appendStore(&b.dup)
+			b.dup = rowStore{} // adopted: the batch must not append again
 			changed = true
 		}
 	}
@@ -169,9 +170,10 @@ func (t *Table) rows() [][]any {
 			}
 		}
 	} else {
-		out = make([][]any, len(st.dup))
-		for i, r := range st.dup {
-			out[i] = slices.Clone(r)
+		n := len(m.types)
+		out = make([][]any, st.dup.len())
+		for i := range out {
+			out[i] = st.dup.row(i, n, nil)
 		}
 	}
 	st.mu.Unlock()

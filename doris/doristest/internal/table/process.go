@@ -144,6 +144,10 @@ func (p *loadPlan) process(b *Batch, src []any, line func() string) {
 			r.seq = s
 		}
 	}
+	if !m.keyedModel() {
+		b.scratch = b.dup.addRow(vals, b.scratch)
+		return
+	}
 	b.rows = append(b.rows, r)
 }
 

@@ -18,7 +18,7 @@ const (
 // tableState is the Table's lock-protected part.
 type tableState struct {
 	mu      sync.Mutex
-	dup     [][]any           // DUPLICATE rows in load order
+	dup     rowStore          // DUPLICATE rows in load order
 	keyed   map[string]*entry // UNIQUE / AGGREGATE rows by key
 	version uint64
 	// snap caches Snapshot's row list of a keyed table for snapVersion.
@@ -55,6 +55,12 @@ type defaultValue struct {
 	has bool
 	v   any    // converted default (nil for DEFAULT NULL)
 	now string // CURRENT_TIMESTAMP / CURRENT_DATE: evaluated at load time
+}
+
+// keyedModel reports whether rows are kept by key (UNIQUE, AGGREGATE)
+// rather than appended (DUPLICATE).
+func (m *tableMeta) keyedModel() bool {
+	return m.s.Keys == schema.UniqueKeys || m.s.Keys == schema.AggregateKeys
 }
 
 func (m *tableMeta) hasSeq() bool { return m.seqIdx >= 0 || m.seqType != nil }
