@@ -47,12 +47,12 @@ type Table struct {
 type Rows interface {
 	// Len is the number of rows.
 	Len() int
-	// Row returns row i in schema column order. Values are nil, int64,
-	// float64 or string (DECIMAL, dates, LARGEINT and text as strings). It
-	// may decode into dst and return it (the engine passes the previous
-	// row's slice back); the engine does not modify or keep the result
-	// past the next call.
-	Row(i int, dst []any) []any
+	// Value returns column col (its index in the schema, hidden columns
+	// included) of row i: nil, int64, float64 or string (DECIMAL, dates,
+	// LARGEINT and text as strings). ok is false when the row has no such
+	// column (a malformed row). Only the columns a query reads are asked
+	// for.
+	Value(i, col int) (v any, ok bool)
 }
 
 // SliceRows is Rows over a slice.
@@ -61,8 +61,13 @@ type SliceRows [][]any
 // Len implements Rows.
 func (r SliceRows) Len() int { return len(r) }
 
-// Row implements Rows.
-func (r SliceRows) Row(i int, _ []any) []any { return r[i] }
+// Value implements Rows.
+func (r SliceRows) Value(i, col int) (any, bool) {
+	if col < len(r[i]) {
+		return r[i][col], true
+	}
+	return nil, false
+}
 
 // Result is a query answer: column labels and rows whose values are nil,
 // int64, float64 or string.

@@ -89,8 +89,6 @@ type vtabCursor struct {
 	t    *vtabTable
 	rows Rows
 	n, i int
-	row  []any // row cur, decoded once for all its columns
-	cur  int
 }
 
 // Filter implements vtab.Cursor: it (re)starts the scan on the query's
@@ -100,7 +98,7 @@ func (c *vtabCursor) Filter(int, string, []vtab.Value) error {
 	if err != nil {
 		return err
 	}
-	c.rows, c.n, c.i, c.cur = rows, rows.Len(), 0, -1
+	c.rows, c.n, c.i = rows, rows.Len(), 0
 	return nil
 }
 
@@ -113,15 +111,12 @@ func (c *vtabCursor) Eof() bool { return c.i >= c.n }
 // Column implements vtab.Cursor.
 func (c *vtabCursor) Column(col int) (vtab.Value, error) {
 	d := c.t.def
-	if c.cur != c.i {
-		c.row, c.cur = c.rows.Row(c.i, c.row), c.i
-	}
-	row := c.row
-	if len(row) != d.width {
-		return nil, fmt.Errorf("table %s.%s: row %d has %d values, the schema has %d columns", d.db, d.name, c.i, len(row), d.width)
-	}
 	k := d.columns[col]
-	return columnValue(row[k.index], k.decl), nil
+	v, ok := c.rows.Value(c.i, k.index)
+	if !ok {
+		return nil, fmt.Errorf("table %s.%s: row %d has no column %d (%s); the schema has %d columns", d.db, d.name, c.i, k.index, k.name, d.width)
+	}
+	return columnValue(v, k.decl), nil
 }
 
 // Rowid implements vtab.Cursor.

@@ -23,7 +23,10 @@ func (t *Table) apply(b *Batch) {
 		return
 	}
 	changed := false
-	m := t.meta
+	m := t.meta.Load()
+	if b.meta != nil && b.meta != m {
+		t.remapBatch(b, m)
+	}
 	switch m.s.Keys {
 	case schema.UniqueKeys:
 		for i := range b.rows {
@@ -53,7 +56,7 @@ func (t *Table) apply(b *Batch) {
 // new_seq >= old_seq, so equal sequences let the later row win. A delete
 // keeps the key's sequence as a tombstone (see entry.seq).
 func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
-	m := t.meta
+	m := t.meta.Load()
 	key := keyString(m.keyIdx, r.vals)
 	e := t.st.keyed[key]
 	live := e != nil && !e.deleted
@@ -92,7 +95,7 @@ func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
 // applyAggregate merges a row into its key with each value column's
 // aggregation (doris-api.md §7).
 func (t *Table) applyAggregate(r *stagedRow) {
-	m := t.meta
+	m := t.meta.Load()
 	key := keyString(m.keyIdx, r.vals)
 	e := t.st.keyed[key]
 	if e == nil {
@@ -158,7 +161,7 @@ func sumValues(t colType, a, b any) any {
 
 // rows returns the visible rows sorted by key (then full row for DUPLICATE).
 func (t *Table) rows() [][]any {
-	m := t.meta
+	m := t.meta.Load()
 	st := &t.st
 	st.mu.Lock()
 	var out [][]any

@@ -128,3 +128,32 @@ func (s *rowStore) appendStore(o *rowStore) {
 		s.refs = append(s.refs, r+base<<32)
 	}
 }
+
+// skipValue returns b past its first encoded value.
+func skipValue(b []byte) []byte {
+	tag := b[0]
+	b = b[1:]
+	switch tag {
+	case tagInt:
+		_, k := binary.Varint(b)
+		return b[k:]
+	case tagFloat:
+		return b[8:]
+	case tagString:
+		l, k := binary.Uvarint(b)
+		return b[uint64(k)+l:]
+	}
+	return b
+}
+
+// value decodes column col of row i without decoding the others.
+func (s *rowStore) value(i, col int) any {
+	r := s.refs[i]
+	b := s.chunks[r>>32][uint32(r):]
+	for range col {
+		b = skipValue(b)
+	}
+	var v [1]any
+	decodeRow(b, 1, v[:])
+	return v[0]
+}

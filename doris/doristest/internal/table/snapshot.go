@@ -20,14 +20,19 @@ func (s Snapshot) Len() int {
 	return len(s.rows)
 }
 
-// Row returns row i. Duplicate rows are decoded into dst when it is large
-// enough (so a scan can reuse one buffer); other rows are the table's own
-// (not to be modified).
-func (s Snapshot) Row(i int, dst []any) []any {
+// Value returns column col (schema index) of row i; ok is false past the
+// row's width.
+func (s Snapshot) Value(i, col int) (v any, ok bool) {
 	if s.isDup {
-		return s.dup.row(i, s.width, dst)
+		if col >= s.width {
+			return nil, false
+		}
+		return s.dup.value(i, col), true
 	}
-	return s.rows[i]
+	if r := s.rows[i]; col < len(r) {
+		return r[col], true
+	}
+	return nil, false
 }
 
 // Snapshot returns the visible rows without copying them. For a Duplicate
@@ -38,8 +43,8 @@ func (t *Table) Snapshot() Snapshot {
 	st := &t.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if !t.meta.keyedModel() {
-		return Snapshot{dup: st.dup.view(), width: len(t.meta.types), isDup: true}
+	if m := t.meta.Load(); !m.keyedModel() {
+		return Snapshot{dup: st.dup.view(), width: len(m.types), isDup: true}
 	}
 	if st.snap == nil || st.snapVersion != st.version {
 		rows := make([][]any, 0, len(st.keyed))
