@@ -24,15 +24,17 @@ type database struct {
 
 // tableEntry is one table. id is its catalog identity, from the same
 // counter as database ids: it never repeats (a table dropped and created
-// again under the same name gets a new one) and survives ALTER TABLE, which
-// replaces schema (and data's schema) in place. schema is the single source
-// of the table's current columns for DESC, SHOW CREATE TABLE, the FE
-// _schema endpoint, information_schema and Stream Load column matching.
+// again under the same name gets a new one) and survives ALTER TABLE.
+// data.Schema() is the single source of the table's current columns, for
+// DESC, SHOW CREATE TABLE, the FE _schema endpoint (Server.Schema),
+// information_schema and Stream Load column matching; ALTER TABLE swaps it.
 type tableEntry struct {
-	id     int64
-	schema *schema.Table
-	data   *table.Table
+	id   int64
+	data *table.Table
 }
+
+// schema is the table's current schema (not to be modified).
+func (te *tableEntry) schema() *schema.Table { return te.data.Schema() }
 
 // tableByID returns d's table whose catalog id is id, or nil when that
 // table was dropped (even if another table now has its name). A txn records
@@ -128,7 +130,7 @@ func (s *Server) createTable(db string, t *schema.Table, ifNotExists bool) error
 		return sqlErr(1050, "Table '%s' already exists", t.Name)
 	}
 	s.nextID++
-	d.tables[t.Name] = &tableEntry{id: s.nextID, schema: t, data: data}
+	d.tables[t.Name] = &tableEntry{id: s.nextID, data: data}
 	return nil
 }
 
@@ -211,7 +213,7 @@ func (s *Server) Schema(db, name string) (*schema.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s.%s: %w", db, name, err)
 	}
-	return t.schema, nil
+	return t.schema(), nil
 }
 
 // Rows returns the visible rows of db.table in schema column order (values

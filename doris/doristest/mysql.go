@@ -76,6 +76,10 @@ func (b mysqlBackend) DropTable(db, table string, ifExists bool) error {
 
 func (b mysqlBackend) TruncateTable(db, table string) error { return b.s.truncateTable(db, table) }
 
+func (b mysqlBackend) AlterTable(db, table string, ops []mysqlfront.AlterOp) error {
+	return b.s.alterTable(db, table, ops)
+}
+
 func (b mysqlBackend) Tables(db string) ([]string, error) { return b.s.Tables(db) }
 
 func (b mysqlBackend) Table(db, table string) (*schema.Table, error) {
@@ -83,7 +87,7 @@ func (b mysqlBackend) Table(db, table string) (*schema.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.schema, nil
+	return t.schema(), nil
 }
 
 func (b mysqlBackend) QueryTables() []sqlexec.Table {
@@ -95,7 +99,7 @@ func (b mysqlBackend) QueryTables() []sqlexec.Table {
 	for _, d := range s.dbs {
 		for _, te := range d.tables {
 			data := te.data
-			out = append(out, sqlexec.Table{DB: d.name, Name: te.schema.Name, ID: te.id, Schema: te.schema,
+			out = append(out, sqlexec.Table{DB: d.name, Name: te.schema().Name, ID: te.id, Schema: te.schema(),
 				Snapshot: func() sqlexec.Rows { return data.Snapshot() }})
 		}
 	}

@@ -23,6 +23,9 @@ type Backend interface {
 	DropTable(db, table string, ifExists bool) error
 	// TruncateTable removes every row of db.table (TRUNCATE TABLE).
 	TruncateTable(db, table string) error
+	// AlterTable applies the clauses of one ALTER TABLE … ADD / DROP /
+	// MODIFY COLUMN statement, all or none.
+	AlterTable(db, table string, ops []AlterOp) error
 	Tables(db string) ([]string, error)
 	Table(db, table string) (*schema.Table, error)
 	// QueryTables lists every table of every database for the SQL engine.
@@ -43,4 +46,30 @@ type TxnQuery struct {
 	Label     string
 	LabelLike string
 	Status    doris.TxnStatus
+}
+
+// AlterKind is the kind of one ALTER TABLE clause.
+type AlterKind int
+
+// ALTER TABLE clause kinds.
+const (
+	AlterAddColumn AlterKind = iota + 1
+	AlterDropColumn
+	AlterModifyColumn
+)
+
+// AlterOp is one clause of ALTER TABLE: ADD COLUMN, DROP COLUMN or MODIFY
+// COLUMN.
+type AlterOp struct {
+	Kind AlterKind
+	// Column is the column as declared (ADD, MODIFY); for DROP only its
+	// Name is set.
+	Column schema.Column
+	// Key is set when the definition carries the KEY keyword.
+	Key bool
+	// After names the column to place it after; First places it first;
+	// neither: Doris's default place (ADD: after the last key column for a
+	// key, else after the last visible column; MODIFY: where it is).
+	After string
+	First bool
 }

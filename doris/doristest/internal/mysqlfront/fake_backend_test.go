@@ -126,6 +126,10 @@ func (f *fakeBackend) TruncateTable(db, table string) error {
 	return nil
 }
 
+func (f *fakeBackend) AlterTable(db, table string, ops []AlterOp) error {
+	return fmt.Errorf("AlterTable is not faked")
+}
+
 func (f *fakeBackend) Tables(db string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

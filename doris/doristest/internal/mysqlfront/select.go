@@ -29,7 +29,7 @@ func (ss *session) selectStmt(ctx context.Context, st stmt) (*resultSpec, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, ss.queryTimeout())
 	defer cancel()
-	res, err := eng.Query(ctx, ss.currentDB(), ss.s.b.QueryTables(), st.text)
+	res, err := eng.Query(ctx, ss.currentDB(), ss.queryTables(), st.text)
 	if err != nil {
 		return nil, ss.queryError(err)
 	}

@@ -148,6 +148,8 @@ func (ss *session) dispatch(ctx context.Context, st stmt) (*resultSpec, error) {
 		return ss.drop(st)
 	case "TRUNCATE":
 		return ss.truncate(st)
+	case "ALTER":
+		return ss.alter(st)
 	case "SHOW":
 		return ss.show(st)
 	case "DESC", "DESCRIBE":
@@ -209,7 +211,7 @@ func (ss *session) resolveDB(explicit string) (string, error) {
 
 // knownDB returns errUnknownDB when db does not exist.
 func (ss *session) knownDB(db string) error {
-	if !slices.Contains(ss.s.b.Databases(), db) {
+	if !slices.Contains(ss.databases(), db) {
 		return errUnknownDB(db)
 	}
 	return nil

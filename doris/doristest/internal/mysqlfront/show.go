@@ -92,11 +92,18 @@ func (ss *session) showTables(st stmt, i int, full bool) (*resultSpec, error) {
 	if err := ss.knownDB(db); err != nil {
 		return nil, err
 	}
-	names, err := ss.s.b.Tables(db)
-	if err != nil {
-		return nil, backendError(err)
+	var names []string
+	switch db {
+	case infoSchemaDB:
+		names = slices.Clone(infoSchemaTableNames)
+	case "mysql":
+	default:
+		n, err := ss.s.b.Tables(db)
+		if err != nil {
+			return nil, backendError(err)
+		}
+		names = slices.Clone(n)
 	}
-	names = slices.Clone(names)
 	slices.Sort(names)
 	spec := stringCols("Tables_in_" + db)
 	if full {
