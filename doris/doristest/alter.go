@@ -329,7 +329,9 @@ func parseDorisType(s string) dorisType {
 
 var intRank = map[string]int{"TINYINT": 1, "SMALLINT": 2, "INT": 3, "BIGINT": 4, "LARGEINT": 5}
 
-func isNumeric(b string) bool { return intRank[b] > 0 || b == "FLOAT" || b == "DOUBLE" || b == "DECIMAL" }
+func isNumeric(b string) bool {
+	return intRank[b] > 0 || b == "FLOAT" || b == "DOUBLE" || b == "DECIMAL"
+}
 
 func isChar(b string) bool { return b == "CHAR" || b == "VARCHAR" }
 

@@ -8,6 +8,7 @@ package doristest
 // prefix, which the MySQL front adds.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -158,6 +159,24 @@ func (s *Server) truncateTable(db, name string) error {
 	}
 	t.data.Truncate()
 	return nil
+}
+
+// deleteFrom is DELETE FROM db.name WHERE where (table.Table.DeleteWhere
+// has Doris's rules); errors are DdlExceptions (1105, "errCode = 2").
+func (s *Server) deleteFrom(db, name, where string) (int64, error) {
+	t, err := s.table(db, name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.data.DeleteWhere(where)
+	if err != nil {
+		var te *table.Error
+		if errors.As(err, &te) {
+			return 0, ddlErr("%s", te.Msg)
+		}
+		return 0, fmt.Errorf("delete from %s.%s: %w", db, name, err)
+	}
+	return n, nil
 }
 
 // Databases returns the database names, sorted.

@@ -76,6 +76,10 @@ func (b mysqlBackend) DropTable(db, table string, ifExists bool) error {
 
 func (b mysqlBackend) TruncateTable(db, table string) error { return b.s.truncateTable(db, table) }
 
+func (b mysqlBackend) DeleteFrom(db, table, where string) (int64, error) {
+	return b.s.deleteFrom(db, table, where)
+}
+
 func (b mysqlBackend) AlterTable(db, table string, ops []mysqlfront.AlterOp) error {
 	return b.s.alterTable(db, table, ops)
 }

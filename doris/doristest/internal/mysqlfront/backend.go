@@ -23,6 +23,9 @@ type Backend interface {
 	DropTable(db, table string, ifExists bool) error
 	// TruncateTable removes every row of db.table (TRUNCATE TABLE).
 	TruncateTable(db, table string) error
+	// DeleteFrom removes the rows of db.table matching where (the text of
+	// a DELETE's WHERE clause) and returns how many went.
+	DeleteFrom(db, table, where string) (int64, error)
 	// AlterTable applies the clauses of one ALTER TABLE … ADD / DROP /
 	// MODIFY COLUMN statement, all or none.
 	AlterTable(db, table string, ops []AlterOp) error

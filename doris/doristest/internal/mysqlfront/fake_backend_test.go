@@ -126,6 +126,10 @@ func (f *fakeBackend) TruncateTable(db, table string) error {
 	return nil
 }
 
+func (f *fakeBackend) DeleteFrom(db, table, where string) (int64, error) {
+	return 0, fmt.Errorf("DeleteFrom is not faked")
+}
+
 func (f *fakeBackend) AlterTable(db, table string, ops []AlterOp) error {
 	return fmt.Errorf("AlterTable is not faked")
 }

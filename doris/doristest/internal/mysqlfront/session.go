@@ -150,6 +150,8 @@ func (ss *session) dispatch(ctx context.Context, st stmt) (*resultSpec, error) {
 		return ss.truncate(st)
 	case "ALTER":
 		return ss.alter(st)
+	case "DELETE":
+		return ss.deleteFrom(st)
 	case "SHOW":
 		return ss.show(st)
 	case "DESC", "DESCRIBE":
