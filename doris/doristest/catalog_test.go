@@ -3,6 +3,8 @@ package doristest
 import (
 	"database/sql"
 	"errors"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,4 +129,41 @@ func TestShowDatabasesListsSystemDatabases(t *testing.T) {
 		got = append(got, n)
 	}
 	wantEq(t, "databases", strings.Join(got, ","), "demo,information_schema,mysql")
+}
+
+// SELECTs read snapshots while loads commit: every answer is a whole number
+// of loads (a load's rows become visible together) and the last one sees
+// them all. Run with -race.
+func TestSelectDuringLoads(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	db := openMySQL(t, s)
+	const loads, rowsPerLoad = 20, 3
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range loads {
+			body := ""
+			for j := range rowsPerLoad {
+				body += strconv.Itoa(i*rowsPerLoad+j) + "\tx\n"
+			}
+			resp, err := doErr(http.MethodPut, s.BEURL()+"/api/"+testDB+"/orders/_stream_load", hdr{"label": "c" + strconv.Itoa(i)}, body)
+			if err != nil {
+				t.Errorf("load %d: %v", i, err)
+				return
+			}
+			resp.Body.Close()
+		}
+	}()
+	for finished := false; !finished; {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		if n := count(t, db, "orders"); n%rowsPerLoad != 0 {
+			t.Fatalf("COUNT(*) = %d: part of a load was visible", n)
+		}
+	}
+	wantEq(t, "final count", count(t, db, "orders"), loads*rowsPerLoad)
 }

@@ -54,3 +54,23 @@ func TestDeleteFrom(t *testing.T) {
 	wantEq(t, "orders count", count(t, db, "orders"), 1)
 	wantEq(t, "agg count", count(t, db, "agg"), 1)
 }
+
+// On a Unique table with a sequence column a DELETE leaves the key's
+// sequence behind, as Doris's delete-sign row does (DeleteFromUsingCommand
+// loads the row's sequence value with __DORIS_DELETE_SIGN__ = 1): a later
+// load with a lower sequence does not bring the key back, a higher one does
+// (doris-api.md §7).
+func TestDeleteFromKeepsSequence(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	if err := s.CreateTable(testDB, `CREATE TABLE seq (k BIGINT, ver BIGINT, v VARCHAR(8)) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ("function_column.sequence_col" = "ver")`); err != nil {
+		t.Fatal(err)
+	}
+	db := openMySQL(t, s)
+	load(t, s, "seq", "1\t5\ta\n", hdr{"label": "s1"})
+	mustExec(t, db, "DELETE FROM seq WHERE k = 1")
+	load(t, s, "seq", "1\t4\told\n", hdr{"label": "s2"})
+	wantEq(t, "count after a lower-sequence load", count(t, db, "seq"), 0)
+	load(t, s, "seq", "1\t6\tnew\n", hdr{"label": "s3"})
+	wantEq(t, "row after a higher-sequence load", strings.Join(queryStrings(t, db, "SELECT v FROM seq"), ","), "new")
+}
