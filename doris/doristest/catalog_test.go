@@ -54,6 +54,15 @@ func TestDropCreateSameNameIsANewTable(t *testing.T) {
 	if after == before {
 		t.Errorf("table id %d reused after DROP+CREATE", after)
 	}
+	// What a txn begun on the old table finds at commit: nothing (issue 9
+	// "a txn whose table was dropped"); the new table under its own id.
+	s.mu.Lock()
+	d := s.dbs[testDB]
+	gone, now := d.tableByID(before), d.tableByID(after)
+	s.mu.Unlock()
+	if gone != nil || now == nil {
+		t.Errorf("tableByID(old) = %v, tableByID(new) = %v; want nil and the new table", gone, now)
+	}
 	load(t, s, "orders", "9\tz\n", hdr{"label": "l2"})
 	wantEq(t, "count after a load", count(t, db, "orders"), 1)
 }
