@@ -65,14 +65,17 @@ var (
 
 // dorisError converts a failure of a user statement into an *Error with
 // Doris's wording. dbs reports whether a Doris database exists.
-func dorisError(ctx context.Context, err error, currentDB string, dbExists func(string) bool) *Error {
+// queryID names the query in a timeout message, printed like Doris's
+// DebugUtil.printId (hi-lo in hex).
+func dorisError(ctx context.Context, err error, currentDB string, dbExists func(string) bool, queryID [2]uint64) *Error {
 	var de *Error
 	if errors.As(err, &de) {
 		return de
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return &Error{Code: errUnknown, Message: "Query timeout: the query ran past its query_timeout and was cancelled", Err: errors.Join(ctxErr, err)}
+			// fe qe/ResultReceiver.java: "query timeout, query id = <id>".
+			return &Error{Code: errUnknown, Message: fmt.Sprintf("query timeout, query id = %x-%x", queryID[0], queryID[1]), Err: errors.Join(ctxErr, err)}
 		}
 		return &Error{Code: errUnknown, Message: "Query was cancelled", Err: errors.Join(ctxErr, err)}
 	}

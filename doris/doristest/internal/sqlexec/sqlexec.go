@@ -92,6 +92,8 @@ type Engine struct {
 	user   atomic.Bool
 
 	token    string // this engine's name in engines (vtab.go)
+	seq      uint64 // this engine's number, the high half of query ids
+	queries  atomic.Uint64
 	creating *tableDef
 	tables   map[tableKey]*tableDef
 	attached map[string]bool
@@ -125,7 +127,8 @@ func New() (*Engine, error) {
 		return nil, fmt.Errorf("sqlexec: open in-memory database: %w", err)
 	}
 	e := &Engine{db: db, conn: conn, tables: map[tableKey]*tableDef{}, attached: map[string]bool{},
-		snaps: map[int64]Rows{}, token: fmt.Sprintf("e%d", engineSeq.Add(1))}
+		snaps: map[int64]Rows{}, seq: engineSeq.Add(1)}
+	e.token = fmt.Sprintf("e%d", e.seq)
 	engines.Store(e.token, e)
 	// Doris compares strings case-sensitively, LIKE included; SQLite's LIKE
 	// ignores ASCII case unless told otherwise.
@@ -186,7 +189,7 @@ func (e *Engine) Query(ctx context.Context, currentDB string, tables []Table, qu
 	res, err := e.run(ctx, query)
 	if err != nil {
 		dbExists := func(db string) bool { return db == currentDB || e.attached[db] }
-		return nil, hint(dorisError(ctx, err, currentDB, dbExists))
+		return nil, hint(dorisError(ctx, err, currentDB, dbExists, [2]uint64{e.seq, e.queries.Add(1)}))
 	}
 	return res, nil
 }
