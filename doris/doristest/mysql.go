@@ -102,9 +102,16 @@ func (b mysqlBackend) QueryTables() []sqlexec.Table {
 	var out []sqlexec.Table
 	for _, d := range s.dbs {
 		for _, te := range d.tables {
-			data := te.data
-			out = append(out, sqlexec.Table{DB: d.name, Name: te.schema().Name, ID: te.id, Schema: te.schema(),
-				Snapshot: func() sqlexec.Rows { return data.Snapshot() }})
+			data, sch, db := te.data, te.schema(), d.name
+			out = append(out, sqlexec.Table{DB: db, Name: sch.Name, ID: te.id, Schema: sch,
+				Snapshot: func() (sqlexec.Rows, error) {
+					snap := data.Snapshot()
+					if snap.Schema() != sch {
+						return nil, &sqlexec.Error{Code: 1105, Message: fmt.Sprintf(
+							"table [%s.%s] was altered after the query started; run it again", db, sch.Name)}
+					}
+					return snap, nil
+				}})
 		}
 	}
 	return out

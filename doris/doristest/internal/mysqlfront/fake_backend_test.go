@@ -175,7 +175,7 @@ func (f *fakeBackend) QueryTables() []sqlexec.Table {
 		for n, t := range tables {
 			rows := slices.Clone(t.rows)
 			out = append(out, sqlexec.Table{DB: db, Name: n, ID: t.id, Schema: t.t,
-				Snapshot: func() sqlexec.Rows { return sqlexec.SliceRows(rows) }})
+				Snapshot: func() (sqlexec.Rows, error) { return sqlexec.SliceRows(rows), nil }})
 		}
 	}
 	return out

@@ -64,8 +64,8 @@ var infoSchemaTableNames = []string{"COLUMNS", "SCHEMATA", "TABLES"}
 func (ss *session) queryTables() []sqlexec.Table {
 	b := ss.s.b
 	out := b.QueryTables()
-	lazy := func(build func() [][]any) func() sqlexec.Rows {
-		return func() sqlexec.Rows { return sqlexec.SliceRows(build()) }
+	lazy := func(build func() [][]any) func() (sqlexec.Rows, error) {
+		return func() (sqlexec.Rows, error) { return sqlexec.SliceRows(build()), nil }
 	}
 	return append(out,
 		sqlexec.Table{DB: infoSchemaDB, Name: "SCHEMATA", ID: idSchemata, Schema: schemataSchema, Snapshot: lazy(ss.schemataRows)},

@@ -46,9 +46,9 @@ func newFake(db, name string, cols [][2]string, rows ...[]any) *fakeTable {
 
 func (f *fakeTable) table() Table {
 	rows := f.rows
-	return Table{DB: f.db, Name: f.name, ID: f.id, Schema: f.schema, Snapshot: func() Rows {
+	return Table{DB: f.db, Name: f.name, ID: f.id, Schema: f.schema, Snapshot: func() (Rows, error) {
 		f.reads.Add(1)
-		return SliceRows(rows)
+		return SliceRows(rows), nil
 	}}
 }
 

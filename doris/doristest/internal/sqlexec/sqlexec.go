@@ -37,10 +37,11 @@ type Table struct {
 	// is a new table to the engine.
 	ID     int64
 	Schema *schema.Table
-	// Snapshot returns the visible rows as of the call. It is called during
-	// Query, on the querying goroutine; it must not call back into the
-	// Engine.
-	Snapshot func() Rows
+	// Snapshot returns the visible rows as of the call, in the layout of
+	// Schema; an error (e.g. the table was altered since it was listed)
+	// fails the query. It is called during Query, on the querying
+	// goroutine; it must not call back into the Engine.
+	Snapshot func() (Rows, error)
 }
 
 // Rows is a read-only view of a table's visible rows.

@@ -19,7 +19,7 @@ type tableDef struct {
 	signature string
 	columns   []column
 	width     int // columns in the Doris row, hidden ones included
-	snap      func() Rows
+	snap      func() (Rows, error)
 }
 
 // column is one visible column: its index in the Doris row and its SQLite
@@ -147,7 +147,10 @@ func (e *Engine) snapshot(d *tableDef) (Rows, error) {
 	if r, ok := e.snaps[d.id]; ok {
 		return r, nil
 	}
-	r := d.snap()
+	r, err := d.snap()
+	if err != nil {
+		return nil, err
+	}
 	if r == nil {
 		return nil, fmt.Errorf("table %s.%s: no rows reader", d.db, d.name)
 	}

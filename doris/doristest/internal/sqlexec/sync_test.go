@@ -234,3 +234,18 @@ func BenchmarkQuery10k(b *testing.B) {
 		}
 	})
 }
+
+// A Snapshot error (the catalog's table was altered after it was listed)
+// fails the query with its text and leaves the engine usable.
+func TestSnapshotErrorFailsQuery(t *testing.T) {
+	t.Parallel()
+	f := newFake("demo", "t", [][2]string{{"id", "BIGINT"}}, row(int64(1)))
+	bad := f.table()
+	bad.Snapshot = func() (Rows, error) { return nil, errors.New("table [demo.t] was altered after the query started; run it again") }
+	e := newEngine(t)
+	_, err := e.Query(context.Background(), "demo", []Table{bad}, "SELECT COUNT(*) FROM t")
+	if err == nil || !strings.Contains(err.Error(), "was altered after the query started") || strings.Contains(err.Error(), "SQL logic error") {
+		t.Fatalf("err = %v, want the snapshot's error alone", err)
+	}
+	wantRows(t, mustQuery(t, e, "demo", tablesOf(f), "SELECT COUNT(*) FROM t"), [][]any{row(int64(1))})
+}

@@ -1,16 +1,22 @@
 package table
 
+import "github.com/doris-sink/doris-sink/doris/schema"
+
 // Snapshot is the table's visible rows at one moment, shared with the table
 // rather than copied: rows are never changed in place once visible (Apply
 // appends or replaces whole rows, DELETE and TRUNCATE swap in new slices), so
 // a Snapshot stays valid while later loads commit. Values are nil, int64,
 // float64 or string, in schema column order; callers must not modify them.
 type Snapshot struct {
-	rows  [][]any  // keyed tables
-	dup   rowStore // duplicate tables
-	width int
-	isDup bool
+	schema *schema.Table
+	rows   [][]any  // keyed tables
+	dup    rowStore // duplicate tables
+	width  int
+	isDup  bool
 }
+
+// Schema is the schema the rows are laid out in.
+func (s Snapshot) Schema() *schema.Table { return s.schema }
 
 // Len is the number of rows.
 func (s Snapshot) Len() int {
@@ -43,8 +49,9 @@ func (t *Table) Snapshot() Snapshot {
 	st := &t.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if m := t.meta.Load(); !m.keyedModel() {
-		return Snapshot{dup: st.dup.view(), width: len(m.types), isDup: true}
+	m := t.meta.Load()
+	if !m.keyedModel() {
+		return Snapshot{schema: m.s, dup: st.dup.view(), width: len(m.types), isDup: true}
 	}
 	if st.snap == nil || st.snapVersion != st.version {
 		rows := make([][]any, 0, len(st.keyed))
@@ -55,7 +62,7 @@ func (t *Table) Snapshot() Snapshot {
 		}
 		st.snap, st.snapVersion = rows, st.version
 	}
-	return Snapshot{rows: st.snap}
+	return Snapshot{schema: m.s, rows: st.snap}
 }
 
 // Truncate removes every row (TRUNCATE TABLE). Snapshots taken before keep
