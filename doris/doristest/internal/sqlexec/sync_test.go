@@ -241,7 +241,9 @@ func TestSnapshotErrorFailsQuery(t *testing.T) {
 	t.Parallel()
 	f := newFake("demo", "t", [][2]string{{"id", "BIGINT"}}, row(int64(1)))
 	bad := f.table()
-	bad.Snapshot = func() (Rows, error) { return nil, errors.New("table [demo.t] was altered after the query started; run it again") }
+	bad.Snapshot = func() (Rows, error) {
+		return nil, errors.New("table [demo.t] was altered after the query started; run it again")
+	}
 	e := newEngine(t)
 	_, err := e.Query(context.Background(), "demo", []Table{bad}, "SELECT COUNT(*) FROM t")
 	if err == nil || !strings.Contains(err.Error(), "was altered after the query started") || strings.Contains(err.Error(), "SQL logic error") {
