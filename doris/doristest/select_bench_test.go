@@ -18,7 +18,10 @@ import (
 // selectBenchRows is the rows per table of BenchmarkSelectLargeTables. The
 // default keeps `go test -bench` short; the figures in docs/emulator.md were
 // taken with -args -doristest.select-rows=6000000.
-var selectBenchRows = flag.Int("doristest.select-rows", 20_000, "rows per table in BenchmarkSelectLargeTables")
+var (
+	selectBenchRows  = flag.Int("doristest.select-rows", 20_000, "rows per table in BenchmarkSelectLargeTables")
+	selectBenchModel = flag.String("doristest.select-model", "DUPLICATE", "key model of the big tables in BenchmarkSelectLargeTables: DUPLICATE, UNIQUE or AGGREGATE")
+)
 
 // BenchmarkSelectLargeTables loads 4 Duplicate tables of
 // -doristest.select-rows rows each through Stream Load and measures, over
@@ -55,8 +58,12 @@ func BenchmarkSelectLargeTables(b *testing.B) {
 		var firstCount, loadTime time.Duration
 		for i := range 4 {
 			name := fmt.Sprintf("big%d", i)
-			exec("CREATE TABLE " + name + " (id BIGINT, name VARCHAR(32), amount DECIMAL(12,2), ts DATETIME) " +
-				"DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 8")
+			amount := "amount DECIMAL(12,2)"
+			if *selectBenchModel == "AGGREGATE" {
+				amount = "amount DECIMAL(12,2) SUM"
+			}
+			exec("CREATE TABLE " + name + " (id BIGINT, name VARCHAR(32), " + amount + ", ts DATETIME) " +
+				*selectBenchModel + " KEY(id, name) DISTRIBUTED BY HASH(id) BUCKETS 8")
 			start := time.Now()
 			csvBytes += benchLoad(b, s, name, n)
 			loadTime += time.Since(start)

@@ -41,14 +41,14 @@ func (t *Table) Alter(s *schema.Table, from []int) error {
 	}
 	mig := newMigration(old, nm, from, t.now())
 	if nm.keyedModel() {
-		keyed := make(map[string]*entry, len(st.keyed))
-		for k, e := range st.keyed {
-			ne := &entry{seq: e.seq, deleted: e.deleted}
-			if e.row != nil {
-				ne.row = mig.row(e.row)
+		keyed := newKeyStore(len(nm.types))
+		st.keyed.each(func(k string, e entry) bool {
+			if !e.deleted {
+				e.row = mig.row(e.row)
 			}
-			keyed[k] = ne
-		}
+			keyed.put(k, e)
+			return true
+		})
 		st.keyed = keyed
 	} else {
 		st.dup = mig.store(&st.dup)
@@ -141,11 +141,20 @@ func (t *Table) remapBatch(b *Batch, m *tableMeta) {
 		from[i] = j
 	}
 	mig := newMigration(b.meta, m, from, t.now())
-	if b.dup.len() > 0 {
+	switch {
+	case b.dup.len() == 0:
+	case m.keyedModel():
+		var out rowStore
+		var scratch []byte
+		for i := range b.dup.len() {
+			r := decodeStaged(b.dup.at(b.dup.refs[i]), len(b.meta.types))
+			r.vals = mig.row(r.vals)
+			scratch = encodeStaged(scratch[:0], r)
+			out.add(scratch)
+		}
+		b.dup = out
+	default:
 		b.dup = mig.store(&b.dup)
-	}
-	for i := range b.rows {
-		b.rows[i].vals = mig.row(b.rows[i].vals)
 	}
 	if b.partial != nil {
 		p := make([]bool, len(from))

@@ -54,9 +54,10 @@ type Batch struct {
 	// FirstErrorMsg is set when the load fails in execution (doris-api.md §2.1 #20).
 	FirstErrorMsg string
 
-	meta     *tableMeta  // the schema the batch was prepared under
-	rows     []stagedRow // UNIQUE / AGGREGATE rows
-	dup      rowStore    // DUPLICATE rows, encoded
+	meta *tableMeta // the schema the batch was prepared under
+	// dup holds the staged rows, encoded: plain rows for DUPLICATE,
+	// staged records (encodeStaged) for UNIQUE / AGGREGATE.
+	dup      rowStore
 	scratch  []byte
 	counting bool
 	partial  []bool // loaded columns of a partial-columns load; nil otherwise
@@ -86,7 +87,7 @@ func New(s *schema.Table) (*Table, error) {
 	}
 	t := &Table{now: time.Now}
 	t.meta.Store(m)
-	t.st.keyed = map[string]*entry{}
+	t.st.keyed = newKeyStore(len(m.types))
 	return t, nil
 }
 

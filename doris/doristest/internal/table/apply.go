@@ -29,14 +29,16 @@ func (t *Table) apply(b *Batch) {
 	}
 	switch m.s.Keys {
 	case schema.UniqueKeys:
-		for i := range b.rows {
-			if t.applyUnique(&b.rows[i], b) {
+		for i := range b.dup.len() {
+			r := decodeStaged(b.dup.at(b.dup.refs[i]), len(m.types))
+			if t.applyUnique(&r, b) {
 				changed = true
 			}
 		}
 	case schema.AggregateKeys:
-		for i := range b.rows {
-			t.applyAggregate(&b.rows[i])
+		for i := range b.dup.len() {
+			r := decodeStaged(b.dup.at(b.dup.refs[i]), len(m.types))
+			t.applyAggregate(&r)
 			changed = true
 		}
 	default:
@@ -58,13 +60,13 @@ func (t *Table) apply(b *Batch) {
 func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
 	m := t.meta.Load()
 	key := keyString(m.keyIdx, r.vals)
-	e := t.st.keyed[key]
-	live := e != nil && !e.deleted
+	e, found := t.st.keyed.get(key)
+	live := found && !e.deleted
 	row, seq := r.vals, r.seq
 	if b.partial != nil && !r.del {
 		if live {
 			// partial_columns: only the loaded columns change.
-			row = slices.Clone(e.row)
+			row = e.row // decoded: ours to change
 			for i, loaded := range b.partial {
 				if loaded {
 					row[i] = r.vals[i]
@@ -77,18 +79,18 @@ func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
 			return false // a new key needs a value for a NOT NULL column without default
 		}
 	}
-	if m.hasSeq() && e != nil && cmpValues(m.seqColType(), seq, e.seq) < 0 {
+	if m.hasSeq() && found && cmpValues(m.seqColType(), seq, e.seq) < 0 {
 		return false // "key with higher sequence id exists"
 	}
 	if r.del {
 		if !m.hasSeq() {
-			delete(t.st.keyed, key)
+			t.st.keyed.del(key)
 			return live
 		}
-		t.st.keyed[key] = &entry{seq: seq, deleted: true}
+		t.st.keyed.put(key, entry{seq: seq, deleted: true})
 		return live
 	}
-	t.st.keyed[key] = &entry{row: slices.Clone(row), seq: seq}
+	t.st.keyed.put(key, entry{row: row, seq: seq})
 	return true
 }
 
@@ -97,13 +99,12 @@ func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
 func (t *Table) applyAggregate(r *stagedRow) {
 	m := t.meta.Load()
 	key := keyString(m.keyIdx, r.vals)
-	e := t.st.keyed[key]
-	if e == nil {
-		t.st.keyed[key] = &entry{row: slices.Clone(r.vals)}
+	e, found := t.st.keyed.get(key)
+	if !found {
+		t.st.keyed.put(key, entry{row: r.vals})
 		return
 	}
-	// Copy on write: a Snapshot may hold the old row.
-	e.row = slices.Clone(e.row)
+	defer func() { t.st.keyed.put(key, e) }()
 	for i, c := range m.s.Columns {
 		if slices.Contains(m.keyIdx, i) {
 			continue
@@ -166,12 +167,13 @@ func (t *Table) rows() [][]any {
 	st.mu.Lock()
 	var out [][]any
 	if m.s.Keys == schema.UniqueKeys || m.s.Keys == schema.AggregateKeys {
-		out = make([][]any, 0, len(st.keyed))
-		for _, e := range st.keyed {
+		out = make([][]any, 0, len(st.keyed.index))
+		st.keyed.each(func(_ string, e entry) bool {
 			if !e.deleted {
-				out = append(out, slices.Clone(e.row))
+				out = append(out, e.row)
 			}
-		}
+			return true
+		})
 	} else {
 		n := len(m.types)
 		out = make([][]any, st.dup.len())

@@ -75,26 +75,33 @@ func (t *Table) DeleteWhere(where string) (int64, error) {
 			st.dup = out
 		}
 	} else {
-		keyed := make(map[string]*entry, len(st.keyed))
-		for k, e := range st.keyed {
-			if !e.deleted {
-				del, err := match(e.row)
-				if err != nil {
-					return 0, err
-				}
-				if del {
-					n++
-					if m.hasSeq() {
-						keyed[k] = &entry{seq: e.seq, deleted: true}
-					}
-					continue
-				}
+		var gone []string
+		var err error
+		st.keyed.each(func(k string, e entry) bool {
+			if e.deleted {
+				return true
 			}
-			keyed[k] = e
+			var del bool
+			if del, err = match(e.row); err != nil {
+				return false
+			}
+			if del {
+				gone = append(gone, k)
+			}
+			return true
+		})
+		if err != nil {
+			return 0, err
 		}
-		if n > 0 {
-			st.keyed = keyed
+		for _, k := range gone {
+			if m.hasSeq() {
+				e, _ := st.keyed.get(k)
+				st.keyed.put(k, entry{seq: e.seq, deleted: true})
+			} else {
+				st.keyed.del(k)
+			}
 		}
+		n = int64(len(gone))
 	}
 	if n > 0 {
 		st.snap = nil

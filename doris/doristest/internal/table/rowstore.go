@@ -86,16 +86,24 @@ func decodeRow(b []byte, n int, dst []any) []any {
 }
 
 // add appends one encoded row.
-func (s *rowStore) add(enc []byte) {
+func (s *rowStore) add(enc []byte) { s.refs = append(s.refs, s.addRaw(enc)) }
+
+// addRaw stores enc in the chunks and returns its ref without listing it
+// in refs (the keyed store indexes records itself).
+func (s *rowStore) addRaw(enc []byte) uint64 {
 	last := len(s.chunks) - 1
 	if last < 0 || len(s.chunks[last])+len(enc) > cap(s.chunks[last]) {
 		s.chunks = append(s.chunks, make([]byte, 0, max(chunkSize, len(enc))))
 		last++
 	}
 	c := s.chunks[last]
-	s.refs = append(s.refs, uint64(last)<<32|uint64(len(c)))
+	ref := uint64(last)<<32 | uint64(len(c))
 	s.chunks[last] = append(c, enc...)
+	return ref
 }
+
+// at returns the bytes from ref to the end of its chunk.
+func (s *rowStore) at(ref uint64) []byte { return s.chunks[ref>>32][uint32(ref):] }
 
 // addRow encodes and appends row, using scratch as the encoding buffer.
 func (s *rowStore) addRow(row []any, scratch []byte) []byte {
@@ -109,8 +117,7 @@ func (s *rowStore) len() int { return len(s.refs) }
 
 // row decodes row i (n columns) into dst.
 func (s *rowStore) row(i, n int, dst []any) []any {
-	r := s.refs[i]
-	return decodeRow(s.chunks[r>>32][uint32(r):], n, dst)
+	return decodeRow(s.at(s.refs[i]), n, dst)
 }
 
 // view returns a copy that later appends do not change.
@@ -147,9 +154,10 @@ func skipValue(b []byte) []byte {
 }
 
 // value decodes column col of row i without decoding the others.
-func (s *rowStore) value(i, col int) any {
-	r := s.refs[i]
-	b := s.chunks[r>>32][uint32(r):]
+func (s *rowStore) value(i, col int) any { return valueAt(s.at(s.refs[i]), col) }
+
+// valueAt decodes value col of the encoded values in b.
+func valueAt(b []byte, col int) any {
 	for range col {
 		b = skipValue(b)
 	}

@@ -18,18 +18,20 @@ const (
 // tableState is the Table's lock-protected part.
 type tableState struct {
 	mu      sync.Mutex
-	dup     rowStore          // DUPLICATE rows in load order
-	keyed   map[string]*entry // UNIQUE / AGGREGATE rows by key
+	dup     rowStore  // DUPLICATE rows in load order
+	keyed   *keyStore // UNIQUE / AGGREGATE rows by key
 	version uint64
-	// snap caches Snapshot's row list of a keyed table for snapVersion.
-	snap        [][]any
+	// snap caches Snapshot's live-record list of a keyed table for
+	// snapVersion.
+	snap        []uint64
 	snapVersion uint64
 	counting    bool
 	cRows       int64
 	cBytes      int64
 }
 
-// entry is one key of a UNIQUE or AGGREGATE table.
+// entry is one key of a UNIQUE or AGGREGATE table, as decoded from its
+// keyStore record (the caller's to change).
 type entry struct {
 	row []any
 	// seq is the row's sequence value (UNIQUE with a sequence column). It
