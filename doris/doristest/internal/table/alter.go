@@ -41,8 +41,8 @@ func (t *Table) Alter(s *schema.Table, from []int) error {
 	}
 	mig := newMigration(old, nm, from, t.now())
 	if nm.keyedModel() {
-		keyed := newKeyStore(len(nm.types))
-		st.keyed.each(func(k string, e entry) bool {
+		keyed := newKeyStore(nm.keyIdx, len(nm.types))
+		st.keyed.each(func(k []byte, e entry) bool {
 			if !e.deleted {
 				e.row = mig.row(e.row)
 			}

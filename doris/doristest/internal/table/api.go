@@ -87,7 +87,7 @@ func New(s *schema.Table) (*Table, error) {
 	}
 	t := &Table{now: time.Now}
 	t.meta.Store(m)
-	t.st.keyed = newKeyStore(len(m.types))
+	t.st.keyed = newKeyStore(m.keyIdx, len(m.types))
 	return t, nil
 }
 

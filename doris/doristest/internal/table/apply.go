@@ -59,7 +59,7 @@ func (t *Table) apply(b *Batch) {
 // keeps the key's sequence as a tombstone (see entry.seq).
 func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
 	m := t.meta.Load()
-	key := keyString(m.keyIdx, r.vals)
+	key := encodeKey(nil, m.keyIdx, r.vals)
 	e, found := t.st.keyed.get(key)
 	live := found && !e.deleted
 	row, seq := r.vals, r.seq
@@ -98,7 +98,7 @@ func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
 // aggregation (doris-api.md §7).
 func (t *Table) applyAggregate(r *stagedRow) {
 	m := t.meta.Load()
-	key := keyString(m.keyIdx, r.vals)
+	key := encodeKey(nil, m.keyIdx, r.vals)
 	e, found := t.st.keyed.get(key)
 	if !found {
 		t.st.keyed.put(key, entry{row: r.vals})
@@ -167,8 +167,8 @@ func (t *Table) rows() [][]any {
 	st.mu.Lock()
 	var out [][]any
 	if m.s.Keys == schema.UniqueKeys || m.s.Keys == schema.AggregateKeys {
-		out = make([][]any, 0, len(st.keyed.index))
-		st.keyed.each(func(_ string, e entry) bool {
+		out = make([][]any, 0, st.keyed.keys)
+		st.keyed.each(func(_ []byte, e entry) bool {
 			if !e.deleted {
 				out = append(out, e.row)
 			}

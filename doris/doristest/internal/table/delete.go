@@ -75,9 +75,9 @@ func (t *Table) DeleteWhere(where string) (int64, error) {
 			st.dup = out
 		}
 	} else {
-		var gone []string
+		var gone [][]byte
 		var err error
-		st.keyed.each(func(k string, e entry) bool {
+		st.keyed.each(func(k []byte, e entry) bool {
 			if e.deleted {
 				return true
 			}

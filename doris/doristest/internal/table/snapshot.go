@@ -13,6 +13,7 @@ type Snapshot struct {
 	refs   []uint64 // keyed tables: the live records
 	width  int
 	isDup  bool
+	lay    *recordLayout // keyed tables
 }
 
 // Schema is the schema the rows are laid out in.
@@ -35,7 +36,7 @@ func (s Snapshot) Value(i, col int) (v any, ok bool) {
 	if s.isDup {
 		return s.arena.value(i, col), true
 	}
-	return recordValue(s.arena.at(s.refs[i]), col), true
+	return s.lay.value(s.arena.at(s.refs[i]), col), true
 }
 
 // Snapshot returns the visible rows without copying them: a view of the
@@ -53,7 +54,7 @@ func (t *Table) Snapshot() Snapshot {
 	if st.snap == nil || st.snapVersion != st.version {
 		st.snap, st.snapVersion = st.keyed.liveRefs(), st.version
 	}
-	return Snapshot{schema: m.s, arena: st.keyed.arena.view(), refs: st.snap, width: len(m.types)}
+	return Snapshot{schema: m.s, arena: st.keyed.arena.view(), refs: st.snap, width: len(m.types), lay: st.keyed.lay}
 }
 
 // Truncate removes every row (TRUNCATE TABLE). Snapshots taken before keep
@@ -63,7 +64,8 @@ func (t *Table) Truncate() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.dup = rowStore{}
-	st.keyed = newKeyStore(len(t.meta.Load().types))
+	m := t.meta.Load()
+	st.keyed = newKeyStore(m.keyIdx, len(m.types))
 	st.snap = nil
 	st.version++
 }
