@@ -59,11 +59,11 @@ func BenchmarkSelectLargeTables(b *testing.B) {
 		var firstCount, loadTime time.Duration
 		for i := range 4 {
 			name := fmt.Sprintf("big%d", i)
-			amount := "amount DECIMAL(12,2)"
+			values := "amount DECIMAL(12,2), ts DATETIME"
 			if *selectBenchModel == "AGGREGATE" {
-				amount = "amount DECIMAL(12,2) SUM"
+				values = "amount DECIMAL(12,2) SUM, ts DATETIME REPLACE"
 			}
-			exec("CREATE TABLE " + name + " (id BIGINT, name VARCHAR(32), " + amount + ", ts DATETIME) " +
+			exec("CREATE TABLE " + name + " (id BIGINT, name VARCHAR(32), " + values + ") " +
 				*selectBenchModel + " KEY(id, name) DISTRIBUTED BY HASH(id) BUCKETS 8")
 			start := time.Now()
 			csvBytes += benchLoad(b, s, name, n)
