@@ -8,6 +8,7 @@ package doristest
 // prefix, which the MySQL front adds.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -22,10 +23,40 @@ type database struct {
 	txns   *txnDB
 }
 
+// tableEntry is one table. id is its catalog identity, from the same
+// counter as database ids: it never repeats (a table dropped and created
+// again under the same name gets a new one) and survives ALTER TABLE.
+// data.Schema() is the single source of the table's current columns, for
+// DESC, SHOW CREATE TABLE, the FE _schema endpoint (Server.Schema),
+// information_schema and Stream Load column matching; ALTER TABLE swaps it.
 type tableEntry struct {
-	id     int64
-	schema *schema.Table
-	data   *table.Table
+	id   int64
+	data *table.Table
+}
+
+// schema is the table's current schema (not to be modified).
+func (te *tableEntry) schema() *schema.Table { return te.data.Schema() }
+
+// tableByID returns d's table whose catalog id is id, or nil when that
+// table was dropped (even if another table now has its name). A txn records
+// the id at begin (txn.tableID); its commit path asks this to fail a txn
+// whose table is gone. Callers hold s.mu.
+func (d *database) tableByID(id int64) *tableEntry {
+	for _, te := range d.tables {
+		if te.id == id {
+			return te
+		}
+	}
+	return nil
+}
+
+// TableID returns the catalog identity of db.name (see tableEntry).
+func (s *Server) TableID(db, name string) (int64, error) {
+	t, err := s.table(db, name)
+	if err != nil {
+		return 0, fmt.Errorf("table id of %s.%s: %w", db, name, err)
+	}
+	return t.id, nil
 }
 
 // CreateDatabase creates an empty database. It fails when it exists.
@@ -100,7 +131,7 @@ func (s *Server) createTable(db string, t *schema.Table, ifNotExists bool) error
 		return sqlErr(1050, "Table '%s' already exists", t.Name)
 	}
 	s.nextID++
-	d.tables[t.Name] = &tableEntry{id: s.nextID, schema: t, data: data}
+	d.tables[t.Name] = &tableEntry{id: s.nextID, data: data}
 	return nil
 }
 
@@ -119,6 +150,33 @@ func (s *Server) dropTable(db, name string, ifExists bool) error {
 	}
 	delete(d.tables, name)
 	return nil
+}
+
+func (s *Server) truncateTable(db, name string) error {
+	t, err := s.table(db, name)
+	if err != nil {
+		return err
+	}
+	t.data.Truncate()
+	return nil
+}
+
+// deleteFrom is DELETE FROM db.name WHERE where (table.Table.DeleteWhere
+// has Doris's rules); errors are DdlExceptions (1105, "errCode = 2").
+func (s *Server) deleteFrom(db, name, where string) (int64, error) {
+	t, err := s.table(db, name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.data.DeleteWhere(where)
+	if err != nil {
+		var te *table.Error
+		if errors.As(err, &te) {
+			return 0, ddlErr("%s", te.Msg)
+		}
+		return 0, fmt.Errorf("delete from %s.%s: %w", db, name, err)
+	}
+	return n, nil
 }
 
 // Databases returns the database names, sorted.
@@ -174,7 +232,7 @@ func (s *Server) Schema(db, name string) (*schema.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s.%s: %w", db, name, err)
 	}
-	return t.schema, nil
+	return t.schema(), nil
 }
 
 // Rows returns the visible rows of db.table in schema column order (values

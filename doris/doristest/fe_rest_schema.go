@@ -59,15 +59,15 @@ func (s *Server) snapshotSchema(db, tbl string) (*schemaSnapshot, error) {
 	if !ok {
 		return nil, sqlErr(1109, "Unknown table '%s' in %s", tbl, db)
 	}
-	sn := &schemaSnapshot{keys: t.schema.Keys, keyOf: map[string]bool{}, props: map[string]string{}}
-	for _, c := range t.schema.Columns {
+	sn := &schemaSnapshot{keys: t.schema().Keys, keyOf: map[string]bool{}, props: map[string]string{}}
+	for _, c := range t.schema().Columns {
 		if strings.HasPrefix(c.Name, "__DORIS_") {
 			continue
 		}
 		sn.cols = append(sn.cols, c)
-		sn.keyOf[c.Name] = t.schema.IsKey(c.Name)
+		sn.keyOf[c.Name] = t.schema().IsKey(c.Name)
 	}
-	for k, v := range t.schema.Properties {
+	for k, v := range t.schema().Properties {
 		sn.props[k] = v
 	}
 	return sn, nil

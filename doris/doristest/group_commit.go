@@ -190,10 +190,10 @@ func (s *Server) openGroupLocked(d *database, name string, te *tableEntry) *grou
 }
 
 func tableProp(te *tableEntry, key string, def int64) int64 {
-	if te.schema == nil {
+	if te.schema() == nil {
 		return def
 	}
-	if v, err := strconv.ParseInt(te.schema.Properties[key], 10, 64); err == nil && v > 0 {
+	if v, err := strconv.ParseInt(te.schema().Properties[key], 10, 64); err == nil && v > 0 {
 		return v
 	}
 	return def

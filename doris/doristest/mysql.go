@@ -20,6 +20,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest/internal/mysqlfront"
+	"github.com/doris-sink/doris-sink/doris/doristest/internal/sqlexec"
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
@@ -73,6 +74,16 @@ func (b mysqlBackend) DropTable(db, table string, ifExists bool) error {
 	return b.s.dropTable(db, table, ifExists)
 }
 
+func (b mysqlBackend) TruncateTable(db, table string) error { return b.s.truncateTable(db, table) }
+
+func (b mysqlBackend) DeleteFrom(db, table, where string) (int64, error) {
+	return b.s.deleteFrom(db, table, where)
+}
+
+func (b mysqlBackend) AlterTable(db, table string, ops []mysqlfront.AlterOp) error {
+	return b.s.alterTable(db, table, ops)
+}
+
 func (b mysqlBackend) Tables(db string) ([]string, error) { return b.s.Tables(db) }
 
 func (b mysqlBackend) Table(db, table string) (*schema.Table, error) {
@@ -80,19 +91,30 @@ func (b mysqlBackend) Table(db, table string) (*schema.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.schema, nil
+	return t.schema(), nil
 }
 
-func (b mysqlBackend) TableData(db, table string) ([][]any, uint64, error) {
-	b.s.RunCleaner()
-	t, err := b.s.table(db, table)
-	if err != nil {
-		return nil, 0, err
+func (b mysqlBackend) QueryTables() []sqlexec.Table {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cleanLocked()
+	var out []sqlexec.Table
+	for _, d := range s.dbs {
+		for _, te := range d.tables {
+			data, sch, db := te.data, te.schema(), d.name
+			out = append(out, sqlexec.Table{DB: db, Name: sch.Name, ID: te.id, Schema: sch,
+				Snapshot: func() (sqlexec.Rows, error) {
+					snap := data.Snapshot()
+					if snap.Schema() != sch {
+						return nil, &sqlexec.Error{Code: 1105, Message: fmt.Sprintf(
+							"table [%s.%s] was altered after the query started; run it again", db, sch.Name)}
+					}
+					return snap, nil
+				}})
+		}
 	}
-	// Read the version first: a concurrent Apply then at worst makes the
-	// caller re-read on its next query.
-	v := t.data.Version()
-	return t.data.Rows(), v, nil
+	return out
 }
 
 func (b mysqlBackend) Transactions(db string, q mysqlfront.TxnQuery) ([]doris.Transaction, error) {

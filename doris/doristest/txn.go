@@ -33,7 +33,7 @@ type txn struct {
 	id          int64
 	db          *database
 	table       string
-	tableID     int64 // the table the txn was begun on; a re-created namesake has another id
+	tableID     int64 // catalog identity of the table (tableEntry.id): survives ALTER, changes on DROP+CREATE
 	label       string
 	status      doris.TxnStatus
 	coordinator string
@@ -197,14 +197,7 @@ func (s *Server) checkStillPrepareLocked(t *txn) *feError {
 
 // tableExistsLocked reports whether the txn's table (by id, not by name)
 // is still in its database.
-func (t *txn) tableExistsLocked() bool {
-	for _, te := range t.db.tables {
-		if te.id == t.tableID {
-			return true
-		}
-	}
-	return false
-}
+func (t *txn) tableExistsLocked() bool { return t.db.tableByID(t.tableID) != nil }
 
 // loadCommitTableLocked is FrontendServiceImpl.queryLoadCommitTables as
 // loadTxnPreCommit and loadTxnCommit reach it: the BE sends the table id, and

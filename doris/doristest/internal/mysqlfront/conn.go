@@ -43,9 +43,9 @@ func (h *connHandler) authenticated() error {
 const DefaultQueryTimeout = 30 * time.Second
 
 // statementContext is the context of one statement: the query timeout from
-// now.
+// now (the session's query_timeout).
 func (ss *session) statementContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), ss.s.cfg.queryTimeout)
+	return context.WithTimeout(context.Background(), ss.queryTimeout())
 }
 
 // timeoutError replaces the error of a statement whose context expired by

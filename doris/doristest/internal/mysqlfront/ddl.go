@@ -84,3 +84,29 @@ func (ss *session) drop(st stmt) (*resultSpec, error) {
 	}
 	return nil, nil
 }
+
+// truncate handles TRUNCATE TABLE [db.]t [FORCE]: every row goes, the
+// table stays (fe TruncateTableCommand; partitions are not emulated).
+func (ss *session) truncate(st stmt) (*resultSpec, error) {
+	if !st.words("TRUNCATE", "TABLE") {
+		return nil, syntaxError(st)
+	}
+	name, n := qualifiedName(st.toks, 2)
+	if n < len(st.toks) && st.at(n).is("FORCE") {
+		n++
+	}
+	if name.table == "" || n != len(st.toks) {
+		return nil, syntaxError(st)
+	}
+	db, err := ss.resolveDB(name.db)
+	if err != nil {
+		return nil, err
+	}
+	if err := ss.knownDB(db); err != nil {
+		return nil, err
+	}
+	if err := ss.s.b.TruncateTable(db, name.table); err != nil {
+		return nil, backendError(err)
+	}
+	return nil, nil
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/doris/doristest/internal/sqlexec"
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
@@ -18,12 +19,13 @@ type fakeBackend struct {
 	dbs     map[string]map[string]*fakeTable
 	txns    map[string][]doris.Transaction // by db
 	configs [][2]string
+	nextID  int64
 }
 
 type fakeTable struct {
-	t       *schema.Table
-	rows    [][]any
-	version uint64
+	t    *schema.Table
+	id   int64
+	rows [][]any
 }
 
 func newFakeBackend() *fakeBackend {
@@ -94,7 +96,8 @@ func (f *fakeBackend) CreateTable(db string, t *schema.Table, ifNotExists bool) 
 		}
 		return fmt.Errorf("Table '%s' already exists", t.Name)
 	}
-	tables[t.Name] = &fakeTable{t: t, version: 1}
+	f.nextID++
+	tables[t.Name] = &fakeTable{t: t, id: f.nextID}
 	return nil
 }
 
@@ -110,6 +113,25 @@ func (f *fakeBackend) DropTable(db, table string, ifExists bool) error {
 	}
 	delete(tables, table)
 	return nil
+}
+
+func (f *fakeBackend) TruncateTable(db, table string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.table(db, table)
+	if err != nil {
+		return err
+	}
+	t.rows = nil
+	return nil
+}
+
+func (f *fakeBackend) DeleteFrom(db, table, where string) (int64, error) {
+	return 0, fmt.Errorf("DeleteFrom is not faked")
+}
+
+func (f *fakeBackend) AlterTable(db, table string, ops []AlterOp) error {
+	return fmt.Errorf("AlterTable is not faked")
 }
 
 func (f *fakeBackend) Tables(db string) ([]string, error) {
@@ -145,14 +167,18 @@ func (f *fakeBackend) Table(db, table string) (*schema.Table, error) {
 	return t.t, nil
 }
 
-func (f *fakeBackend) TableData(db, table string) ([][]any, uint64, error) {
+func (f *fakeBackend) QueryTables() []sqlexec.Table {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	t, err := f.table(db, table)
-	if err != nil {
-		return nil, 0, err
+	var out []sqlexec.Table
+	for db, tables := range f.dbs {
+		for n, t := range tables {
+			rows := slices.Clone(t.rows)
+			out = append(out, sqlexec.Table{DB: db, Name: n, ID: t.id, Schema: t.t,
+				Snapshot: func() (sqlexec.Rows, error) { return sqlexec.SliceRows(rows), nil }})
+		}
 	}
-	return slices.Clone(t.rows), t.version, nil
+	return out
 }
 
 // setRows replaces a table's visible rows (test helper).
@@ -164,7 +190,6 @@ func (f *fakeBackend) setRows(db, table string, rows [][]any) error {
 		return err
 	}
 	t.rows = rows
-	t.version++
 	return nil
 }
 

@@ -50,9 +50,11 @@ func WithVersionComment(v string) Option {
 	return optFunc(func(c *config) { c.versionComment = v })
 }
 
-// WithQueryTimeout bounds each statement (COM_QUERY, COM_STMT_EXECUTE);
-// one that runs longer fails with Doris's query timeout error. Default
-// DefaultQueryTimeout (30 s); d <= 0 keeps the default.
+// WithQueryTimeout sets the deadline of each statement (COM_QUERY,
+// COM_STMT_EXECUTE), which is also the default of the session variable
+// query_timeout (a session's `SET query_timeout = N` overrides it for that
+// session); one that runs longer fails with Doris's query timeout error.
+// Default DefaultQueryTimeout; d <= 0 keeps the default.
 func WithQueryTimeout(d time.Duration) Option {
 	return optFunc(func(c *config) {
 		if d > 0 {

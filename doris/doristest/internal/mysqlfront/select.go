@@ -2,6 +2,7 @@ package mysqlfront
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -26,40 +27,13 @@ func (ss *session) selectStmt(ctx context.Context, st stmt) (*resultSpec, error)
 	if err != nil {
 		return nil, backendError(fmt.Errorf("SQL engine: %w", err))
 	}
-	tables := ss.engineTables()
-	res, err := eng.Query(ctx, ss.currentDB(), tables, st.text)
+	ctx, cancel := context.WithTimeout(ctx, ss.queryTimeout())
+	defer cancel()
+	res, err := eng.Query(ctx, ss.currentDB(), ss.queryTables(), st.text)
 	if err != nil {
-		return nil, backendError(err)
+		return nil, ss.queryError(err)
 	}
 	return &resultSpec{names: res.Columns, rows: res.Rows}, nil
-}
-
-// engineTables lists every table of every database for the engine. The
-// engine copies a table only when its version changed, and drops copies of
-// tables it is not handed, so the list is always complete. (Backend has no
-// version-only call: TableData is read for each table on every query.)
-func (ss *session) engineTables() []sqlexec.Table {
-	b := ss.s.b
-	var out []sqlexec.Table
-	for _, db := range b.Databases() {
-		names, err := b.Tables(db)
-		if err != nil {
-			continue // dropped meanwhile
-		}
-		for _, n := range names {
-			t, err := b.Table(db, n)
-			if err != nil {
-				continue
-			}
-			rows, version, err := b.TableData(db, n)
-			if err != nil {
-				continue
-			}
-			out = append(out, sqlexec.Table{DB: db, Name: n, Schema: t, Version: version,
-				Rows: func() [][]any { return rows }})
-		}
-	}
-	return out
 }
 
 // selectLocal answers a FROM-less select of literals, variables and session
@@ -112,6 +86,17 @@ func (ss *session) selectLocal(st stmt) (spec *resultSpec, ok bool, err error) {
 		spec.rows = [][]any{row}
 	}
 	return spec, true, nil
+}
+
+// queryError maps an engine error to the client's. The engine knows only
+// the databases that have tables; an empty database it took for missing is
+// corrected here.
+func (ss *session) queryError(err error) error {
+	var qe *sqlexec.Error
+	if errors.As(err, &qe) && qe.Table != "" && qe.DBMissing && ss.knownDB(qe.DB) == nil {
+		return backendError(sqlexec.UnknownTable(qe.DB, qe.Table, false, qe.Err))
+	}
+	return backendError(err)
 }
 
 // splitTop splits tokens at top-level commas.

@@ -38,7 +38,7 @@ func (ss *session) UseDB(db string) error {
 	if db == "" {
 		return errNoDB()
 	}
-	if !slices.Contains(ss.s.b.Databases(), db) {
+	if !slices.Contains(ss.databases(), db) {
 		return errUnknownDB(db)
 	}
 	ss.mu.Lock()
@@ -149,6 +149,12 @@ func (ss *session) dispatch(ctx context.Context, st stmt) (*resultSpec, error) {
 		return ss.create(st)
 	case "DROP":
 		return ss.drop(st)
+	case "TRUNCATE":
+		return ss.truncate(st)
+	case "ALTER":
+		return ss.alter(st)
+	case "DELETE":
+		return ss.deleteFrom(st)
 	case "SHOW":
 		return ss.show(st)
 	case "DESC", "DESCRIBE":
@@ -210,10 +216,21 @@ func (ss *session) resolveDB(explicit string) (string, error) {
 
 // knownDB returns errUnknownDB when db does not exist.
 func (ss *session) knownDB(db string) error {
-	if !slices.Contains(ss.s.b.Databases(), db) {
+	if !slices.Contains(ss.databases(), db) {
 		return errUnknownDB(db)
 	}
 	return nil
+}
+
+// systemDatabases are the databases every Doris FE lists besides the
+// users' (fe InfoSchemaDb and MysqlDb, shown by SHOW DATABASES).
+var systemDatabases = []string{"information_schema", "mysql"}
+
+// databases lists the Backend's databases and the system ones, sorted.
+func (ss *session) databases() []string {
+	dbs := append(slices.Clone(ss.s.b.Databases()), systemDatabases...)
+	slices.Sort(dbs)
+	return slices.Compact(dbs)
 }
 
 func isHiddenColumn(name string) bool { return strings.HasPrefix(name, "__DORIS_") }

@@ -25,7 +25,7 @@ func (ss *session) show(st stmt) (*resultSpec, error) {
 	case w == "CREATE" && st.at(i+1).is("TABLE"):
 		return ss.showCreateTable(st, i+2)
 	case w == "COLUMNS" || w == "FIELDS":
-		return ss.showColumns(st, i+1)
+		return ss.showColumns(st, i+1, full)
 	case w == "TRANSACTION":
 		return ss.showTransaction(st, i+1)
 	case w == "FRONTEND" && st.at(i+1).is("CONFIG"):
@@ -62,9 +62,7 @@ func (ss *session) showDatabases(st stmt, i int) (*resultSpec, error) {
 		return nil, syntaxError(st)
 	}
 	spec := stringCols("Database")
-	dbs := slices.Clone(ss.s.b.Databases())
-	slices.Sort(dbs)
-	for _, db := range dbs {
+	for _, db := range ss.databases() {
 		if !has || likeMatch(pat, db) {
 			spec.rows = append(spec.rows, []any{db})
 		}
@@ -94,11 +92,18 @@ func (ss *session) showTables(st stmt, i int, full bool) (*resultSpec, error) {
 	if err := ss.knownDB(db); err != nil {
 		return nil, err
 	}
-	names, err := ss.s.b.Tables(db)
-	if err != nil {
-		return nil, backendError(err)
+	var names []string
+	switch db {
+	case infoSchemaDB:
+		names = slices.Clone(infoSchemaTableNames)
+	case "mysql":
+	default:
+		n, err := ss.s.b.Tables(db)
+		if err != nil {
+			return nil, backendError(err)
+		}
+		names = slices.Clone(n)
 	}
-	names = slices.Clone(names)
 	slices.Sort(names)
 	spec := stringCols("Tables_in_" + db)
 	if full {
@@ -165,8 +170,11 @@ func (ss *session) describe(st stmt, i int) (*resultSpec, error) {
 	return describeTable(t), nil
 }
 
-// SHOW COLUMNS|FIELDS FROM|IN [db.]t [FROM|IN db] — answered like DESC.
-func (ss *session) showColumns(st stmt, i int) (*resultSpec, error) {
+// SHOW [FULL] COLUMNS|FIELDS FROM|IN [db.]t [FROM|IN db] — answered like
+// DESC; FULL adds Collation, Privileges and Comment in MySQL's order (Field,
+// Type, Collation, Null, Key, Default, Extra, Privileges, Comment; fe
+// ShowColumnsCommand), which the Flink connector's schema change reads.
+func (ss *session) showColumns(st stmt, i int, full bool) (*resultSpec, error) {
 	if !st.at(i).is("FROM") && !st.at(i).is("IN") {
 		return nil, syntaxError(st)
 	}
@@ -188,7 +196,27 @@ func (ss *session) showColumns(st stmt, i int) (*resultSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if full {
+		return fullColumns(t), nil
+	}
 	return describeTable(t), nil
+}
+
+// fullColumns is SHOW FULL COLUMNS: DESC's values plus Collation (NULL),
+// Privileges ("select,insert,update,references") and Comment.
+func fullColumns(t *schema.Table) *resultSpec {
+	d := describeTable(t)
+	spec := stringCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+	i := 0
+	for _, c := range t.Columns {
+		if isHiddenColumn(c.Name) {
+			continue
+		}
+		r := d.rows[i]
+		i++
+		spec.rows = append(spec.rows, []any{r[0], r[1], nil, r[2], r[3], r[4], r[5], "select,insert,update,references", c.Comment})
+	}
+	return &spec
 }
 
 // describeTable follows Doris's IndexSchemaProcNode (DESC of an OLAP table):

@@ -3,7 +3,9 @@ package mysqlfront
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -36,6 +38,7 @@ func (ss *session) defaultVars() map[string]any {
 		"performance_schema":       int64(0),
 		"query_cache_size":         int64(1048576),
 		"query_cache_type":         int64(0),
+		"query_timeout":            int64(cfg.queryTimeout / time.Second),
 		"sql_mode":                 "ONLY_FULL_GROUP_BY",
 		"sql_select_limit":         int64(9223372036854775807),
 		"system_time_zone":         "UTC",
@@ -145,4 +148,20 @@ func (ss *session) showVariables(st stmt, i int) (*resultSpec, error) {
 // errUnknownVar is MySQL's / Doris's ER_UNKNOWN_SYSTEM_VARIABLE.
 func errUnknownVar(name string) *mysql.MyError {
 	return dorisError(mysql.ER_UNKNOWN_SYSTEM_VARIABLE, "Unknown system variable '%s'", name)
+}
+
+// queryTimeout is the session's query_timeout (seconds) as a duration.
+func (ss *session) queryTimeout() time.Duration {
+	v, _ := ss.variable("query_timeout")
+	switch x := v.(type) {
+	case int64:
+		if x > 0 {
+			return time.Duration(x) * time.Second
+		}
+	case string:
+		if n, err := strconv.ParseInt(x, 10, 64); err == nil && n > 0 {
+			return time.Duration(n) * time.Second
+		}
+	}
+	return ss.s.cfg.queryTimeout
 }

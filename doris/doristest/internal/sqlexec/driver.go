@@ -31,6 +31,10 @@ func dialectDriver() (*sqlite.Driver, error) {
 				return
 			}
 		}
+		if err := d.RegisterModule(moduleName, vtabModule{}); err != nil {
+			privateDriverErr = err
+			return
+		}
 		privateDriver = d
 	})
 	return privateDriver, privateDriverErr

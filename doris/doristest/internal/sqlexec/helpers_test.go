@@ -24,28 +24,31 @@ func newEngine(t *testing.T) *Engine {
 	return e
 }
 
-// fakeTable is a mutable table whose Rows calls are counted.
+// fakeTable is a mutable table whose Snapshot calls are counted.
 type fakeTable struct {
 	db, name string
+	id       int64
 	schema   *schema.Table
-	version  uint64
 	rows     [][]any
 	reads    atomic.Int64
 }
+
+// fakeIDs hands out table IDs, as the catalog does: never reused.
+var fakeIDs atomic.Int64
 
 func newFake(db, name string, cols [][2]string, rows ...[]any) *fakeTable {
 	s := &schema.Table{Database: db, Name: name}
 	for _, c := range cols {
 		s.Columns = append(s.Columns, schema.Column{Name: c[0], Type: c[1], Nullable: true})
 	}
-	return &fakeTable{db: db, name: name, schema: s, version: 1, rows: rows}
+	return &fakeTable{db: db, name: name, id: fakeIDs.Add(1), schema: s, rows: rows}
 }
 
 func (f *fakeTable) table() Table {
 	rows := f.rows
-	return Table{DB: f.db, Name: f.name, Schema: f.schema, Version: f.version, Rows: func() [][]any {
+	return Table{DB: f.db, Name: f.name, ID: f.id, Schema: f.schema, Snapshot: func() (Rows, error) {
 		f.reads.Add(1)
-		return rows
+		return SliceRows(rows), nil
 	}}
 }
 

@@ -125,12 +125,15 @@ func TestQueryErrors(t *testing.T) {
 		{"drop", "DROP TABLE demo.order_state_eos", true, "DROP"},
 		{"pragma", "PRAGMA table_info(order_state_eos)", true, "PRAGMA"},
 		{"attach", "ATTACH ':memory:' AS evil", true, "ATTACH"},
-		{"CTE hiding a delete", "WITH x AS (SELECT 1) DELETE FROM demo.order_state_eos", true, "not authorized"},
+		{"CTE hiding a delete", "WITH x AS (SELECT 1) DELETE FROM demo.order_state_eos", true, "only read-only statements"},
 		{"second statement", "SELECT 1; DELETE FROM demo.order_state_eos", false, "multiple statements"},
 		{"empty", "  ;", false, "empty query"},
-		{"syntax", "SELECT FROM WHERE", false, "syntax error"},
-		{"unknown column", "SELECT nope FROM order_state_eos", false, "no such column: nope"},
-		{"unknown table", "SELECT * FROM nope", false, "no such table: nope"},
+		{"syntax", "SELECT FROM WHERE", false, "Syntax error in line 1"},
+		// Doris's analyzer texts (regression-test query_not_exists_table_column.groovy).
+		{"unknown column", "SELECT nope FROM order_state_eos", false, "Unknown column 'nope' in 'table list'"},
+		{"unknown table", "SELECT * FROM nope", false, "Table [nope] does not exist in database [demo]."},
+		{"unknown database", "SELECT * FROM nodb.t", false, "Database [nodb] does not exist."},
+		{"unknown function", "SELECT no_such_fn(1)", false, "Can not found function 'no_such_fn'"},
 		{"count distinct two args", "SELECT COUNT(DISTINCT order_id, status) FROM order_state_eos", false, "COUNT(DISTINCT a || '|' || b)"},
 	}
 	e := newEngine(t)
@@ -146,6 +149,16 @@ func TestQueryErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.contains) {
 				t.Errorf("error %q does not mention %q", err, tc.contains)
+			}
+			// SQLite's wording never reaches a client (issue 9 item 8).
+			for _, leak := range []string{"sqlexec:", "SQL logic error", "no such", "(1)"} {
+				if strings.Contains(err.Error(), leak) {
+					t.Errorf("error %q leaks %q", err, leak)
+				}
+			}
+			var qe *Error
+			if !errors.As(err, &qe) || qe.Code != 1105 {
+				t.Errorf("error %v is not an *Error with code 1105", err)
 			}
 		})
 	}

@@ -3,12 +3,13 @@
 // queries from the mysql client behave like SQL rather than like a hand-grown
 // subset.
 //
-// Each Engine owns one private in-memory SQLite connection. Query copies the
-// tables it is handed into it (only those whose Version or schema changed
-// since the last copy), makes unqualified names mean the current database
-// (names.go), runs the statement read-only and formats the answer the way
-// Doris prints it (types.go). Doris functions SQLite lacks are listed in
-// functions.go.
+// Each Engine owns one private in-memory SQLite connection. Every table it is
+// handed is declared there as a virtual table that reads the table's rows in
+// place (vtab.go): nothing is copied, a query reads only the tables it names,
+// and it sees every commit made before it began. Query makes unqualified names
+// mean the current database (names.go), runs the statement read-only under a
+// deadline and formats the answer the way Doris prints it (types.go). Doris
+// functions SQLite lacks are listed in functions.go.
 package sqlexec
 
 import (
@@ -25,19 +26,48 @@ import (
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
-// Table is one table the engine can read. Rows is called only when Version
-// differs from the version the engine last copied, so callers can hand in
-// every table on every query cheaply.
+// Table is one table the engine can read. Listing a table costs nothing:
+// Snapshot is called only when a query reads the table, at most once per
+// query.
 type Table struct {
-	DB      string
-	Name    string
-	Schema  *schema.Table
-	Version uint64
-	// Rows returns the visible rows in schema column order. Values are nil,
-	// int64, float64 or string (DECIMAL, dates, LARGEINT and text as strings).
-	// It is called during Query, with the engine's lock held; it must not
-	// call back into the Engine.
-	Rows func() [][]any
+	DB   string
+	Name string
+	// ID is the table's catalog identity: it survives ALTER TABLE and is
+	// never reused, so a table dropped and created again under the same name
+	// is a new table to the engine.
+	ID     int64
+	Schema *schema.Table
+	// Snapshot returns the visible rows as of the call, in the layout of
+	// Schema; an error (e.g. the table was altered since it was listed)
+	// fails the query. It is called during Query, on the querying
+	// goroutine; it must not call back into the Engine.
+	Snapshot func() (Rows, error)
+}
+
+// Rows is a read-only view of a table's visible rows.
+type Rows interface {
+	// Len is the number of rows.
+	Len() int
+	// Value returns column col (its index in the schema, hidden columns
+	// included) of row i: nil, int64, float64 or string (DECIMAL, dates,
+	// LARGEINT and text as strings). ok is false when the row has no such
+	// column (a malformed row). Only the columns a query reads are asked
+	// for.
+	Value(i, col int) (v any, ok bool)
+}
+
+// SliceRows is Rows over a slice.
+type SliceRows [][]any
+
+// Len implements Rows.
+func (r SliceRows) Len() int { return len(r) }
+
+// Value implements Rows.
+func (r SliceRows) Value(i, col int) (any, bool) {
+	if col < len(r[i]) {
+		return r[i][col], true
+	}
+	return nil, false
 }
 
 // Result is a query answer: column labels and rows whose values are nil,
@@ -46,6 +76,9 @@ type Result struct {
 	Columns []string
 	Rows    [][]any
 }
+
+// engineSeq numbers engines for their tokens.
+var engineSeq atomic.Uint64
 
 // ErrClosed is returned by Query after Close.
 var ErrClosed = errors.New("sqlexec: engine closed")
@@ -59,9 +92,16 @@ type Engine struct {
 	conn   *sql.Conn // the one connection: in-memory state lives in it
 	user   atomic.Bool
 
-	tables   map[tableKey]copiedTable
+	token    string // this engine's name in engines (vtab.go)
+	seq      uint64 // this engine's number, the high half of query ids
+	queries  atomic.Uint64
+	creating *tableDef
+	tables   map[tableKey]*tableDef
 	attached map[string]bool
-	gen      uint64 // bumped when the set or shape of tables changes
+
+	snapMu sync.Mutex
+	snaps  map[int64]Rows // the running query's snapshots, by table ID
+	gen    uint64         // bumped when the set or shape of tables changes
 
 	views      []string // temp view names (names.go)
 	viewsDB    string
@@ -87,7 +127,10 @@ func New() (*Engine, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlexec: open in-memory database: %w", err)
 	}
-	e := &Engine{db: db, conn: conn, tables: map[tableKey]copiedTable{}, attached: map[string]bool{}}
+	e := &Engine{db: db, conn: conn, tables: map[tableKey]*tableDef{}, attached: map[string]bool{},
+		snaps: map[int64]Rows{}, seq: engineSeq.Add(1)}
+	e.token = fmt.Sprintf("e%d", e.seq)
+	engines.Store(e.token, e)
 	// Doris compares strings case-sensitively, LIKE included; SQLite's LIKE
 	// ignores ASCII case unless told otherwise.
 	if _, err := conn.ExecContext(ctx, "PRAGMA case_sensitive_like = ON"); err != nil {
@@ -116,17 +159,20 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	engines.Delete(e.token)
 	return errors.Join(e.conn.Close(), e.db.Close())
 }
 
 // Query runs one SELECT (or other read-only statement) with currentDB as the
 // default database for unqualified table names; currentDB may be empty (no
 // database selected). tables should list every table of every database: a
-// table copied earlier and missing now is dropped. Statements that would
-// change anything fail with ErrNotReadOnly; SQL errors carry SQLite's message.
+// table declared earlier and missing now is dropped. Statements that would
+// change anything fail with ErrNotReadOnly; SQL errors carry SQLite's message
+// (the MySQL front maps them to Doris's). The query stops with ctx: callers
+// set its deadline (the MySQL front applies query_timeout).
 func (e *Engine) Query(ctx context.Context, currentDB string, tables []Table, query string) (*Result, error) {
 	if err := checkReadOnly(query); err != nil {
-		return nil, fmt.Errorf("sqlexec: %w", err)
+		return nil, &Error{Code: errUnknown, Message: err.Error(), Err: err}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -134,11 +180,17 @@ func (e *Engine) Query(ctx context.Context, currentDB string, tables []Table, qu
 		return nil, ErrClosed
 	}
 	if err := e.sync(ctx, currentDB, tables); err != nil {
-		return nil, fmt.Errorf("sqlexec: load tables: %w", err)
+		return nil, &Error{Code: errUnknown, Message: "emulator SQL engine: declare tables: " + err.Error(), Err: err}
 	}
+	defer func() {
+		e.snapMu.Lock()
+		clear(e.snaps)
+		e.snapMu.Unlock()
+	}()
 	res, err := e.run(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("sqlexec: %w", hint(err))
+		dbExists := func(db string) bool { return db == currentDB || e.attached[db] }
+		return nil, hint(dorisError(ctx, err, currentDB, dbExists, [2]uint64{e.seq, e.queries.Add(1)}))
 	}
 	return res, nil
 }
@@ -185,15 +237,16 @@ func (e *Engine) run(ctx context.Context, query string) (*Result, error) {
 	return res, nil
 }
 
-// hint adds advice to SQLite errors about MySQL/Doris syntax it lacks.
-func hint(err error) error {
-	msg := err.Error()
-	switch {
+// hint adds advice to a converted SQLite error about MySQL/Doris syntax the
+// engine lacks.
+func hint(e *Error) *Error {
+	switch msg := e.Message; {
 	case strings.Contains(msg, "wrong number of arguments to function COUNT()"),
 		strings.Contains(msg, "DISTINCT aggregates must have exactly one argument"):
-		return fmt.Errorf("%w (COUNT(DISTINCT a, b) is not supported by the emulator: use COUNT(DISTINCT a || '|' || b))", err)
+		e.Message = "COUNT(DISTINCT a, b) is not supported by the emulator: use COUNT(DISTINCT a || '|' || b)"
 	case strings.Contains(msg, "not authorized"):
-		return fmt.Errorf("%w: %w", err, ErrNotReadOnly)
+		e.Message = ErrNotReadOnly.Error()
+		e.Err = errors.Join(e.Err, ErrNotReadOnly)
 	}
-	return err
+	return e
 }

@@ -2,8 +2,6 @@ package sqlexec
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -13,14 +11,18 @@ import (
 // tableKey names a Doris table.
 type tableKey struct{ DB, Name string }
 
-// copiedTable is what the engine remembers about its SQLite copy of a table.
-type copiedTable struct {
-	version   uint64
+// tableDef is the engine's virtual table for one Doris table: which catalog
+// table (ID) and which shape (signature) it was declared with.
+type tableDef struct {
+	db, name  string
+	id        int64
 	signature string
 	columns   []column
+	width     int // columns in the Doris row, hidden ones included
+	snap      func() (Rows, error)
 }
 
-// column is one copied column: its index in the Doris row and its SQLite
+// column is one visible column: its index in the Doris row and its SQLite
 // declared type.
 type column struct {
 	name  string
@@ -29,10 +31,11 @@ type column struct {
 }
 
 // isHidden reports whether a column is one Doris hides from SELECT *
-// (__DORIS_DELETE_SIGN__ and friends); the engine does not copy them.
+// (__DORIS_DELETE_SIGN__ and friends); the engine does not declare them.
 func isHidden(name string) bool { return strings.HasPrefix(strings.ToUpper(name), "__DORIS_") }
 
-// signature identifies a schema's shape: a copy is rebuilt when it changes.
+// signature identifies a schema's shape: the virtual table is declared again
+// when it changes (ALTER TABLE).
 func signature(t *schema.Table) string {
 	var b strings.Builder
 	for _, c := range t.Columns {
@@ -55,15 +58,10 @@ func columnsOf(t *schema.Table) []column {
 	return cols
 }
 
-// refresh is one table to (re)copy.
-type refresh struct {
-	t       *Table
-	key     tableKey
-	rebuild bool // schema new or changed: drop and create; else delete rows
-	copied  copiedTable
-}
-
-// sync brings the SQLite copies in line with tables. Callers hold e.mu.
+// sync declares a virtual table for every table in tables and drops those
+// of tables no longer listed, or listed under another ID or shape (a table
+// dropped and created again, or altered). No row is read here. Callers hold
+// e.mu.
 func (e *Engine) sync(ctx context.Context, currentDB string, tables []Table) error {
 	want := make(map[tableKey]*Table, len(tables))
 	dbs := map[string]bool{}
@@ -71,46 +69,44 @@ func (e *Engine) sync(ctx context.Context, currentDB string, tables []Table) err
 		t := &tables[i]
 		k := tableKey{t.DB, t.Name}
 		switch {
-		case t.Schema == nil || t.Rows == nil:
-			return fmt.Errorf("table %s.%s: Schema and Rows are required", t.DB, t.Name)
+		case t.Schema == nil || t.Snapshot == nil:
+			return fmt.Errorf("table %s.%s: Schema and Snapshot are required", t.DB, t.Name)
 		case want[k] != nil:
 			return fmt.Errorf("table %s.%s passed twice", t.DB, t.Name)
 		}
 		want[k] = t
 		dbs[t.DB] = true
 	}
-
 	var drops []tableKey
-	var refreshes []refresh
-	shapeChanged := false
-	for k := range e.tables {
-		if want[k] == nil {
+	var creates []*tableDef
+	for k, d := range e.tables {
+		if t := want[k]; t == nil || t.ID != d.id || signature(t.Schema) != d.signature {
 			drops = append(drops, k)
-			shapeChanged = true
 		}
 	}
 	for k, t := range want {
-		c, ok := e.tables[k]
-		sig := signature(t.Schema)
-		switch {
-		case !ok || c.signature != sig:
-			cols := columnsOf(t.Schema)
-			if len(cols) == 0 {
-				return fmt.Errorf("table %s.%s has no visible columns", t.DB, t.Name)
-			}
-			refreshes = append(refreshes, refresh{t: t, key: k, rebuild: true,
-				copied: copiedTable{version: t.Version, signature: sig, columns: cols}})
-			shapeChanged = true
-		case c.version != t.Version:
-			refreshes = append(refreshes, refresh{t: t, key: k,
-				copied: copiedTable{version: t.Version, signature: sig, columns: c.columns}})
+		if d, ok := e.tables[k]; ok && d.id == t.ID && d.signature == signature(t.Schema) {
+			d.snap = t.Snapshot
+			continue
 		}
+		cols := columnsOf(t.Schema)
+		if len(cols) == 0 {
+			return fmt.Errorf("table %s.%s has no visible columns", t.DB, t.Name)
+		}
+		creates = append(creates, &tableDef{db: t.DB, name: t.Name, id: t.ID, signature: signature(t.Schema),
+			columns: cols, width: len(t.Schema.Columns), snap: t.Snapshot})
 	}
-	if shapeChanged {
+	if len(drops)+len(creates) > 0 {
 		e.gen++
 		if err := e.dropViews(ctx); err != nil {
 			return err
 		}
+	}
+	for _, k := range drops {
+		if _, err := e.conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+qualified(k)); err != nil {
+			return fmt.Errorf("drop table %s.%s: %w", k.DB, k.Name, err)
+		}
+		delete(e.tables, k)
 	}
 	for db := range dbs {
 		if e.attached[db] {
@@ -121,10 +117,15 @@ func (e *Engine) sync(ctx context.Context, currentDB string, tables []Table) err
 		}
 		e.attached[db] = true
 	}
-	if len(drops)+len(refreshes) > 0 {
-		if err := e.copyTables(ctx, drops, refreshes); err != nil {
-			return err
+	for _, d := range creates {
+		k := tableKey{d.db, d.name}
+		e.creating = d
+		_, err := e.conn.ExecContext(ctx, "CREATE VIRTUAL TABLE "+qualified(k)+" USING "+moduleName+"("+quoteString(e.token)+")")
+		e.creating = nil
+		if err != nil {
+			return fmt.Errorf("declare table %s.%s: %w", d.db, d.name, err)
 		}
+		e.tables[k] = d
 	}
 	for db := range e.attached {
 		if dbs[db] {
@@ -138,82 +139,23 @@ func (e *Engine) sync(ctx context.Context, currentDB string, tables []Table) err
 	return e.ensureViews(ctx, currentDB)
 }
 
-// copyTables drops and refreshes tables in one transaction and records the
-// new copies only once it has committed.
-func (e *Engine) copyTables(ctx context.Context, drops []tableKey, refreshes []refresh) (err error) {
-	tx, err := e.conn.BeginTx(ctx, nil)
+// snapshot returns the query's snapshot of d, taking it on first use.
+// It runs inside Query (SQLite calls cursors on the querying goroutine).
+func (e *Engine) snapshot(d *tableDef) (Rows, error) {
+	e.snapMu.Lock()
+	defer e.snapMu.Unlock()
+	if r, ok := e.snaps[d.id]; ok {
+		return r, nil
+	}
+	r, err := d.snap()
 	if err != nil {
-		return fmt.Errorf("begin copy: %w", err)
+		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, tx.Rollback())
-		}
-	}()
-	for _, k := range drops {
-		if _, err := tx.ExecContext(ctx, "DROP TABLE IF EXISTS "+qualified(k)); err != nil {
-			return fmt.Errorf("drop table %s.%s: %w", k.DB, k.Name, err)
-		}
+	if r == nil {
+		return nil, fmt.Errorf("table %s.%s: no rows reader", d.db, d.name)
 	}
-	for _, r := range refreshes {
-		if err := copyTable(ctx, tx, r); err != nil {
-			return fmt.Errorf("copy table %s.%s: %w", r.key.DB, r.key.Name, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit copy: %w", err)
-	}
-	for _, k := range drops {
-		delete(e.tables, k)
-	}
-	for _, r := range refreshes {
-		e.tables[r.key] = r.copied
-	}
-	return nil
+	e.snaps[d.id] = r
+	return r, nil
 }
 
 func qualified(k tableKey) string { return quoteIdent(k.DB) + "." + quoteIdent(k.Name) }
-
-// copyTable replaces one table's SQLite copy with r.t.Rows().
-func copyTable(ctx context.Context, tx *sql.Tx, r refresh) error {
-	cols := r.copied.columns
-	name := qualified(r.key)
-	if r.rebuild {
-		defs := make([]string, len(cols))
-		for i, c := range cols {
-			defs[i] = quoteIdent(c.name) + " " + c.decl
-		}
-		if _, err := tx.ExecContext(ctx, "DROP TABLE IF EXISTS "+name); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "CREATE TABLE "+name+" ("+strings.Join(defs, ", ")+")"); err != nil {
-			return err
-		}
-	} else if _, err := tx.ExecContext(ctx, "DELETE FROM "+name); err != nil {
-		return err
-	}
-	rows := r.t.Rows()
-	if len(rows) == 0 {
-		return nil
-	}
-	marks := strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",")
-	stmt, err := tx.PrepareContext(ctx, "INSERT INTO "+name+" VALUES ("+marks+")")
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	want := len(r.t.Schema.Columns)
-	args := make([]any, len(cols))
-	for n, row := range rows {
-		if len(row) != want {
-			return fmt.Errorf("row %d has %d values, the schema has %d columns", n, len(row), want)
-		}
-		for i, c := range cols {
-			args[i] = storeValue(row[c.index], c.decl)
-		}
-		if _, err := stmt.ExecContext(ctx, args...); err != nil {
-			return fmt.Errorf("row %d: %w", n, err)
-		}
-	}
-	return nil
-}

@@ -9,6 +9,7 @@ package table
 
 import (
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/doris-sink/doris-sink/doris/schema"
@@ -53,7 +54,11 @@ type Batch struct {
 	// FirstErrorMsg is set when the load fails in execution (doris-api.md §2.1 #20).
 	FirstErrorMsg string
 
-	rows     []stagedRow
+	meta *tableMeta // the schema the batch was prepared under
+	// dup holds the staged rows, encoded: plain rows for DUPLICATE,
+	// staged records (encodeStaged) for UNIQUE / AGGREGATE.
+	dup      rowStore
+	scratch  []byte
 	counting bool
 	partial  []bool // loaded columns of a partial-columns load; nil otherwise
 	// incomplete: a partial load leaves a NOT NULL column without default
@@ -66,7 +71,9 @@ func (b *Batch) LoadedRows() int64 { return b.TotalRows - b.FilteredRows - b.Uns
 
 // Table holds one table's schema and visible rows.
 type Table struct {
-	meta *tableMeta
+	// meta is replaced whole by Alter (under st.mu); loads read it once
+	// at Prepare and Apply remaps a batch prepared under an older one.
+	meta atomic.Pointer[tableMeta]
 	st   tableState
 	now  func() time.Time
 }
@@ -78,13 +85,14 @@ func New(s *schema.Table) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{meta: m, now: time.Now}
-	t.st.keyed = map[string]*entry{}
+	t := &Table{now: time.Now}
+	t.meta.Store(m)
+	t.st.keyed = newKeyStore(m.keyIdx, len(m.types))
 	return t, nil
 }
 
 // Schema returns the table's schema (not to be modified).
-func (t *Table) Schema() *schema.Table { return t.meta.s }
+func (t *Table) Schema() *schema.Table { return t.meta.Load().s }
 
 // SetClock replaces the clock used for CURRENT_TIMESTAMP defaults (time.Now
 // by default). Call it before loading.

@@ -23,22 +23,28 @@ func (t *Table) apply(b *Batch) {
 		return
 	}
 	changed := false
-	m := t.meta
+	m := t.meta.Load()
+	if b.meta != nil && b.meta != m {
+		t.remapBatch(b, m)
+	}
 	switch m.s.Keys {
 	case schema.UniqueKeys:
-		for i := range b.rows {
-			if t.applyUnique(&b.rows[i], b) {
+		for i := range b.dup.len() {
+			r := decodeStaged(b.dup.at(b.dup.refs[i]), len(m.types))
+			if t.applyUnique(&r, b) {
 				changed = true
 			}
 		}
 	case schema.AggregateKeys:
-		for i := range b.rows {
-			t.applyAggregate(&b.rows[i])
+		for i := range b.dup.len() {
+			r := decodeStaged(b.dup.at(b.dup.refs[i]), len(m.types))
+			t.applyAggregate(&r)
 			changed = true
 		}
 	default:
-		for _, r := range b.rows {
-			st.dup = append(st.dup, slices.Clone(r.vals))
+		if b.dup.len() > 0 {
+			st.dup.appendStore(&b.dup)
+			b.dup = rowStore{} // adopted: the batch must not append again
 			changed = true
 		}
 	}
@@ -52,15 +58,15 @@ func (t *Table) apply(b *Batch) {
 // new_seq >= old_seq, so equal sequences let the later row win. A delete
 // keeps the key's sequence as a tombstone (see entry.seq).
 func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
-	m := t.meta
-	key := keyString(m.keyIdx, r.vals)
-	e := t.st.keyed[key]
-	live := e != nil && !e.deleted
+	m := t.meta.Load()
+	key := encodeKey(nil, m.keyIdx, r.vals)
+	e, found := t.st.keyed.get(key)
+	live := found && !e.deleted
 	row, seq := r.vals, r.seq
 	if b.partial != nil && !r.del {
 		if live {
 			// partial_columns: only the loaded columns change.
-			row = slices.Clone(e.row)
+			row = e.row // decoded: ours to change
 			for i, loaded := range b.partial {
 				if loaded {
 					row[i] = r.vals[i]
@@ -73,31 +79,32 @@ func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
 			return false // a new key needs a value for a NOT NULL column without default
 		}
 	}
-	if m.hasSeq() && e != nil && cmpValues(m.seqColType(), seq, e.seq) < 0 {
+	if m.hasSeq() && found && cmpValues(m.seqColType(), seq, e.seq) < 0 {
 		return false // "key with higher sequence id exists"
 	}
 	if r.del {
 		if !m.hasSeq() {
-			delete(t.st.keyed, key)
+			t.st.keyed.del(key)
 			return live
 		}
-		t.st.keyed[key] = &entry{seq: seq, deleted: true}
+		t.st.keyed.put(key, entry{seq: seq, deleted: true})
 		return live
 	}
-	t.st.keyed[key] = &entry{row: slices.Clone(row), seq: seq}
+	t.st.keyed.put(key, entry{row: row, seq: seq})
 	return true
 }
 
 // applyAggregate merges a row into its key with each value column's
 // aggregation (doris-api.md §7).
 func (t *Table) applyAggregate(r *stagedRow) {
-	m := t.meta
-	key := keyString(m.keyIdx, r.vals)
-	e := t.st.keyed[key]
-	if e == nil {
-		t.st.keyed[key] = &entry{row: slices.Clone(r.vals)}
+	m := t.meta.Load()
+	key := encodeKey(nil, m.keyIdx, r.vals)
+	e, found := t.st.keyed.get(key)
+	if !found {
+		t.st.keyed.put(key, entry{row: r.vals})
 		return
 	}
+	defer func() { t.st.keyed.put(key, e) }()
 	for i, c := range m.s.Columns {
 		if slices.Contains(m.keyIdx, i) {
 			continue
@@ -155,21 +162,23 @@ func sumValues(t colType, a, b any) any {
 
 // rows returns the visible rows sorted by key (then full row for DUPLICATE).
 func (t *Table) rows() [][]any {
-	m := t.meta
+	m := t.meta.Load()
 	st := &t.st
 	st.mu.Lock()
 	var out [][]any
 	if m.s.Keys == schema.UniqueKeys || m.s.Keys == schema.AggregateKeys {
-		out = make([][]any, 0, len(st.keyed))
-		for _, e := range st.keyed {
+		out = make([][]any, 0, st.keyed.keys)
+		st.keyed.each(func(_ []byte, e entry) bool {
 			if !e.deleted {
-				out = append(out, slices.Clone(e.row))
+				out = append(out, e.row)
 			}
-		}
+			return true
+		})
 	} else {
-		out = make([][]any, len(st.dup))
-		for i, r := range st.dup {
-			out[i] = slices.Clone(r)
+		n := len(m.types)
+		out = make([][]any, st.dup.len())
+		for i := range out {
+			out[i] = st.dup.row(i, n, nil)
 		}
 	}
 	st.mu.Unlock()

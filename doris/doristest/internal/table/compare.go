@@ -2,7 +2,6 @@ package table
 
 import (
 	"math/big"
-	"strconv"
 	"strings"
 )
 
@@ -90,23 +89,4 @@ func cmpRows(types []colType, idx []int, full bool, a, b []any) int {
 		}
 	}
 	return 0
-}
-
-// keyString encodes the key columns of row into a map key.
-func keyString(idx []int, row []any) string {
-	var sb strings.Builder
-	for _, i := range idx {
-		switch v := row[i].(type) {
-		case nil:
-			sb.WriteString("\x01N")
-		case int64:
-			sb.WriteString(strconv.FormatInt(v, 10))
-		case float64:
-			sb.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-		case string:
-			sb.WriteString(strconv.Quote(v))
-		}
-		sb.WriteByte(0)
-	}
-	return sb.String()
 }

@@ -62,8 +62,8 @@ func fuzzOne(t *testing.T, format string, sel uint8, columns, where, body string
 		if b.FilteredRows+b.UnselectedRows > b.TotalRows || b.LoadBytes != int64(len(body)) {
 			t.Fatalf("inconsistent counters %+v for %q", b, body)
 		}
-		if int64(len(b.rows)) != b.LoadedRows() {
-			t.Fatalf("staged %d rows, counters say %d", len(b.rows), b.LoadedRows())
+		if int64(b.dup.len()) != b.LoadedRows() {
+			t.Fatalf("staged %d rows, counters say %d", b.dup.len(), b.LoadedRows())
 		}
 		tb.Apply(b)
 		_ = tb.Rows()

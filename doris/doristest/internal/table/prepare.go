@@ -5,8 +5,9 @@ import "io"
 // prepare parses body under spec into a staged Batch. On a load error the
 // returned Batch (non-nil) still carries the counters read so far.
 func (t *Table) prepare(spec LoadSpec, body io.Reader) (*Batch, error) {
-	b := &Batch{}
-	p, err := newPlan(t.meta, spec, t.now())
+	m := t.meta.Load()
+	b := &Batch{meta: m}
+	p, err := newPlan(m, spec, t.now())
 	if err != nil {
 		return b, err
 	}

@@ -144,7 +144,33 @@ func (p *loadPlan) process(b *Batch, src []any, line func() string) {
 			r.seq = s
 		}
 	}
-	b.rows = append(b.rows, r)
+	if !m.keyedModel() {
+		b.scratch = b.dup.addRow(vals, b.scratch)
+		return
+	}
+	b.scratch = encodeStaged(b.scratch[:0], r)
+	b.dup.add(b.scratch)
+}
+
+// encodeStaged appends a staged keyed row: delete flag, sequence, values.
+func encodeStaged(b []byte, r stagedRow) []byte {
+	var f byte
+	if r.del {
+		f = recDeleted
+	}
+	b = append(b, f)
+	b = appendValue(b, r.seq)
+	return encodeRow(b, r.vals)
+}
+
+// decodeStaged is the inverse of encodeStaged for width values.
+func decodeStaged(b []byte, width int) stagedRow {
+	r := stagedRow{del: b[0]&recDeleted != 0}
+	var seq [1]any
+	decodeRow(b[1:], 1, seq[:])
+	r.seq = seq[0]
+	r.vals = decodeRow(skipValue(b[1:]), width, nil)
+	return r
 }
 
 func quoteSep(s string) string { return strconv.Quote(s) }

@@ -17,16 +17,21 @@ const (
 
 // tableState is the Table's lock-protected part.
 type tableState struct {
-	mu       sync.Mutex
-	dup      [][]any           // DUPLICATE rows in load order
-	keyed    map[string]*entry // UNIQUE / AGGREGATE rows by key
-	version  uint64
-	counting bool
-	cRows    int64
-	cBytes   int64
+	mu      sync.Mutex
+	dup     rowStore  // DUPLICATE rows in load order
+	keyed   *keyStore // UNIQUE / AGGREGATE rows by key
+	version uint64
+	// snap caches Snapshot's live-record list of a keyed table for
+	// snapVersion.
+	snap        []uint64
+	snapVersion uint64
+	counting    bool
+	cRows       int64
+	cBytes      int64
 }
 
-// entry is one key of a UNIQUE or AGGREGATE table.
+// entry is one key of a UNIQUE or AGGREGATE table, as decoded from its
+// keyStore record (the caller's to change).
 type entry struct {
 	row []any
 	// seq is the row's sequence value (UNIQUE with a sequence column). It
@@ -52,6 +57,12 @@ type defaultValue struct {
 	has bool
 	v   any    // converted default (nil for DEFAULT NULL)
 	now string // CURRENT_TIMESTAMP / CURRENT_DATE: evaluated at load time
+}
+
+// keyedModel reports whether rows are kept by key (UNIQUE, AGGREGATE)
+// rather than appended (DUPLICATE).
+func (m *tableMeta) keyedModel() bool {
+	return m.s.Keys == schema.UniqueKeys || m.s.Keys == schema.AggregateKeys
 }
 
 func (m *tableMeta) hasSeq() bool { return m.seqIdx >= 0 || m.seqType != nil }
