@@ -53,13 +53,14 @@ type env struct {
 	doris   *doristest.Server
 	db      *sql.DB
 	client  *doris.Client
-	// logTo receives the connectors' errors (see plannedCrash).
+	// logTo receives the connectors' errors (see plannedCrash). Both
+	// connectors' handlers write to it at once, so it is a lockedWriter.
 	logTo  io.Writer
 	tables []*config.Config
 }
 
 func startEnv(ctx context.Context, dir string, logTo io.Writer) (*env, error) {
-	e := &env{logTo: logTo}
+	e := &env{logTo: &lockedWriter{w: logTo}}
 	var err error
 	e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, demoTopic))
 	if err != nil {
@@ -210,4 +211,17 @@ func (e *env) both(fn func(*config.Config) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// lockedWriter serialises writes of several slog handlers to one writer
+// (a handler locks only its own output).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
