@@ -25,6 +25,7 @@ type options struct {
 	closeTimeout  time.Duration
 	commitTimeout time.Duration
 	drainTimeout  time.Duration
+	startStore    StartStore
 }
 
 func defaultOptions() options {

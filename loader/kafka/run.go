@@ -400,7 +400,7 @@ func terminalRecoverError(err error) bool {
 	var unresolved *loader.UnresolvedError
 	var fencing *loader.FencingError
 	var owner *checkpoint.OwnerError
-	return errors.Is(err, loader.ErrCrashed) || errors.Is(err, loader.ErrClosed) ||
+	return errors.Is(err, loader.ErrCrashed) || errors.Is(err, loader.ErrClosed) || errors.Is(err, checkpoint.ErrFenced) ||
 		errors.As(err, &unresolved) || errors.As(err, &fencing) || errors.As(err, &owner)
 }
 

@@ -56,9 +56,9 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	table := cfg.Doris.Database + "." + cfg.Doris.Table
-	fs, err := checkpoint.OpenFile(cfg.Job.DataDir, Owner(cfg))
+	fs, startStore, err := openStore(cfg, d)
 	if err != nil {
-		return nil, fmt.Errorf("job.data_dir: %w", err)
+		return nil, err
 	}
 	var store checkpoint.Store = fs
 	client := d.Doris
@@ -100,6 +100,9 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	}
 	km := &kafka.Metrics{}
 	opts := append([]kafka.Opt{kafka.WithLogger(d.Logger), kafka.WithMetrics(km)}, d.ConnectorOpts...)
+	if startStore != nil {
+		opts = append(opts, kafka.WithStartStore(startStore))
+	}
 	conn, err := kafka.New(kc, ld, opts...)
 	if err != nil {
 		return nil, errors.Join(err, ld.Close(context.Background()))
