@@ -130,6 +130,9 @@ func (l *Log) resolve(ctx context.Context) error {
 	return nil
 }
 
+// maxListedPartitions bounds the refused partitions an error lists.
+const maxListedPartitions = 8
+
 // commitOffsets adds the group to the transaction and commits offs in it
 // (generation -1, no member: the standalone run is not a group member; see
 // the package documentation). Any partition refused fails the whole commit.
@@ -175,12 +178,18 @@ func (l *Log) commitOffsets(ctx context.Context, offs *Offsets) error {
 		return l.classify(fmt.Errorf("commit offsets to group %s in the transaction: %w", l.cfg.Group, err))
 	}
 	var errs []error
+	refused := 0
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
 			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				errs = append(errs, fmt.Errorf("%s/%d@%d: %w", offs.Topic, p.Partition, offs.Partitions[p.Partition], err))
+				if refused++; refused <= maxListedPartitions {
+					errs = append(errs, fmt.Errorf("%s/%d@%d: %w", offs.Topic, p.Partition, offs.Partitions[p.Partition], err))
+				}
 			}
 		}
+	}
+	if refused > maxListedPartitions {
+		errs = append(errs, fmt.Errorf("and %d more partitions refused", refused-maxListedPartitions))
 	}
 	if len(errs) > 0 {
 		return l.classify(fmt.Errorf("commit offsets to group %s in the transaction: %w", l.cfg.Group, errors.Join(errs...)))
