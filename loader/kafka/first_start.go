@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -61,6 +62,9 @@ func (c *Connector) persistedFirstStart(ctx context.Context, earliest map[int32]
 		pos, ok, err := ParsePosition(raw)
 		if err != nil {
 			return nil, err
+		}
+		if ok && pos.Topic != c.cfg.Topic {
+			return nil, fmt.Errorf("the persisted first-start position is for topic %q, kafka.topic is %q", pos.Topic, c.cfg.Topic)
 		}
 		if ok {
 			base := make(map[int32]int64, len(earliest))
