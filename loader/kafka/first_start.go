@@ -48,7 +48,6 @@ func ClientOpts(cfg Config) []kgo.Opt {
 	return opts
 }
 
-
 // persistedFirstStart returns the persisted first start overlaid on
 // earliest (partitions added since start at their earliest offset), or
 // resolves Config.Start and persists it before returning.

@@ -47,8 +47,10 @@ func Owner(cfg *config.Config) checkpoint.Owner {
 		Source: "kafka:" + cfg.Kafka.Topic, Writer: "0"}
 }
 
-// Build opens the checkpoint store in job.data_dir (refused if another
-// process holds it or it belongs to another job) and builds the loader
+// Build opens the checkpoint store of job.coordinator (file: in
+// job.data_dir, refused if another process holds it or it belongs to
+// another job; kafka: the job's state topic, fencing the job's previous
+// process, see coordinator.go) and builds the loader
 // (ledger in the same directory) and the Kafka connector. The connector
 // owns the loader, which owns the store: Connector.Run closes them.
 func Build(cfg *config.Config, d Deps) (*Job, error) {

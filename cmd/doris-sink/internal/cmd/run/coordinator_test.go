@@ -208,8 +208,8 @@ func TestCoordinatorSecondProcessFencesFirst(t *testing.T) {
 			t.Errorf("fencing error does not name %q: %v", want, err)
 		}
 	}
-	if code := cmdutil.ExitCode(err); code == 0 {
-		t.Errorf("exit code 0 for a fenced process")
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitError {
+		t.Errorf("exit code %d for a fenced process, want %d", code, cmdutil.ExitError)
 	}
 	if err := b.Connector.Run(ctx); err != nil {
 		t.Fatalf("second process: %v\nlogs:\n%s", err, e.logs.String())
