@@ -48,6 +48,7 @@ type Connector struct {
 	drainCh   chan struct{}
 	drainReq  atomic.Bool // set before drainCh is closed; read per record
 	drainOnce sync.Once
+	fence     *fence // WithFenceCheck's verdict
 
 	// mu guards cl and base, shared with the partition-refresh goroutine.
 	mu   sync.Mutex
@@ -92,7 +93,8 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if o.metrics == nil {
 		o.metrics = &Metrics{}
 	}
-	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{})}
+	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
+		fence: newFence()}
 	if o.knobs != nil {
 		c.knobs = *o.knobs
 	}

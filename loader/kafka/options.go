@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -26,6 +27,8 @@ type options struct {
 	commitTimeout time.Duration
 	drainTimeout  time.Duration
 	startStore    StartStore
+	fenceCheck    func(context.Context) error
+	fenceEvery    time.Duration
 }
 
 func defaultOptions() options {

@@ -90,9 +90,19 @@ func (c *Connector) run(ctx, bg context.Context, wg *sync.WaitGroup) error {
 			c.refreshPartitions(bg)
 		}()
 	}
+	if c.o.fenceCheck != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.watchFence(bg)
+		}()
+	}
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if err := c.fence.error(); err != nil {
+			return err
 		}
 		if c.draining() {
 			return c.drain(ctx)
@@ -144,6 +154,8 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 			fired = true
 			cancel()
 		case <-drainCh:
+			cancel()
+		case <-c.fence.ch:
 			cancel()
 		case <-done:
 		}

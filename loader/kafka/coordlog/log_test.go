@@ -245,3 +245,31 @@ func TestRefusesUncompactedStateTopic(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// An idle incarnation learns from CheckFenced that a newer one opened, and
+// CheckFenced of the live one finds nothing, also after its transactions
+// bumped its epoch.
+func TestCheckFenced(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	ctx := ctxT(t)
+	a := mustOpen(t, testConfig(c, "jc"))
+	if err := a.Commit(ctx, []byte("a1"), offsets(1, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CheckFenced(ctx); err != nil {
+		t.Fatalf("CheckFenced of the only incarnation: %v", err)
+	}
+	b := mustOpen(t, testConfig(c, "jc"))
+	if err := a.CheckFenced(ctx); !errors.Is(err, ErrFenced) {
+		t.Fatalf("CheckFenced after a newer open: %v, want ErrFenced", err)
+	}
+	for range 2 {
+		if err := b.Commit(ctx, []byte("b"), offsets(2, 2, 2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.CheckFenced(ctx); err != nil {
+			t.Fatalf("CheckFenced of the newest incarnation: %v", err)
+		}
+	}
+}

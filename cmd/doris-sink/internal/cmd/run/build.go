@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
@@ -30,6 +31,10 @@ type Deps struct {
 	ConnectorOpts []kafka.Opt
 	// LoaderKnobs are loader testing hooks; nil: none.
 	LoaderKnobs *loader.TestingKnobs
+	// FenceCheckInterval is how often a job with job.coordinator kafka asks
+	// Kafka whether a newer process fenced it while it has nothing to save
+	// (0: kafka.DefaultFenceCheckInterval).
+	FenceCheckInterval time.Duration
 }
 
 // Job is one table's loader and connector, built from the config.
@@ -104,6 +109,9 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	opts := append([]kafka.Opt{kafka.WithLogger(d.Logger), kafka.WithMetrics(km)}, d.ConnectorOpts...)
 	if startStore != nil {
 		opts = append(opts, kafka.WithStartStore(startStore))
+	}
+	if fc, ok := startStore.(fenceChecker); ok {
+		opts = append(opts, kafka.WithFenceCheck(fc.CheckFenced, d.FenceCheckInterval))
 	}
 	conn, err := kafka.New(kc, ld, opts...)
 	if err != nil {

@@ -15,6 +15,12 @@ import (
 // check, InitProducerID fencing, reading the state topic).
 const coordinatorOpenTimeout = 2 * time.Minute
 
+// fenceChecker is a store that can tell whether a newer process fenced it
+// (coordlog.Store).
+type fenceChecker interface {
+	CheckFenced(ctx context.Context) error
+}
+
 // openStore opens the checkpoint store of job.coordinator: the file store
 // in job.data_dir, or the Kafka coordinator log (which also persists the
 // first-start position, returned as the StartStore; nil for file).

@@ -111,7 +111,7 @@ func (e *coordEnv) build(dataDir string, opts ...kafka.Opt) (*Job, error) {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { client.Close() })
-	return Build(cfg, Deps{Doris: client, Logger: log,
+	return Build(cfg, Deps{Doris: client, Logger: log, FenceCheckInterval: time.Millisecond,
 		ConnectorOpts: append([]kafka.Opt{kafka.WithRecoverBackoff(0, 0)}, opts...)})
 }
 
@@ -329,4 +329,49 @@ func TestCoordinatorLatestPersistedBeforeFirstLoad(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "persisted before") {
 		t.Errorf("the restart did not use the persisted first start:\n%s", e.logs.String())
 	}
+}
+
+// Scenario 1, idle: the first process read everything and has nothing to
+// save when the second one starts; it still stops with the fencing error
+// (the fence check asks the transaction coordinator), and the second one
+// loads what is produced next, once.
+func TestCoordinatorIdleFirstProcessStops(t *testing.T) {
+	t.Parallel()
+	e := newCoordEnv(t)
+	e.produce(8) // two full checkpoints of 4 rows: nothing left open
+	idle := make(chan struct{})
+	var once sync.Once
+	a, err := e.build(filepath.Join(e.dir, "a"), kafka.WithTestingKnobs(&kafka.TestingKnobs{AfterPoll: func(p kafka.Position) {
+		if p.Offsets[0]+p.Offsets[1] >= 8 {
+			once.Do(func() { close(idle) })
+		}
+	}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errA := make(chan error, 1)
+	go func() { errA <- a.Connector.Run(ctx) }()
+	<-idle
+	var b *Job
+	b, err = e.build(filepath.Join(e.dir, "b"), kafka.WithTestingKnobs(&kafka.TestingKnobs{AfterPoll: func(p kafka.Position) {
+		if p.Offsets[0]+p.Offsets[1] >= 12 {
+			b.Connector.Drain()
+		}
+	}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errA; !errors.Is(err, checkpoint.ErrFenced) || !strings.Contains(err.Error(), coordlog.StateTopic(coordJob)) {
+		t.Fatalf("idle first process: %v, want the fencing error naming the state topic", err)
+	}
+	if !strings.Contains(e.logs.String(), "transaction coordinator says") {
+		t.Errorf("the idle process was not stopped by the fence check:\n%s", e.logs.String())
+	}
+	e.produce(4) // after the first process stopped: only the second can load them
+	if err := b.Connector.Run(ctx); err != nil {
+		t.Fatalf("second process: %v", err)
+	}
+	e.checkExactlyOnce(0)
 }
