@@ -1,15 +1,15 @@
 package chaos
 
 import (
+	"flag"
 	"slices"
 	"testing"
 
 	"github.com/doris-sink/doris-sink/loader"
 )
 
-// kafkaCoordinatorCycles is the bounded campaign of the Kafka coordinator
-// in CI.
-const kafkaCoordinatorCycles = 16
+// flagKafkaCycles bounds TestCampaignKafkaCoordinator (16 in CI).
+var flagKafkaCycles = flag.Int("chaos.kafka.cycles", 16, "faults injected by TestCampaignKafkaCoordinator")
 
 // TestCampaignKafkaCoordinator runs the campaign with job.coordinator:
 // kafka (decisions in the state topic, fenced by Kafka transactions): the
@@ -20,7 +20,7 @@ const kafkaCoordinatorCycles = 16
 func TestCampaignKafkaCoordinator(t *testing.T) {
 	t.Parallel()
 	scen := slices.DeleteFunc(slices.Clone(Scenarios), func(s Scenario) bool { return s.Kind == LabelExpiry })
-	res := runCampaign(t, Config{Seed: *flagSeed, Cycles: kafkaCoordinatorCycles, Guarantee: "exactly-once",
+	res := runCampaign(t, Config{Seed: *flagSeed, Cycles: *flagKafkaCycles, Guarantee: "exactly-once",
 		Coordinator: "kafka", Scenarios: scen})
 	requireClean(t, res)
 	if res.Report.Produced == 0 || res.Report.EventsRows == 0 {
