@@ -18,6 +18,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
@@ -101,6 +102,12 @@ metrics: {listen: ""}
 // build builds the job; extra options are added to the connector's.
 func (e *coordEnv) build(dataDir string, opts ...kafka.Opt) (*Job, error) {
 	e.t.Helper()
+	return e.buildWith(dataDir, nil, opts...)
+}
+
+// buildWith is build with loader testing knobs.
+func (e *coordEnv) buildWith(dataDir string, knobs *loader.TestingKnobs, opts ...kafka.Opt) (*Job, error) {
+	e.t.Helper()
 	cfg := e.config(dataDir)
 	log, err := NewLogger(config.Log{Level: "info"}, &e.logs)
 	if err != nil {
@@ -111,7 +118,7 @@ func (e *coordEnv) build(dataDir string, opts ...kafka.Opt) (*Job, error) {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { client.Close() })
-	return Build(cfg, Deps{Doris: client, Logger: log, FenceCheckInterval: time.Millisecond,
+	return Build(cfg, Deps{Doris: client, Logger: log, FenceCheckInterval: time.Millisecond, LoaderKnobs: knobs,
 		ConnectorOpts: append([]kafka.Opt{kafka.WithRecoverBackoff(0, 0)}, opts...)})
 }
 
@@ -176,10 +183,19 @@ func TestCoordinatorSecondProcessFencesFirst(t *testing.T) {
 	e.produce(20)
 	dirA, dirB := filepath.Join(e.dir, "a"), filepath.Join(e.dir, "b")
 
-	decided := make(chan struct{})
+	// A pauses after its first decision, once that checkpoint is committed
+	// and recorded: no transaction of A is in flight when B opens (kfake
+	// accepts a stale epoch in a KIP-360 InitProducerID, so an A
+	// transaction failing mid-way could re-initialise its producer id and
+	// take the epoch back; Kafka answers PRODUCER_FENCED).
+	decided, committed := make(chan struct{}), make(chan struct{})
 	resume := make(chan struct{})
-	var once sync.Once
-	a, err := e.build(dirA, kafka.WithOnCheckpoint(func(s kafka.CheckpointStats) {
+	var once, onceCommit sync.Once
+	a, err := e.buildWith(dirA, &loader.TestingKnobs{AfterCommit: func(id uint64, err error) {
+		if id == 1 && err == nil {
+			onceCommit.Do(func() { close(committed) })
+		}
+	}}, kafka.WithOnCheckpoint(func(s kafka.CheckpointStats) {
 		if s.Err == nil {
 			once.Do(func() { close(decided); <-resume })
 		}
@@ -192,6 +208,7 @@ func TestCoordinatorSecondProcessFencesFirst(t *testing.T) {
 	errA := make(chan error, 1)
 	go func() { errA <- a.Connector.Run(ctx) }()
 	<-decided // A decided its first checkpoint and is paused
+	<-committed
 
 	var b *Job
 	b, err = e.build(dirB, e.drainAtEnd(&b)) // opening the log fences A
@@ -201,7 +218,7 @@ func TestCoordinatorSecondProcessFencesFirst(t *testing.T) {
 	close(resume)
 	err = <-errA
 	if !errors.Is(err, checkpoint.ErrFenced) {
-		t.Fatalf("first process: %v, want a fencing error", err)
+		t.Fatalf("first process: %v, want a fencing error\nlogs:\n%s", err, e.logs.String())
 	}
 	for _, want := range []string{coordJob, coordlog.StateTopic(coordJob), "fenced"} {
 		if !strings.Contains(err.Error(), want) {
@@ -341,11 +358,12 @@ func TestCoordinatorIdleFirstProcessStops(t *testing.T) {
 	e.produce(8) // two full checkpoints of 4 rows: nothing left open
 	idle := make(chan struct{})
 	var once sync.Once
-	a, err := e.build(filepath.Join(e.dir, "a"), kafka.WithTestingKnobs(&kafka.TestingKnobs{AfterPoll: func(p kafka.Position) {
-		if p.Offsets[0]+p.Offsets[1] >= 8 {
+	// Idle: checkpoint 2 (rows 5-8) committed and recorded committed.
+	a, err := e.buildWith(filepath.Join(e.dir, "a"), &loader.TestingKnobs{AfterCommit: func(id uint64, err error) {
+		if id == 2 && err == nil {
 			once.Do(func() { close(idle) })
 		}
-	}}))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
