@@ -28,11 +28,22 @@ func (l *Log) Commit(ctx context.Context, value []byte, offs *Offsets) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
+	recovered := l.unresolved != nil
 	if err := l.resolve(ctx); err != nil {
 		return err
 	}
 	wait := l.cfg.Backoff
 	for attempt := 1; ; attempt++ {
+		if recovered || attempt > 1 {
+			// A failed transaction's abort may have re-initialised the
+			// producer id (franz-go's KIP-360 recovery). A broker that
+			// accepted a stale epoch there would have handed this
+			// incarnation the epoch back from a newer one: never write
+			// over what a newer incarnation committed.
+			if err := l.checkNoNewer(ctx); err != nil {
+				return err
+			}
+		}
 		err := l.commitOnce(ctx, value, offs)
 		if err == nil {
 			return nil

@@ -23,6 +23,12 @@ func (l *Log) Load(ctx context.Context) (Record, bool, error) {
 	if err := l.resolve(ctx); err != nil {
 		return Record{}, false, err
 	}
+	return l.readOwn(ctx)
+}
+
+// readOwn reads the latest record and fences the log when another
+// incarnation wrote it after this one opened.
+func (l *Log) readOwn(ctx context.Context) (Record, bool, error) {
 	rec, ok, err := l.read(ctx)
 	if err != nil {
 		return Record{}, false, err
@@ -32,6 +38,13 @@ func (l *Log) Load(ctx context.Context) (Record, bool, error) {
 			rec.Offset, rec.Incarnation))
 	}
 	return rec, ok, nil
+}
+
+// checkNoNewer returns the *FencedError when another incarnation wrote the
+// log's key after this one opened.
+func (l *Log) checkNoNewer(ctx context.Context) error {
+	_, _, err := l.readOwn(ctx)
+	return err
 }
 
 // read scans the state topic from its start to its last stable offset.
