@@ -26,6 +26,9 @@ type Config struct {
 	Cycles int
 	// Guarantee is delivery.guarantee: "exactly-once" or "at-least-once".
 	Guarantee string
+	// Coordinator is job.coordinator of the sinks: "" or "file" (the
+	// default), or "kafka".
+	Coordinator string
 	// Scenarios is the fault table; nil means Scenarios.
 	Scenarios []Scenario
 	// Plan, when set, replaces the drawn plan (regression tests pin one
@@ -107,7 +110,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer cl.Close()
 	k := &campaign{cfg: cfg, c: cl, hist: NewHistory(cfg.Keys), rng: newRand(cfg.Seed, 1), res: res}
-	so := SinkOptions{Guarantee: cfg.Guarantee, CheckpointInterval: "150ms", CheckpointMaxRows: 60}
+	so := SinkOptions{Guarantee: cfg.Guarantee, CheckpointInterval: "150ms", CheckpointMaxRows: 60, Coordinator: cfg.Coordinator}
 	for _, t := range []string{EventsTable, StateTable} {
 		s, err := NewSink(cfg.Dir, "chaos-"+t, t, cl, so)
 		if err != nil {

@@ -31,7 +31,7 @@ func runCampaign(t *testing.T, cfg Config) *Result {
 // Exactly-once must end with nothing lost, duplicated, stale or lingering.
 func TestCampaign(t *testing.T) {
 	t.Parallel()
-	res := runCampaign(t, Config{Seed: *flagSeed, Cycles: *flagCycles, Guarantee: *flagMode})
+	res := runCampaign(t, Config{Seed: *flagSeed, Cycles: *flagCycles, Guarantee: *flagMode, Coordinator: *flagCoord})
 	requireClean(t, res)
 	if res.Report.Produced == 0 || res.Report.EventsRows == 0 {
 		t.Errorf("seed=%d: nothing produced or loaded: %s", res.Seed, res.Report)

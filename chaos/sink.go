@@ -29,6 +29,8 @@ type SinkOptions struct {
 	CheckpointInterval string
 	// CheckpointMaxRows is delivery.checkpoint_max_rows.
 	CheckpointMaxRows int
+	// Coordinator is job.coordinator; "" keeps the default (file).
+	Coordinator string
 }
 
 // NewSink writes the config files of job name loading table into dir.
@@ -40,7 +42,11 @@ func NewSink(dir, name, table string, c *Cluster, o SinkOptions) (*Sink, error) 
 	}
 	for path, dlq := range map[string]string{s.Config: "", s.ConfigDLQ: DeadLetterTopic} {
 		var b strings.Builder
-		fmt.Fprintf(&b, "job: { name: %s, data_dir: %s }\n", name, s.DataDir)
+		if o.Coordinator != "" {
+			fmt.Fprintf(&b, "job: { name: %s, data_dir: %s, coordinator: %s }\n", name, s.DataDir, o.Coordinator)
+		} else {
+			fmt.Fprintf(&b, "job: { name: %s, data_dir: %s }\n", name, s.DataDir)
+		}
 		fmt.Fprintf(&b, "kafka: { brokers: [%s], topic: %s, group: chaos-%s, start: earliest }\n", c.Brokers(), Topic, name)
 		fmt.Fprintf(&b, "doris: { fe: [%s], mysql: %s, user: root, database: %s, table: %s, format: json }\n",
 			c.Doris.FEURL(), c.Doris.MySQLAddr(), Database, table)

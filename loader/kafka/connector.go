@@ -53,6 +53,7 @@ type Connector struct {
 	// drainTimer fires drainTimeout after Drain (nil: no bound); written
 	// before drainCh is closed.
 	drainTimer <-chan time.Time
+	fence      *fence // WithFenceCheck's verdict
 
 	// mu guards cl, base and decided, shared with the partition-refresh
 	// goroutine and Decided.
@@ -111,7 +112,8 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 				"(named once; every occurrence is counted in unknown_fields)", "field", name, "topic", topic)
 		})
 	}
-	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{})}
+	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
+		fence: newFence()}
 	if o.knobs != nil {
 		c.knobs = *o.knobs
 	}

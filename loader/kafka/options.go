@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -27,6 +28,9 @@ type options struct {
 	drainTimeout  time.Duration
 	columns       []string
 	failFast      time.Duration
+	startStore    StartStore
+	fenceCheck    func(context.Context) error
+	fenceEvery    time.Duration
 }
 
 func defaultOptions() options {

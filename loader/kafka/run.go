@@ -116,9 +116,19 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 			c.refreshPartitions(bg)
 		}()
 	}
+	if c.o.fenceCheck != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.watchFence(bg)
+		}()
+	}
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if err := c.fence.error(); err != nil {
+			return err
 		}
 		if c.draining() {
 			return c.drain(ctx, dctx, nil)
@@ -249,6 +259,8 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 		case <-drainCh:
 			cancel()
 		case <-commitC:
+			cancel()
+		case <-c.fence.ch:
 			cancel()
 		case <-done:
 		}
@@ -536,7 +548,7 @@ func terminalRecoverError(err error) bool {
 	var unresolved *loader.UnresolvedError
 	var fencing *loader.FencingError
 	var owner *checkpoint.OwnerError
-	return errors.Is(err, loader.ErrCrashed) || errors.Is(err, loader.ErrClosed) ||
+	return errors.Is(err, loader.ErrCrashed) || errors.Is(err, loader.ErrClosed) || errors.Is(err, checkpoint.ErrFenced) ||
 		errors.As(err, &unresolved) || errors.As(err, &fencing) || errors.As(err, &owner)
 }
 

@@ -30,7 +30,12 @@ func (c *Connector) begin(ctx context.Context, raw []byte) error {
 	}
 	base := earliest
 	if !ok {
-		if base, err = c.firstStart(ctx, earliest); err != nil {
+		if c.o.startStore != nil {
+			base, err = c.persistedFirstStart(ctx, earliest)
+		} else {
+			base, err = c.firstStart(ctx, earliest)
+		}
+		if err != nil {
 			return err
 		}
 		c.o.logger.Info("first start", "mode", c.cfg.Start, "position", Position{Topic: c.cfg.Topic, Offsets: base}.String())

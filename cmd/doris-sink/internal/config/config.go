@@ -58,7 +58,21 @@ type Job struct {
 	// DataDir holds the checkpoint store and the ledger (job.data_dir).
 	// Default ./var/<job.name>.
 	DataDir string `json:"data_dir"`
+	// Coordinator is where run keeps the commit decisions
+	// (job.coordinator): CoordinatorFile (default) or CoordinatorKafka.
+	Coordinator string `json:"coordinator"`
 }
+
+// Coordinators of job.coordinator.
+const (
+	// CoordinatorFile keeps the decisions in the checkpoint file in
+	// job.data_dir (one process per data dir, file lock).
+	CoordinatorFile = "file"
+	// CoordinatorKafka keeps them in the job's compacted Kafka state topic,
+	// written in Kafka transactions fenced by the producer epoch
+	// (loader/kafka/coordlog); job.data_dir holds only the ledger.
+	CoordinatorKafka = "kafka"
+)
 
 // Kafka is the source.
 type Kafka struct {

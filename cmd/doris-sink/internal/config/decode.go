@@ -215,7 +215,7 @@ func (d *decoder) start() Start {
 func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 	d := &decoder{flat: flat, origin: origin}
 	c := &Config{
-		Job: Job{Name: d.str("job.name"), DataDir: d.str("job.data_dir")},
+		Job: Job{Name: d.str("job.name"), DataDir: d.str("job.data_dir"), Coordinator: strings.ToLower(d.str("job.coordinator"))},
 		Kafka: Kafka{
 			Brokers: d.list("kafka.brokers"),
 			Topic:   d.str("kafka.topic"),

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
@@ -30,6 +31,10 @@ type Deps struct {
 	ConnectorOpts []kafka.Opt
 	// LoaderKnobs are loader testing hooks; nil: none.
 	LoaderKnobs *loader.TestingKnobs
+	// FenceCheckInterval is how often a job with job.coordinator kafka asks
+	// Kafka whether a newer process fenced it while it has nothing to save
+	// (0: kafka.DefaultFenceCheckInterval).
+	FenceCheckInterval time.Duration
 }
 
 // Job is one table's loader and connector, built from the config.
@@ -47,8 +52,10 @@ func Owner(cfg *config.Config) checkpoint.Owner {
 		Source: "kafka:" + cfg.Kafka.Topic, Writer: "0"}
 }
 
-// Build opens the checkpoint store in job.data_dir (refused if another
-// process holds it or it belongs to another job) and builds the loader
+// Build opens the checkpoint store of job.coordinator (file: in
+// job.data_dir, refused if another process holds it or it belongs to
+// another job; kafka: the job's state topic, fencing the job's previous
+// process, see coordinator.go) and builds the loader
 // (ledger in the same directory) and the Kafka connector. The connector
 // owns the loader, which owns the store: Connector.Run closes them.
 func Build(cfg *config.Config, d Deps) (*Job, error) {
@@ -56,9 +63,9 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	table := cfg.Doris.Database + "." + cfg.Doris.Table
-	fs, err := checkpoint.OpenFile(cfg.Job.DataDir, Owner(cfg))
+	fs, startStore, err := openStore(cfg, d)
 	if err != nil {
-		return nil, fmt.Errorf("job.data_dir: %w", err)
+		return nil, err
 	}
 	var store checkpoint.Store = fs
 	client := d.Doris
@@ -101,6 +108,12 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	km := &kafka.Metrics{}
 	opts := append([]kafka.Opt{kafka.WithLogger(d.Logger), kafka.WithMetrics(km)}, retryOpts(cfg)...)
 	opts = append(opts, d.ConnectorOpts...)
+	if startStore != nil {
+		opts = append(opts, kafka.WithStartStore(startStore))
+	}
+	if fc, ok := startStore.(fenceChecker); ok {
+		opts = append(opts, kafka.WithFenceCheck(fc.CheckFenced, d.FenceCheckInterval))
+	}
 	conn, err := kafka.New(kc, ld, opts...)
 	if err != nil {
 		return nil, errors.Join(err, ld.Close(context.Background()))

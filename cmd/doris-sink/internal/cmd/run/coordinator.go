@@ -1,0 +1,53 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+)
+
+// coordinatorOpenTimeout bounds opening the Kafka coordinator log (topic
+// check, InitProducerID fencing, reading the state topic).
+const coordinatorOpenTimeout = 2 * time.Minute
+
+// fenceChecker is a store that can tell whether a newer process fenced it
+// (coordlog.Store).
+type fenceChecker interface {
+	CheckFenced(ctx context.Context) error
+}
+
+// openStore opens the checkpoint store of job.coordinator: the file store
+// in job.data_dir, or the Kafka coordinator log (which also persists the
+// first-start position, returned as the StartStore; nil for file).
+func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, error) {
+	if cfg.Job.Coordinator != config.CoordinatorKafka {
+		fs, err := checkpoint.OpenFile(cfg.Job.DataDir, Owner(cfg))
+		if err != nil {
+			return nil, nil, fmt.Errorf("job.data_dir: %w", err)
+		}
+		return fs, nil, nil
+	}
+	kc, err := connectorConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), coordinatorOpenTimeout)
+	defer cancel()
+	st, err := coordlog.OpenStore(ctx, coordlog.StoreConfig{
+		Log: coordlog.Config{Job: cfg.Job.Name, Group: cfg.Kafka.Group, ClientOpts: kafka.ClientOpts(kc),
+			Logger: d.Logger},
+		Owner: Owner(cfg),
+		Topic: cfg.Kafka.Topic,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)
+	}
+	d.Logger.Info("coordinator: decisions in Kafka", "state_topic", st.Log().Topic(),
+		"transactional_id", st.Log().TransactionalID(), "incarnation", st.Log().Incarnation().String())
+	return st, st, nil
+}

@@ -1,0 +1,225 @@
+package coordlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Commit writes value as the log key's new record and, when offs is not
+// nil and Config.Group is set, commits offs to the group, all in one Kafka
+// transaction: after Commit returns nil both are durable and visible to
+// read_committed readers; after an error neither is, or (when the end of
+// the transaction could not be confirmed) the next Load finds out which.
+// A retriable Kafka error (coordinator not available, not coordinator,
+// concurrent transactions, a broker restarting) aborts the transaction and
+// tries again, at most Config.Attempts transactions with a doubling
+// backoff. Fencing returns a *FencedError (ErrFenced) at once, and so does
+// every later call.
+func (l *Log) Commit(ctx context.Context, value []byte, offs *Offsets) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	recovered := l.unresolved != nil
+	if err := l.resolve(ctx); err != nil {
+		return err
+	}
+	wait := l.cfg.Backoff
+	for attempt := 1; ; attempt++ {
+		if recovered || attempt > 1 {
+			// A failed transaction's abort may have re-initialised the
+			// producer id (franz-go's KIP-360 recovery). A broker that
+			// accepted a stale epoch there would have handed this
+			// incarnation the epoch back from a newer one: never write
+			// over what a newer incarnation committed.
+			if err := l.checkNoNewer(ctx); err != nil {
+				return err
+			}
+		}
+		err := l.commitOnce(ctx, value, offs)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrFenced) || l.unresolved != nil || !retriable(err) || attempt >= l.cfg.Attempts || ctx.Err() != nil {
+			return fmt.Errorf("coordinator log %s: commit (attempt %d of at most %d): %w", l.topic, attempt, l.cfg.Attempts, err)
+		}
+		l.log.Warn("coordinator log: transaction failed; retrying", "state_topic", l.topic, "attempt", attempt, "err", err)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return fmt.Errorf("coordinator log %s: commit: %w (after %w)", l.topic, ctx.Err(), err)
+		}
+		wait *= 2
+	}
+}
+
+// retriable reports whether a failed transaction may be tried again.
+func retriable(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && ke.Retriable || errors.Is(err, kerr.TransactionAbortable) ||
+		errors.Is(err, kerr.OperationNotAttempted)
+}
+
+// commitOnce runs one transaction: produce, commit offsets, end.
+func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets) error {
+	if err := l.cl.BeginTransaction(); err != nil {
+		return l.classify(fmt.Errorf("begin transaction: %w", err))
+	}
+	rec := &kgo.Record{Topic: l.topic, Partition: 0, Key: []byte(l.key), Value: value, Headers: []kgo.RecordHeader{
+		{Key: HeaderFormat, Value: []byte(formatHeader())},
+		{Key: HeaderIncarnation, Value: []byte(l.inc.Token)},
+	}}
+	if err := l.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		return l.abort(ctx, fmt.Errorf("produce the state record: %w", err))
+	}
+	if offs != nil && l.cfg.Group != "" && len(offs.Partitions) > 0 {
+		if err := l.commitOffsets(ctx, offs); err != nil {
+			return l.abort(ctx, err)
+		}
+	}
+	if err := l.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return l.abort(ctx, fmt.Errorf("end transaction (commit): %w", err))
+	}
+	return nil
+}
+
+// abortTimeout bounds the abort of a failed transaction.
+const abortTimeout = 30 * time.Second
+
+// abort ends the open transaction with an abort after cause. When the end
+// cannot be confirmed, the log is marked unresolved: the next call resolves
+// it before anything else.
+func (l *Log) abort(ctx context.Context, cause error) error {
+	cause = l.classify(cause)
+	if errors.Is(cause, ErrFenced) {
+		return cause
+	}
+	// The caller's ctx may have ended (that can be why the transaction
+	// failed): abort within a budget of its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+	defer cancel()
+	if err := l.cl.AbortBufferedRecords(ctx); err != nil {
+		l.unresolved = err
+		return errors.Join(cause, fmt.Errorf("abort buffered records: %w", err))
+	}
+	if err := l.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		if err := l.classify(err); errors.Is(err, ErrFenced) {
+			return err
+		}
+		l.unresolved = err
+		return errors.Join(cause, fmt.Errorf("abort transaction: %w", err))
+	}
+	return cause
+}
+
+// resolve ends a transaction whose end was unknown (retrying the abort,
+// which re-initialises the producer id when the outcome was unconfirmed:
+// the epoch bump aborts it if it is still open and waits for it if it was
+// committing).
+func (l *Log) resolve(ctx context.Context) error {
+	if l.unresolved == nil {
+		return nil
+	}
+	if err := l.cl.AbortBufferedRecords(ctx); err != nil {
+		return fmt.Errorf("coordinator log %s: resolve the previous transaction: %w", l.topic, err)
+	}
+	if err := l.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		if err := l.classify(err); errors.Is(err, ErrFenced) {
+			return err
+		}
+		return fmt.Errorf("coordinator log %s: resolve the previous transaction (it failed with %v): %w", l.topic, l.unresolved, err)
+	}
+	l.unresolved = nil
+	return nil
+}
+
+// maxListedPartitions bounds the refused partitions an error lists.
+const maxListedPartitions = 8
+
+// commitOffsets adds the group to the transaction and commits offs in it
+// (generation -1, no member: the standalone run is not a group member; see
+// the package documentation). Any partition refused fails the whole commit.
+func (l *Log) commitOffsets(ctx context.Context, offs *Offsets) error {
+	id, epoch, err := l.cl.ProducerID(ctx)
+	if err != nil {
+		return l.classify(fmt.Errorf("producer id: %w", err))
+	}
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = l.txnID, id, epoch, l.cfg.Group
+	aresp, err := add.RequestWith(ctx, l.cl)
+	if err == nil {
+		err = kerr.ErrorForCode(aresp.ErrorCode)
+	}
+	if err != nil {
+		return l.classify(fmt.Errorf("add offsets of group %s to the transaction: %w", l.cfg.Group, err))
+	}
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = l.txnID, l.cfg.Group, id, epoch
+	req.Generation, req.MemberID = -1, ""
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic, rt.TopicID = offs.Topic, offs.TopicID
+	if rt.TopicID == ([16]byte{}) {
+		if rt.TopicID, err = l.TopicID(ctx, offs.Topic); err != nil {
+			return err
+		}
+	}
+	parts := make([]int32, 0, len(offs.Partitions))
+	for p := range offs.Partitions {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	for _, p := range parts {
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = p, offs.Partitions[p], -1
+		md := offs.Metadata
+		rp.Metadata = &md
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, l.cl)
+	if err != nil {
+		return l.classify(fmt.Errorf("commit offsets to group %s in the transaction: %w", l.cfg.Group, err))
+	}
+	var errs []error
+	refused := 0
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				if refused++; refused <= maxListedPartitions {
+					errs = append(errs, fmt.Errorf("%s/%d@%d: %w", offs.Topic, p.Partition, offs.Partitions[p.Partition], err))
+				}
+			}
+		}
+	}
+	if refused > maxListedPartitions {
+		errs = append(errs, fmt.Errorf("and %d more partitions refused", refused-maxListedPartitions))
+	}
+	if len(errs) > 0 {
+		return l.classify(fmt.Errorf("commit offsets to group %s in the transaction: %w", l.cfg.Group, errors.Join(errs...)))
+	}
+	return nil
+}
+
+// TopicID returns the current topic ID of topic (from a metadata request).
+func (l *Log) TopicID(ctx context.Context, topic string) ([16]byte, error) {
+	td, err := l.adm.ListTopics(ctx, topic)
+	if err == nil {
+		err = td.Error()
+	}
+	if err != nil {
+		return [16]byte{}, fmt.Errorf("topic ID of %s: %w", topic, err)
+	}
+	d, ok := td[topic]
+	if !ok {
+		return [16]byte{}, fmt.Errorf("topic ID of %s: %w", topic, kerr.UnknownTopicOrPartition)
+	}
+	return d.ID, nil
+}

@@ -1,0 +1,42 @@
+// Package coordlog is the Kafka coordinator log of a doris-sink job
+// (DESIGN.md §7, issue 12): the 2PC decisions live in Kafka, fenced by
+// Kafka, instead of in a local file.
+//
+// # What it is
+//
+//   - One compacted state topic per job, StateTopic(job)
+//     ("doris-sink.state.<job>", one partition, cleanup.policy=compact),
+//     created on first open when the principal may create topics.
+//   - One record per save, key RecordKey(job, scope) ("<job>/<scope>"), its
+//     value an opaque, versioned blob the caller encodes (Store encodes a
+//     checkpoint.State with checkpoint.Encode inside a small document).
+//     Compaction keeps the newest record of every writer scope.
+//   - Every save is one Kafka transaction (KIP-98) of the transactional id
+//     TransactionalID(job, scope) that produces the record and, in the same
+//     transaction, commits the consumer group offsets of the positions the
+//     state decides (AddOffsetsToTxn + TxnOffsetCommit), with the small
+//     metadata "doris-sink:chk=<id>" (large data never goes into offset
+//     metadata, which Kafka caps at offset.metadata.max.bytes = 4096). The
+//     record and the offsets become visible together or not at all.
+//   - Fencing: Open initialises the producer id of the transactional id
+//     (InitProducerID). That bumps the producer epoch, aborts any
+//     transaction the previous incarnation left open, and makes every later
+//     write of the previous incarnation fail with PRODUCER_FENCED /
+//     INVALID_PRODUCER_EPOCH, which this package returns as a *FencedError
+//     wrapping ErrFenced (= checkpoint.ErrFenced): fatal, never retried.
+//   - Load reads the partition with read_committed up to its last stable
+//     offset, after Open fenced the predecessors, so it sees everything they
+//     committed and nothing they left open.
+//
+// # Why a standalone transactional producer, not a group member
+//
+// `doris-sink run` today assigns the topic's partitions directly (no group
+// membership), so there is no group generation to stamp a TxnOffsetCommit
+// with (KIP-447). The producer epoch of the job's transactional id is the
+// fence: it is bumped by every Open, so two processes started with the same
+// job config cannot both write. Offsets are committed with generation -1 and
+// no member id, which Kafka accepts for a group without members. Group mode
+// (several members, one scope each, generation-stamped commits) builds on
+// the same record shape: a scope per member, per-partition announcements in
+// the blob, and the member's generation passed to Commit; see docs/design.md.
+package coordlog

@@ -1,0 +1,271 @@
+package coordlog
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka"
+)
+
+// Store document identifiers: the value of every state record a Store
+// writes.
+const (
+	StoreFormatName    = "doris-sink-kafka-state"
+	StoreFormatVersion = 1
+)
+
+// document is a state record's value: the checkpoint state in the file
+// store's encoding (checkpoint.Encode, with its checksum) and what the
+// source positions need besides.
+type document struct {
+	Format     string          `json:"format"`
+	Version    int             `json:"version"`
+	Checkpoint json.RawMessage `json:"checkpoint"`
+	Source     sourceInfo      `json:"source"`
+}
+
+type sourceInfo struct {
+	// Topic is the source topic; TopicID its topic ID (hex) when the
+	// positions were recorded.
+	Topic   string `json:"topic"`
+	TopicID string `json:"topic_id,omitempty"`
+	// FirstStart is the resolved first-start position (kafka.Position
+	// JSON), persisted before the first record was read.
+	FirstStart json.RawMessage `json:"first_start,omitempty"`
+}
+
+// StoreConfig configures a Store.
+type StoreConfig struct {
+	// Log configures the coordinator log (Job, Group, ClientOpts...).
+	Log Config
+	// Owner is the checkpoint-store owner; Owner.Job must be Log.Job and
+	// Owner.Writer is the log's scope.
+	Owner checkpoint.Owner
+	// Topic is the source topic whose offsets the decisions hold.
+	Topic string
+}
+
+// Store is a checkpoint.Store whose state lives in the job's Kafka
+// coordinator log: every Save is one transaction that writes the state
+// record and commits the decided end position to the consumer group
+// (metadata "doris-sink:chk=<id>"). It also implements kafka.StartStore,
+// and records the source topic's ID with the positions: a Store opened on
+// a recreated topic is refused (*TopicRecreatedError). Safe for concurrent
+// use.
+type Store struct {
+	log   *Log
+	owner checkpoint.Owner
+	topic string
+	tid   string // current topic ID of the source topic, hex
+
+	mu   sync.Mutex
+	last *checkpoint.State // last state loaded or saved
+	doc  document          // last document loaded or saved (Source)
+}
+
+var (
+	_ checkpoint.Store = (*Store)(nil)
+	_ kafka.StartStore = (*Store)(nil)
+)
+
+// OpenStore opens the log (fencing every previous incarnation of the job),
+// reads the latest state and checks it: the owner must match and the
+// source topic must be the one the positions were recorded for. On error
+// nothing stays open.
+func OpenStore(ctx context.Context, cfg StoreConfig) (*Store, error) {
+	if err := cfg.Owner.Validate(); err != nil {
+		return nil, fmt.Errorf("kafka checkpoint store: %w", err)
+	}
+	if cfg.Owner.Job != cfg.Log.Job {
+		return nil, fmt.Errorf("kafka checkpoint store: owner job %q differs from the log's job %q", cfg.Owner.Job, cfg.Log.Job)
+	}
+	if cfg.Topic == "" {
+		return nil, errors.New("kafka checkpoint store: source topic is empty")
+	}
+	cfg.Log.Scope = cfg.Owner.Writer
+	l, err := Open(ctx, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{log: l, owner: cfg.Owner, topic: cfg.Topic}
+	id, err := l.TopicID(ctx, cfg.Topic)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("kafka checkpoint store: %w", err)
+	}
+	s.tid = hex.EncodeToString(id[:])
+	if _, err := s.Load(ctx); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Log returns the coordinator log (incarnation, state topic).
+func (s *Store) Log() *Log { return s.log }
+
+// Load reads the latest state record from Kafka (read_committed, after the
+// open fenced every predecessor); a log without one gives
+// checkpoint.NewState(owner).
+func (s *Store) Load(ctx context.Context) (*checkpoint.State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok, err := s.log.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load checkpoint state: %w", err)
+	}
+	if !ok {
+		s.last, s.doc = checkpoint.NewState(s.owner), document{}
+		return s.last.Clone(), nil
+	}
+	st, doc, err := s.decode(rec)
+	if err != nil {
+		return nil, err
+	}
+	if st.Owner != s.owner {
+		return nil, fmt.Errorf("load checkpoint state: %w", &checkpoint.OwnerError{Dir: s.log.Topic(), Stored: st.Owner, Config: s.owner})
+	}
+	if err := s.checkTopic(doc, st); err != nil {
+		return nil, err
+	}
+	s.last, s.doc = st, doc
+	return st.Clone(), nil
+}
+
+func (s *Store) decode(rec Record) (*checkpoint.State, document, error) {
+	var doc document
+	dec := json.NewDecoder(bytes.NewReader(rec.Value))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, doc, fmt.Errorf("state topic %s offset %d: not a doris-sink state document: %w", s.log.Topic(), rec.Offset, err)
+	}
+	if doc.Format != StoreFormatName || doc.Version != StoreFormatVersion {
+		return nil, doc, fmt.Errorf("state topic %s offset %d: format %s/%d, this doris-sink reads %s/%d",
+			s.log.Topic(), rec.Offset, doc.Format, doc.Version, StoreFormatName, StoreFormatVersion)
+	}
+	st, err := checkpoint.Decode(doc.Checkpoint)
+	if err != nil {
+		return nil, doc, fmt.Errorf("state topic %s offset %d: %w", s.log.Topic(), rec.Offset, err)
+	}
+	return st, doc, nil
+}
+
+// checkTopic refuses positions recorded for another incarnation of the
+// source topic.
+func (s *Store) checkTopic(doc document, st *checkpoint.State) error {
+	if doc.Source.Topic != "" && doc.Source.Topic != s.topic {
+		return fmt.Errorf("state topic %s: the job's positions are for topic %q, kafka.topic is %q: use a new job.name for a new topic",
+			s.log.Topic(), doc.Source.Topic, s.topic)
+	}
+	if doc.Source.TopicID == "" || doc.Source.TopicID == s.tid {
+		return nil
+	}
+	pos := string(doc.Source.FirstStart)
+	if st.Decided != nil {
+		pos = string(st.Decided.End)
+	}
+	return &TopicRecreatedError{Job: s.owner.Job, StateTopic: s.log.Topic(), Topic: s.topic,
+		StoredID: doc.Source.TopicID, CurrentID: s.tid, Positions: pos}
+}
+
+// Save validates st, refuses another owner or a state that moves the store
+// backwards, and writes it in one transaction with the decided end
+// position committed to the consumer group. After an error nothing of st
+// is visible, or the outcome is unknown and the next Load tells (it
+// resolves the transaction first). A fenced store returns an error
+// wrapping checkpoint.ErrFenced, now and on every later call.
+func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
+	if st == nil {
+		return fmt.Errorf("save checkpoint state: %w", &checkpoint.InvariantError{Reason: "state is nil"})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.Owner != s.owner {
+		return fmt.Errorf("save checkpoint state: %w", &checkpoint.OwnerError{Dir: s.log.Topic(), Stored: s.owner, Config: st.Owner})
+	}
+	if err := checkpoint.CheckTransition(s.last, st); err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	doc := s.doc
+	var offs *Offsets
+	if d := st.Decided; d != nil && len(d.End) > 0 {
+		pos, ok, err := kafka.ParsePosition(d.End)
+		if err != nil {
+			return fmt.Errorf("save checkpoint state: decided end of checkpoint %d: %w", d.ID, err)
+		}
+		if ok {
+			offs = &Offsets{Topic: pos.Topic, Partitions: pos.Offsets, Metadata: OffsetMetadata(d.ID)}
+		}
+	}
+	if err := s.write(ctx, st, doc, offs); err != nil {
+		return err
+	}
+	return nil
+}
+
+// write encodes st with doc's source info and commits it.
+func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets) error {
+	b, err := checkpoint.Encode(st)
+	if err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b); err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	doc.Format, doc.Version, doc.Checkpoint = StoreFormatName, StoreFormatVersion, compact.Bytes()
+	doc.Source.Topic, doc.Source.TopicID = s.topic, s.tid
+	if offs != nil {
+		if id, err := hex.DecodeString(s.tid); err == nil && len(id) == 16 {
+			copy(offs.TopicID[:], id)
+		}
+	}
+	v, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	if err := s.log.Commit(ctx, v, offs); err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	s.last, s.doc = st.Clone(), doc
+	return nil
+}
+
+// FirstStart returns the persisted first-start position of the last state
+// loaded or saved.
+func (s *Store) FirstStart(context.Context) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.doc.Source.FirstStart) == 0 {
+		return nil, false, nil
+	}
+	return bytes.Clone(s.doc.Source.FirstStart), true, nil
+}
+
+// SaveFirstStart persists raw (the resolved first-start position) with the
+// current state, in one transaction, before the first record is read.
+func (s *Store) SaveFirstStart(ctx context.Context, raw []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		return errors.New("save first start: the store was not loaded")
+	}
+	doc := s.doc
+	doc.Source.FirstStart = bytes.Clone(raw)
+	if err := s.write(ctx, s.last, doc, nil); err != nil {
+		return fmt.Errorf("first start %s: %w", raw, err)
+	}
+	return nil
+}
+
+// Close closes the log. Idempotent.
+func (s *Store) Close() error {
+	s.log.Close()
+	return nil
+}
