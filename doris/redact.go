@@ -108,8 +108,10 @@ type redactedError struct{ msg string }
 
 func (e *redactedError) Error() string { return e.msg }
 
-// RedactingHandler wraps h so that every string, error and fmt.Stringer
-// attribute, and the message, pass through Redact. The CLI wraps its
+// RedactingHandler wraps h so that the message and every string and error
+// attribute pass through Redact, and any other value whose text holds
+// something to redact is replaced by its redacted text (other values are
+// kept as they are, so a JSON handler still writes them as objects). The CLI wraps its
 // logger with it; the client wraps Config.Logger with it (adding its own
 // password) for its own and retryablehttp's logs.
 func RedactingHandler(h slog.Handler) slog.Handler {
@@ -165,12 +167,15 @@ func (h redactingHandler) attr(a slog.Attr) slog.Attr {
 		switch x := v.Any().(type) {
 		case error:
 			return slog.String(a.Key, h.r.string(x.Error()))
-		case fmt.Stringer:
-			return slog.String(a.Key, h.r.string(x.String()))
 		case []byte:
 			return slog.String(a.Key, h.r.string(string(x)))
 		default:
-			return slog.String(a.Key, h.r.string(fmt.Sprint(x)))
+			// Keep the value (a JSON handler marshals structs as objects)
+			// unless its text holds something to redact.
+			text := fmt.Sprint(x)
+			if red := h.r.string(text); red != text {
+				return slog.String(a.Key, red)
+			}
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

@@ -52,6 +52,14 @@ func TestRedactingHandler(t *testing.T) {
 	if strings.Contains(buf.String(), "s3cret") {
 		t.Fatalf("log leaks the secret: %s", buf.String())
 	}
+	buf.Reset()
+	j := slog.New(RedactingHandler(slog.NewJSONHandler(&buf, nil)))
+	j.Info("pos", "end", struct {
+		Topic string `json:"topic"`
+	}{"orders"})
+	if !strings.Contains(buf.String(), `"end":{"topic":"orders"}`) {
+		t.Fatalf("a struct value lost its JSON shape: %s", buf.String())
+	}
 }
 
 // syncBuf is a goroutine-safe log sink.

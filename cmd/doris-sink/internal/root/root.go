@@ -20,6 +20,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/doris"
 )
 
 // NewCmdRoot returns the doris-sink command with every subcommand. To add
@@ -96,14 +97,14 @@ func Main(ctx context.Context, args []string, f *cmdutil.Factory) int {
 		fmt.Fprintln(f.IO.ErrOut, "interrupted")
 		return code
 	}
-	fmt.Fprintln(f.IO.ErrOut, "error:", err)
+	fmt.Fprintln(f.IO.ErrOut, "error:", cmdutil.TerminalSafe(doris.Redact(err.Error())))
 	var fe *cmdutil.FlagError
 	if errors.As(err, &fe) && sub != nil {
 		fmt.Fprintln(f.IO.ErrOut)
 		fmt.Fprint(f.IO.ErrOut, sub.UsageString())
 	}
 	if h := cmdutil.Hint(err); h != "" {
-		fmt.Fprintln(f.IO.ErrOut, "hint:", h)
+		fmt.Fprintln(f.IO.ErrOut, "hint:", cmdutil.TerminalSafe(h))
 	}
 	return code
 }
