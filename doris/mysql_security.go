@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net"
 
 	"github.com/go-sql-driver/mysql"
@@ -69,8 +70,12 @@ func (c *Client) mysqlReport(overTLS, insecure bool, refused error) {
 		c.mysqlState.Store(mysqlOverTLS)
 	default:
 		c.mysqlState.Store(mysqlOverPlaintext)
+		level := slog.LevelWarn
+		if host, _, err := net.SplitHostPort(c.cfg.MySQL); err == nil && isLoopback(host) {
+			level = slog.LevelInfo // loopback (dev, demo): nothing crosses the network
+		}
 		c.mysqlPlainOnce.Do(func() {
-			c.log.Warn("doris: MySQL credentials crossed a plaintext connection to the FE: the login exchange "+
+			c.log.Log(context.Background(), level, "doris: MySQL credentials crossed a plaintext connection to the FE: the login exchange "+
 				"(mysql_native_password: a challenge a listener can brute-force offline) and every statement and "+
 				"result are readable on the network; set doris.tls.ca_file and doris.mysql_tls: required",
 				"mysql", c.cfg.MySQL, "mysql_tls", string(c.cfg.MySQLTLS))

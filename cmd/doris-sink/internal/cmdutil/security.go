@@ -17,7 +17,7 @@ func SecurityWarnings(cfg *config.Config, c *doris.Client) []string {
 	var out []string
 	// Loopback traffic never crosses the network (dev, demo): no warning.
 	switch mysqlHost, _, _ := net.SplitHostPort(cfg.Doris.MySQL); {
-	case isLoopback(mysqlHost):
+	case IsLoopback(mysqlHost):
 	case c.MySQLTLS() == doris.MySQLTLSOff:
 		out = append(out, fmt.Sprintf("doris.mysql %s is plaintext (doris.mysql_tls=off): the MySQL login of user %s "+
 			"(mysql_native_password, a challenge a listener can brute-force offline) and every statement and result cross "+
@@ -28,7 +28,7 @@ func SecurityWarnings(cfg *config.Config, c *doris.Client) []string {
 	}
 	var plain []string
 	for _, s := range append(append([]string(nil), cfg.Doris.FE...), cfg.Doris.BE...) {
-		if u, err := url.Parse(s); err == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		if u, err := url.Parse(s); err == nil && u.Scheme == "http" && !IsLoopback(u.Hostname()) {
 			plain = append(plain, doris.Redact(s))
 		}
 	}
@@ -50,7 +50,9 @@ func SecurityWarnings(cfg *config.Config, c *doris.Client) []string {
 	return out
 }
 
-func isLoopback(host string) bool {
+// IsLoopback reports whether host is localhost or a loopback address:
+// traffic to it never crosses the network.
+func IsLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

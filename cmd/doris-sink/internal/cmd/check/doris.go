@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -39,7 +40,8 @@ func checkDoris(ctx context.Context, r *Report, f *cmdutil.Factory, cfg *config.
 		r.add(Warn, "security", "%s", w)
 	}
 	defer func() {
-		if plain, known := client.MySQLPlaintext(); plain && known {
+		host, _, _ := net.SplitHostPort(cfg.Doris.MySQL)
+		if plain, known := client.MySQLPlaintext(); plain && known && !cmdutil.IsLoopback(host) {
 			r.add(Warn, "doris mysql tls", "the MySQL login to %s crossed a plaintext connection (doris.mysql_tls=%s): set doris.tls.ca_file and doris.mysql_tls: required", cfg.Doris.MySQL, client.MySQLTLS())
 		}
 	}()
