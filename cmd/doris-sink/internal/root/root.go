@@ -9,11 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/bench"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/check"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/demo"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
@@ -24,7 +21,8 @@ import (
 )
 
 // NewCmdRoot returns the doris-sink command with every subcommand. To add
-// one, add its NewCmdX(f, nil) to the AddCommand list.
+// one, add its NewCmdX(f, nil) to the AddCommand list (a command that
+// embeds the emulator or kfake: to sandboxCommands).
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doris-sink <command>",
@@ -50,16 +48,14 @@ Doris and Kafka before running it.`,
 
 	cmd.AddCommand(
 		run.NewCmdRun(f, nil),
-		demo.NewCmdDemo(f, nil),
 		verify.NewCmdVerify(f, nil),
-		bench.NewCmdBench(f, nil),
 		version.NewCmdVersion(f, nil),
-		dev.NewCmdDev(f, nil),
 		check.NewCmdCheck(f, nil),
 		label.NewCmdLabel(f),
 		txn.NewCmdTxn(f),
 		checkpoint.NewCmdCheckpoint(f),
 	)
+	cmd.AddCommand(sandboxCommands(f)...)
 	wrapArgs(cmd)
 	return cmd
 }
