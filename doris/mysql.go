@@ -337,6 +337,14 @@ func (c *Client) query(ctx context.Context, q string, args ...any) (cols []strin
 		if r := c.mysqlRefused.Swap(nil); r != nil {
 			return nil, nil, *r // the driver only says "invalid connection"
 		}
+		switch {
+		case errors.Is(err, mysql.ErrNoTLS):
+			return nil, nil, fmt.Errorf("doris mysql %s: the FE's MySQL port offers no TLS and MySQLTLS is required "+
+				"(the default with doris.tls.*): set enable_ssl in fe.conf, or doris.mysql_tls: preferred or off: %w", c.cfg.MySQL, err)
+		case errors.Is(err, mysql.ErrCleartextPassword):
+			return nil, nil, fmt.Errorf("doris mysql %s: the account needs the cleartext plugin (Doris LDAP), refused "+
+				"over a connection that may be plaintext: set doris.mysql_tls: required (or doris.mysql_allow_insecure_auth): %w", c.cfg.MySQL, err)
+		}
 		return nil, nil, classifySQL(err)
 	}
 	defer rows.Close()
