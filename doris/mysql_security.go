@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -49,7 +50,7 @@ func (c *Client) mysqlSecurity(mc *mysql.Config) error {
 	// mysql_clear_password (Doris LDAP accounts) sends the password as is:
 	// only where TLS cannot be skipped, or when the operator allows it.
 	mc.AllowCleartextPasswords = mode == MySQLTLSRequired || c.cfg.MySQLAllowInsecureAuth
-	d := &net.Dialer{Timeout: c.cfg.RequestTimeout, KeepAlive: 30 * 1e9}
+	d := &net.Dialer{Timeout: c.cfg.RequestTimeout, KeepAlive: 30 * time.Second}
 	mc.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := d.DialContext(ctx, network, addr)
 		if err != nil {

@@ -145,7 +145,6 @@ func (c *Client) redirectFrom(ctx context.Context, req *LoadRequest, hdr http.He
 		if err != nil {
 			return nil, fmt.Errorf("stream load %s.%s: FE %s: 307 without a valid Location: %w", req.DB, req.Table, RedactURL(u), err)
 		}
-		loc = u.ResolveReference(loc)
 		loc.User = nil // the FE's userinfo is never used: Authorization is set from Config
 		c.log.Debug("stream load redirected", "fe", RedactURL(u), "be", RedactURL(loc), "label", req.Label)
 		op := fmt.Sprintf("stream load %s.%s label %s", req.DB, req.Table, req.Label)
