@@ -35,6 +35,16 @@ type Client struct {
 
 	// downgradeOnce warns once that an https FE redirected to an http BE.
 	downgradeOnce sync.Once
+	// red redacts errors and logs (Redact plus this client's password).
+	red redactor
+	// backends caches the FE's GET /api/backends hosts (allowRedirect).
+	backends backendList
+
+	// MySQL security state (mysql_security.go).
+	mysqlState        atomic.Int32
+	mysqlRefused      atomic.Pointer[error]
+	mysqlPlainOnce    sync.Once
+	mysqlInsecureOnce sync.Once
 
 	nextFE atomic.Uint32 // round robin start for small calls
 	nextBE atomic.Uint32 // round robin over Config.BE
@@ -52,19 +62,21 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	red := newRedactor(cfg.User, cfg.Password)
 	c := &Client{
 		cfg:  cfg,
 		fe:   fe,
 		be:   be,
 		auth: "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.User+":"+cfg.Password)),
-		log:  cfg.Logger,
+		log:  withSecrets(cfg.Logger, red),
+		red:  red,
 	}
 	rt := cfg.HTTPTransport
 	if rt == nil {
 		c.ownTransport = newTransport(&cfg)
 		rt = c.ownTransport
 	}
-	rt = scrubLocation{rt}
+	rt = scrubLocation{rt: rt, red: red}
 	c.load = &http.Client{
 		Transport: rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error {

@@ -25,7 +25,8 @@ func newTLSEmulated(t *testing.T, pki *doristest.Certificates, tc *tls.Config, d
 	if err := s.CreateTable(emuDB, ddl); err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
-	cfg := doris.Config{FE: []string{s.FEURL()}, MySQL: s.MySQLAddr(), User: "loader", Password: "pw-emu", MaxRetries: 1, TLS: tc}
+	cfg := doris.Config{FE: []string{s.FEURL()}, MySQL: s.MySQLAddr(), User: "loader", Password: "pw-emu", MaxRetries: 1, TLS: tc,
+		MySQLTLS: doris.MySQLTLSPreferred}
 	if direct {
 		cfg.BE = []string{s.BEURL()}
 	}
@@ -40,8 +41,9 @@ func newTLSEmulated(t *testing.T, pki *doristest.Certificates, tc *tls.Config, d
 // HTTPS with a custom CA: the FE answers 307 to the https BE (§1.2; the
 // emulator keeps the BE's scheme, see doristest.WithTLS), Stream Load 2PC
 // precommits (§3) and the commit makes the rows visible. The FE MySQL port
-// has no TLS: with Config.TLS set the MySQL side falls back to plaintext
-// ("preferred") instead of failing.
+// has no TLS: with MySQLTLS preferred the MySQL side falls back to
+// plaintext instead of failing (the default with Config.TLS, required,
+// refuses it: TestMySQLTLSRequiredByDefaultWithTLS).
 func TestTLSStreamLoad2PCWithCustomCA(t *testing.T) {
 	t.Parallel()
 	pki := doristest.MustCertificates(t, "localhost", "127.0.0.1")

@@ -41,9 +41,9 @@ type Config struct {
 	// custom CA; nil means the system roots) and the MySQL connection (nil:
 	// plain MySQL). The server name is taken from each URL's host.
 	//
-	// MySQL uses it as "preferred": TLS verified with this config when the
-	// FE's MySQL port offers it (fe.conf enable_ssl), plaintext when it
-	// does not. http:// endpoints stay plain whatever TLS says. Note that a
+	// MySQL uses it as MySQLTLS says (default required: TLS verified with
+	// this config, fe.conf enable_ssl). http:// endpoints stay plain
+	// whatever TLS says. Note that a
 	// Doris FE redirects Stream Load to "http://<be>" even when reached over
 	// https (doris-api.md §1.2): for TLS all the way to the BE, list https
 	// BEs in BE (or put a TLS proxy in front that rewrites the Location).
@@ -65,7 +65,32 @@ type Config struct {
 	// DefaultMaxRetries; negative means no retry. Stream Load is never
 	// retried.
 	MaxRetries int
-	// Logger receives debug logs (URLs redacted). Default: discard.
+	// MySQLTLS is how the MySQL connection uses TLS: MySQLTLSRequired,
+	// MySQLTLSPreferred or MySQLTLSOff. Default: required when TLS is set
+	// (the operator configured TLS for Doris), off otherwise. Over a
+	// plaintext connection the client refuses authentication methods that
+	// reveal the password (see MySQLAllowInsecureAuth).
+	MySQLTLS MySQLTLSMode
+	// MySQLAllowInsecureAuth lets the password cross a plaintext MySQL
+	// connection: cleartext (mysql_clear_password) or RSA-encrypted with a
+	// key the server sends (caching_sha2_password full authentication,
+	// sha256_password), both readable by whoever answers on the FE's
+	// address. Default false: such a server is refused. Doris itself uses
+	// mysql_native_password, which never sends the password.
+	MySQLAllowInsecureAuth bool
+	// RedirectAllowHosts lists extra host names a 307 may send the
+	// credentials to, beyond the configured FE and BE hosts, the hosts the
+	// FE lists in GET /api/backends and the host the request went to ("*":
+	// any host). Default none.
+	RedirectAllowHosts []string
+	// RedirectAllowHTTP lets an https request follow a redirect to plain
+	// http (credentials and body then travel unencrypted; a warning is
+	// logged once). Default false: refused. Doris FEs always redirect to
+	// http BEs (doris-api.md §1.2): with https FEs, list https BEs in BE or
+	// set this.
+	RedirectAllowHTTP bool
+	// Logger receives the client's logs, every line redacted (Redact, and
+	// the password itself). Default: discard.
 	Logger *slog.Logger
 	// HTTPTransport replaces the client's own transport (tests, proxies).
 	// Its ExpectContinueTimeout should be non-zero.
@@ -93,6 +118,12 @@ func (c *Config) applyDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.MySQLTLS == "" {
+		c.MySQLTLS = MySQLTLSOff
+		if c.TLS != nil {
+			c.MySQLTLS = MySQLTLSRequired
+		}
+	}
 }
 
 // validate checks cfg and returns the parsed FE and BE endpoints.
@@ -115,6 +146,11 @@ func (c *Config) validate() (fe, be endpoints, err error) {
 	if be, err = parseEndpoints("BE", c.BE); err != nil {
 		return nil, nil, err
 	}
+	switch c.MySQLTLS {
+	case MySQLTLSRequired, MySQLTLSPreferred, MySQLTLSOff:
+	default:
+		return nil, nil, fmt.Errorf("doris config: MySQLTLS %q: want required, preferred or off", c.MySQLTLS)
+	}
 	if c.MySQL != "" && (strings.Contains(c.MySQL, "/") || !strings.Contains(c.MySQL, ":")) {
 		return nil, nil, fmt.Errorf("doris config: MySQL %q: want host:port", c.MySQL)
 	}
@@ -126,7 +162,7 @@ func parseEndpoints(field string, raw []string) (endpoints, error) {
 	for i, s := range raw {
 		u, err := url.Parse(strings.TrimSpace(s))
 		if err != nil {
-			return nil, fmt.Errorf("doris config: %s[%d]: %w", field, i, err)
+			return nil, fmt.Errorf("doris config: %s[%d]: %s", field, i, Redact(err.Error()))
 		}
 		if u.Scheme != "http" && u.Scheme != "https" {
 			return nil, fmt.Errorf("doris config: %s[%d] %q: scheme must be http or https", field, i, u.Redacted())

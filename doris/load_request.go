@@ -62,6 +62,12 @@ func (r *LoadRequest) validate() error {
 	if r.DB == "" || r.Table == "" {
 		return errors.New("load request: DB and Table are required")
 	}
+	if err := ValidateDatabaseName(r.DB); err != nil {
+		return fmt.Errorf("load request: %w", err)
+	}
+	if err := ValidateTableName(r.Table); err != nil {
+		return fmt.Errorf("load request: %w", err)
+	}
 	for k := range r.Headers {
 		if reservedHeaders[strings.ToLower(k)] {
 			return fmt.Errorf("load request: header %q is set by the client", k)

@@ -18,10 +18,13 @@ func (c *Client) LoadState(ctx context.Context, db, label string) (TxnStatus, er
 	if db == "" || label == "" {
 		return "", fmt.Errorf("load state: db and label are required")
 	}
+	if err := ValidateDatabaseName(db); err != nil {
+		return "", fmt.Errorf("load state: %w", err)
+	}
 	ctx, cancel := withTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	what := fmt.Sprintf("load state of label %s in db %s", label, db)
-	ans, err := c.doSmall(ctx, what, http.MethodGet, "/api/"+url.PathEscape(db)+"/get_load_state",
+	ans, err := c.doSmall(ctx, what, http.MethodGet, []string{"api", db, "get_load_state"},
 		url.Values{"label": {label}}, nil, false)
 	if err != nil {
 		return "", err

@@ -9,13 +9,20 @@ import (
 // embeds user:password (§1.2), and net/http quotes a Location it cannot
 // parse verbatim in its error. scrubLocation removes the userinfo from
 // every Location before an http.Client sees it, and drops a Location it
-// cannot parse (the redirect then fails without quoting it).
-type scrubLocation struct{ rt http.RoundTripper }
+// cannot parse (the redirect then fails without quoting it). A transport
+// error whose text holds a secret (net/http quotes a malformed header line,
+// a Location with its userinfo among them, before any http.Client code
+// runs) is replaced by its redacted text (redactor.error), so neither the
+// caller's error nor retryablehttp's log quotes it.
+type scrubLocation struct {
+	rt  http.RoundTripper
+	red redactor
+}
 
 func (s scrubLocation) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := s.rt.RoundTrip(r)
 	if err != nil {
-		return resp, err
+		return resp, s.red.error(err)
 	}
 	loc := resp.Header.Get("Location")
 	if loc == "" {

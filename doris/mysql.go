@@ -36,21 +36,8 @@ func (c *Client) mysqlDB() (*sql.DB, error) {
 	mc.InterpolateParams = true
 	mc.Timeout = c.cfg.RequestTimeout
 	mc.ReadTimeout, mc.WriteTimeout = c.cfg.RequestTimeout, c.cfg.RequestTimeout
-	if c.cfg.TLS != nil {
-		// TLS "preferred", like the mysql client's default against Doris
-		// (enable_ssl in fe.conf): verified TLS with Config.TLS when the
-		// FE offers it, plaintext when it does not, so a CA configured for
-		// https FE/BE does not break an FE MySQL port without SSL.
-		mc.TLS = c.cfg.TLS.Clone()
-		mc.AllowFallbackToPlaintext = true
-		// The driver drops TLS from the config it connects with on a
-		// fallback; without BeforeConnect that config is the connector's
-		// own, shared by every connection (a data race, and later
-		// connections would never try TLS again). BeforeConnect makes the
-		// driver hand each connection a copy.
-		if err := mc.Apply(mysql.BeforeConnect(func(context.Context, *mysql.Config) error { return nil })); err != nil {
-			return nil, fmt.Errorf("doris mysql %s: %w", c.cfg.MySQL, err)
-		}
+	if err := c.mysqlSecurity(mc); err != nil {
+		return nil, err
 	}
 	mc.Logger = mysqlLogger{c}
 	conn, err := mysql.NewConnector(mc)
@@ -347,6 +334,17 @@ func (c *Client) query(ctx context.Context, q string, args ...any) (cols []strin
 	}
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
+		if r := c.mysqlRefused.Swap(nil); r != nil {
+			return nil, nil, *r // the driver only says "invalid connection"
+		}
+		switch {
+		case errors.Is(err, mysql.ErrNoTLS):
+			return nil, nil, fmt.Errorf("doris mysql %s: the FE's MySQL port offers no TLS and MySQLTLS is required "+
+				"(the default with doris.tls.*): set enable_ssl in fe.conf, or doris.mysql_tls: preferred or off: %w", c.cfg.MySQL, err)
+		case errors.Is(err, mysql.ErrCleartextPassword):
+			return nil, nil, fmt.Errorf("doris mysql %s: the account needs the cleartext plugin (Doris LDAP), refused "+
+				"over a connection that may be plaintext: set doris.mysql_tls: required (or doris.mysql_allow_insecure_auth): %w", c.cfg.MySQL, err)
+		}
 		return nil, nil, classifySQL(err)
 	}
 	defer rows.Close()

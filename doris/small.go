@@ -14,14 +14,18 @@ import (
 
 // callState records, across the retries of one small call, whether any
 // attempt may have reached Doris (for IsAmbiguous).
-type callState struct{ maybeSent atomic.Bool }
+type callState struct {
+	op        string // for a redirect refusal
+	maybeSent atomic.Bool
+}
 
 type callStateKey struct{}
 
 // newSmallClient builds the retrying client for small idempotent calls: it
 // retries connection errors and 5xx with bounded exponential backoff,
 // rotates to the next FE on each retry, and follows 307 (FE → BE for 2PC,
-// §3.1; FE → master for get_load_state, §6.1) re-adding Authorization.
+// §3.1; FE → master for get_load_state, §6.1) re-adding Authorization when
+// allowRedirect trusts the target (a refusal is not retried).
 func (c *Client) newSmallClient(rt http.RoundTripper) *retryablehttp.Client {
 	hc := &http.Client{
 		Transport: rt,
@@ -30,8 +34,17 @@ func (c *Client) newSmallClient(rt http.RoundTripper) *retryablehttp.Client {
 				return errors.New("stopped after 5 redirects")
 			}
 			req.URL.User = nil // never rely on (or leak) the userinfo Doris puts in Location
+			req.Header.Del("Authorization")
+			op := "request"
+			if st, ok := req.Context().Value(callStateKey{}).(*callState); ok {
+				op = st.op
+			}
+			from := via[len(via)-1].URL
+			if err := c.allowRedirect(req.Context(), op, from, req.URL); err != nil {
+				return err
+			}
 			req.Header.Set("Authorization", c.auth)
-			c.log.Debug("doris redirect", "from", via[len(via)-1].URL.Redacted(), "to", req.URL.Redacted())
+			c.log.Debug("doris redirect", "from", RedactURL(from), "to", RedactURL(req.URL))
 			return nil
 		},
 	}
@@ -43,6 +56,9 @@ func (c *Client) newSmallClient(rt http.RoundTripper) *retryablehttp.Client {
 		RetryMax:     c.cfg.MaxRetries,
 		Backoff:      retryablehttp.DefaultBackoff,
 		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			if isRedirectRefusal(err) {
+				return false, nil // nothing was sent to the target; a retry would be refused again
+			}
 			if st, ok := ctx.Value(callStateKey{}).(*callState); ok {
 				if (err != nil && !notSent(err)) || (resp != nil && resp.StatusCode >= 500) {
 					st.maybeSent.Store(true)
@@ -75,18 +91,18 @@ type smallAnswer struct {
 	body   []byte
 }
 
-// doSmall sends method path?query to an FE with hdr and Authorization,
-// with retries. For mutating calls, a transport error after a possible send,
+// doSmall sends method /path[0]/path[1]...?query (each segment escaped,
+// apiURL) to an FE with hdr and Authorization, with retries. For mutating calls, a transport error after a possible send,
 // a final 5xx, or a final non-200 after an earlier attempt that may have
 // been applied is an ambiguous error.
-func (c *Client) doSmall(ctx context.Context, op, method, path string, query url.Values, hdr http.Header, mutating bool) (*smallAnswer, error) {
+func (c *Client) doSmall(ctx context.Context, op, method string, path []string, query url.Values, hdr http.Header, mutating bool) (*smallAnswer, error) {
 	if c.isClosed() {
 		return nil, errClosed
 	}
-	st := &callState{}
+	st := &callState{op: op}
 	ctx = context.WithValue(ctx, callStateKey{}, st)
 	fe := c.fe[int(c.nextFE.Add(1)-1)%len(c.fe)]
-	u := fe.JoinPath(path)
+	u := apiURL(fe, path...)
 	u.RawQuery = query.Encode()
 	req, err := retryablehttp.NewRequestWithContext(ctx, method, u.String(), nil)
 	if err != nil {
@@ -98,7 +114,7 @@ func (c *Client) doSmall(ctx context.Context, op, method, path string, query url
 	req.Header.Set("Authorization", c.auth)
 	resp, err := c.small.Do(req)
 	if err != nil {
-		err = fmt.Errorf("%s via %s: %w", op, u.Redacted(), err)
+		err = fmt.Errorf("%s via %s: %w", op, RedactURL(u), err)
 		if mutating && st.maybeSent.Load() {
 			return nil, &ambiguousError{op: op, err: err}
 		}
@@ -112,7 +128,7 @@ func (c *Client) doSmall(ctx context.Context, op, method, path string, query url
 		if rerr == nil {
 			rerr = fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(body))
 		}
-		err = fmt.Errorf("%s via %s: %w", op, u.Redacted(), rerr)
+		err = fmt.Errorf("%s via %s: %w", op, RedactURL(u), rerr)
 		if mutating {
 			return nil, &ambiguousError{op: op, err: err}
 		}

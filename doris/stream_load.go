@@ -56,7 +56,7 @@ func (c *Client) StreamLoad(ctx context.Context, req LoadRequest, body io.Reader
 	defer cancel()
 
 	hdr := req.header()
-	path := "/api/" + url.PathEscape(req.DB) + "/" + url.PathEscape(req.Table) + "/_stream_load"
+	path := []string{"api", req.DB, req.Table, "_stream_load"}
 	lb := &loadBody{r: body}
 	defer lb.detach()
 
@@ -65,12 +65,12 @@ func (c *Client) StreamLoad(ctx context.Context, req LoadRequest, body io.Reader
 		var err error
 		for i := range c.be {
 			be := c.be[(start+i)%len(c.be)]
-			target := be.JoinPath(path)
+			target := apiURL(be, path...)
 			var res *LoadResult
 			res, err = c.putToBE(ctx, &req, hdr, target, body != nil, lb)
 			var ns *notSentError
 			if errors.As(err, &ns) && lb.n.Load() == 0 {
-				c.log.Debug("stream load: BE refused connection, trying next", "be", be.Redacted(), "err", ns.err)
+				c.log.Debug("stream load: BE refused connection, trying next", "be", RedactURL(be), "err", ns.err)
 				continue
 			}
 			return res, err
@@ -95,15 +95,15 @@ func (e *notSentError) Unwrap() error { return e.err }
 // takes this load: the 307 Location (§1.2). The FE request carries a gate
 // body (never yields a byte) and Expect: 100-continue, so the caller's body
 // is untouched. The step is bounded by Config.RequestTimeout.
-func (c *Client) redirect(ctx context.Context, req *LoadRequest, hdr http.Header, path string) (*url.URL, error) {
+func (c *Client) redirect(ctx context.Context, req *LoadRequest, hdr http.Header, path []string) (*url.URL, error) {
 	start := int(c.nextFE.Add(1) - 1)
 	var lastErr error
 	for i := range c.fe {
 		fe := c.fe[(start+i)%len(c.fe)]
-		loc, err := c.redirectFrom(ctx, req, hdr, fe.JoinPath(path))
+		loc, err := c.redirectFrom(ctx, req, hdr, apiURL(fe, path...))
 		var ns *notSentError
 		if errors.As(err, &ns) {
-			c.log.Debug("stream load: FE refused connection, trying next", "fe", fe.Redacted(), "err", ns.err)
+			c.log.Debug("stream load: FE refused connection, trying next", "fe", RedactURL(fe), "err", ns.err)
 			lastErr = err
 			continue
 		}
@@ -134,24 +134,22 @@ func (c *Client) redirectFrom(ctx context.Context, req *LoadRequest, hdr http.He
 	resp, err := c.load.Do(hreq)
 	if err != nil {
 		if notSent(err) {
-			return nil, &notSentError{fmt.Errorf("stream load %s.%s: FE %s: %w", req.DB, req.Table, u.Redacted(), err)}
+			return nil, &notSentError{fmt.Errorf("stream load %s.%s: FE %s: %w", req.DB, req.Table, RedactURL(u), err)}
 		}
 		// The FE never begins a txn (§1.2): not ambiguous.
-		return nil, fmt.Errorf("stream load %s.%s label %s: FE %s: %w", req.DB, req.Table, req.Label, u.Redacted(), err)
+		return nil, fmt.Errorf("stream load %s.%s label %s: FE %s: %w", req.DB, req.Table, req.Label, RedactURL(u), err)
 	}
 	if resp.StatusCode == http.StatusTemporaryRedirect {
 		resp.Body.Close()
 		loc, err := resp.Location() // without userinfo, see scrubLocation
 		if err != nil {
-			return nil, fmt.Errorf("stream load %s.%s: FE %s: 307 without a valid Location: %w", req.DB, req.Table, u.Redacted(), err)
+			return nil, fmt.Errorf("stream load %s.%s: FE %s: 307 without a valid Location: %w", req.DB, req.Table, RedactURL(u), err)
 		}
-		c.log.Debug("stream load redirected", "fe", u.Redacted(), "be", loc.Redacted(), "label", req.Label)
-		if u.Scheme == "https" && loc.Scheme == "http" {
-			c.downgradeOnce.Do(func() {
-				c.log.Warn("an https FE redirected a Stream Load to a plain-http BE: the body and the Basic "+
-					"credentials cross the network unencrypted (Doris FEs always redirect to http, doris-api.md §1.2); "+
-					"list https BE endpoints in doris.be to load straight to them", "fe", u.Redacted(), "be", loc.Redacted())
-			})
+		loc.User = nil // the FE's userinfo is never used: Authorization is set from Config
+		c.log.Debug("stream load redirected", "fe", RedactURL(u), "be", RedactURL(loc), "label", req.Label)
+		op := fmt.Sprintf("stream load %s.%s label %s", req.DB, req.Table, req.Label)
+		if err := c.allowRedirect(ctx, op, u, loc); err != nil {
+			return nil, err
 		}
 		return loc, nil
 	}
@@ -162,11 +160,11 @@ func (c *Client) redirectFrom(ctx context.Context, req *LoadRequest, hdr http.He
 		return nil, le
 	}
 	if rerr != nil {
-		return nil, fmt.Errorf("stream load %s.%s: FE %s: %w", req.DB, req.Table, u.Redacted(), rerr)
+		return nil, fmt.Errorf("stream load %s.%s: FE %s: %w", req.DB, req.Table, RedactURL(u), rerr)
 	}
 	a, err := decodeFEAnswer(body)
 	if err != nil {
-		return nil, fmt.Errorf("stream load %s.%s: FE %s: %w", req.DB, req.Table, u.Redacted(), err)
+		return nil, fmt.Errorf("stream load %s.%s: FE %s: %w", req.DB, req.Table, RedactURL(u), err)
 	}
 	le.Status, le.Message = a.refusal()
 	return nil, le
@@ -195,7 +193,7 @@ func (c *Client) putToBE(ctx context.Context, req *LoadRequest, hdr http.Header,
 		hreq.Header.Set("Expect", "100-continue")
 	}
 
-	op := fmt.Sprintf("stream load %s.%s label %s to %s", req.DB, req.Table, req.Label, target.Redacted())
+	op := fmt.Sprintf("stream load %s.%s label %s to %s", req.DB, req.Table, req.Label, RedactURL(target))
 	resp, err := c.load.Do(hreq)
 	if err != nil {
 		if notSent(err) && lb.n.Load() == 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 )
 
@@ -49,6 +48,9 @@ func (c *Client) twoPC(ctx context.Context, op, db, label string, txnID int64) e
 	if db == "" {
 		return fmt.Errorf("%s: db is required", op)
 	}
+	if err := ValidateDatabaseName(db); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	if label == "" && txnID <= 0 {
 		return fmt.Errorf("%s: txn id %d is not positive", op, txnID)
 	}
@@ -64,7 +66,7 @@ func (c *Client) twoPC(ctx context.Context, op, db, label string, txnID int64) e
 		target = "txn " + strconv.FormatInt(txnID, 10)
 	}
 	what := fmt.Sprintf("%s %s in db %s", op, target, db)
-	ans, err := c.doSmall(ctx, what, http.MethodPut, "/api/"+url.PathEscape(db)+"/_stream_load_2pc", nil, hdr, true)
+	ans, err := c.doSmall(ctx, what, http.MethodPut, []string{"api", db, "_stream_load_2pc"}, nil, hdr, true)
 	if err != nil {
 		return err
 	}

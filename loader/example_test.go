@@ -53,7 +53,7 @@ func ExampleLoader() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("resume from: %q\n", pos)
+	fmt.Printf("resume from: %q\n", string(pos))
 	for i := range 6 {
 		if err := l.Write(ctx, fmt.Appendf(nil, `{"id":%d,"amount":%d}`, i, i*10)); err != nil {
 			panic(err) // an ErrNeedRecover error: Recover and rewind

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -21,27 +22,46 @@ type Factory struct {
 	Version string
 	// Now is the clock (time.Now in main).
 	Now func() time.Time
-	// NewDoris builds a Doris client from a loaded config; nil means
-	// NewDorisClient.
-	NewDoris func(*config.Config) (*doris.Client, error)
+	// NewDoris builds a Doris client from a loaded config and the logger
+	// it logs to; nil means NewDorisClient.
+	NewDoris func(*config.Config, *slog.Logger) (*doris.Client, error)
 }
 
-// Doris returns a Doris client for cfg.
+// Doris returns a Doris client for cfg whose warnings (a refused or
+// downgraded redirect, MySQL in plaintext) go to IO.ErrOut, redacted.
+// Commands with a configured logger (run) use DorisWithLogger.
 func (f *Factory) Doris(cfg *config.Config) (*doris.Client, error) {
-	if f.NewDoris != nil {
-		return f.NewDoris(cfg)
+	var log *slog.Logger
+	if f.IO != nil && f.IO.ErrOut != nil {
+		log = slog.New(doris.RedactingHandler(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}
-	return NewDorisClient(cfg)
+	return f.DorisWithLogger(cfg, log)
 }
 
-// NewDorisClient maps the doris.* keys to a doris.Config.
-func NewDorisClient(cfg *config.Config) (*doris.Client, error) {
+// DorisWithLogger returns a Doris client for cfg logging to log (nil:
+// discard).
+func (f *Factory) DorisWithLogger(cfg *config.Config, log *slog.Logger) (*doris.Client, error) {
+	if f.NewDoris != nil {
+		return f.NewDoris(cfg, log)
+	}
+	return NewDorisClient(cfg, log)
+}
+
+// NewDorisClient maps the doris.* keys to a doris.Config; the client logs
+// to log (nil: discard).
+func NewDorisClient(cfg *config.Config, log *slog.Logger) (*doris.Client, error) {
 	dc := doris.Config{
 		FE:       cfg.Doris.FE,
 		BE:       cfg.Doris.BE,
 		MySQL:    cfg.Doris.MySQL,
 		User:     cfg.Doris.User,
 		Password: cfg.Doris.Password.Reveal(),
+		Logger:   log,
+
+		MySQLTLS:               doris.MySQLTLSMode(cfg.Doris.MySQLTLS),
+		MySQLAllowInsecureAuth: cfg.Doris.MySQLAllowInsecureAuth,
+		RedirectAllowHosts:     cfg.Doris.RedirectAllowHosts,
+		RedirectAllowHTTP:      cfg.Doris.RedirectAllowHTTP,
 	}
 	if cfg.Doris.TLS.CAFile != "" {
 		t, err := TLSConfig("doris.tls.ca_file", cfg.Doris.TLS.CAFile)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
@@ -55,7 +57,7 @@ func TestNewDorisClientWithCAFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := NewDorisClient(cfg)
+			c, err := NewDorisClient(cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,10 +81,20 @@ func TestNewDorisClientWithCAFile(t *testing.T) {
 			if st := s.LabelState("demo", label); st != doris.TxnVisible {
 				t.Fatalf("label state %q, want VISIBLE", st)
 			}
-			// MySQL: the emulator's FE MySQL port has no TLS; TLS is
-			// "preferred" there (doris.Config.TLS), so it still works.
-			if _, err := c.TransactionByLabel(ctx, "demo", label); err != nil {
-				t.Fatalf("TransactionByLabel with doris.tls.ca_file set: %v", err)
+			// MySQL: the emulator's FE MySQL port has no TLS. With
+			// doris.tls.ca_file, doris.mysql_tls defaults to required: refused;
+			// doris.mysql_tls: preferred falls back to plaintext.
+			if _, err := c.TransactionByLabel(ctx, "demo", label); !errors.Is(err, mysql.ErrNoTLS) {
+				t.Fatalf("TransactionByLabel with doris.tls.ca_file against MySQL without TLS: %v, want mysql.ErrNoTLS", err)
+			}
+			cfg.Doris.MySQLTLS = "preferred"
+			p, err := NewDorisClient(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if _, err := p.TransactionByLabel(ctx, "demo", label); err != nil {
+				t.Fatalf("TransactionByLabel with doris.mysql_tls: preferred: %v", err)
 			}
 		})
 	}
@@ -105,7 +117,7 @@ func TestTLSConfigBadCAFile(t *testing.T) {
 			t.Errorf("TLSConfig(%s) = %v, want a config error naming kafka.tls.ca_file and the path", path, err)
 		}
 		cfg := &config.Config{Doris: config.Doris{FE: []string{"https://127.0.0.1:1"}, User: "root", TLS: config.DorisTLS{CAFile: path}}}
-		if _, err := NewDorisClient(cfg); !config.IsConfigError(err) || !strings.Contains(err.Error(), "doris.tls.ca_file") {
+		if _, err := NewDorisClient(cfg, nil); !config.IsConfigError(err) || !strings.Contains(err.Error(), "doris.tls.ca_file") {
 			t.Errorf("NewDorisClient with ca_file %s = %v, want a config error naming doris.tls.ca_file", path, err)
 		}
 	}

@@ -111,11 +111,12 @@ func (kv *KV) Add(key, value string) {
 // Render writes the pairs.
 func (kv *KV) Render() error { return kv.t.Render() }
 
-// sanitize keeps each field on one line and free of tabs.
+// sanitize keeps each field on one line, free of tabs and of terminal
+// control sequences (TerminalSafe).
 func sanitize(r []string) []string {
 	out := make([]string, len(r))
 	for i, s := range r {
-		out[i] = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+		out[i] = TerminalSafe(strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s))
 	}
 	return out
 }

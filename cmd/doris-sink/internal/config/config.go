@@ -47,7 +47,8 @@ type Config struct {
 	Log      Log      `json:"log"`
 
 	// Warnings lists accepted-but-ignored keys (Flink options with no
-	// doris-sink equivalent) for the caller to print.
+	// doris-sink equivalent) and security warnings (secret files readable
+	// by others, SASL PLAIN without TLS) for the caller to print.
 	Warnings []string `json:"-"`
 }
 
@@ -135,12 +136,27 @@ type Doris struct {
 	// Properties are raw Stream Load headers.
 	Properties map[string]string `json:"properties,omitempty"`
 	TLS        DorisTLS          `json:"tls"`
+	// MySQLTLS is required, preferred or off; "" (the default) means
+	// required when doris.tls.* is set, off otherwise (doris.Config.MySQLTLS).
+	MySQLTLS string `json:"mysql_tls,omitempty"`
+	// MySQLAllowInsecureAuth lets the password cross a plaintext MySQL
+	// connection (cleartext or RSA with a server-sent key).
+	MySQLAllowInsecureAuth bool `json:"mysql_allow_insecure_auth,omitempty"`
+	// RedirectAllowHosts are extra hosts a 307 may send credentials to ("*":
+	// any).
+	RedirectAllowHosts []string `json:"redirect_allow_hosts,omitempty"`
+	// RedirectAllowHTTP lets an https request follow a redirect to http.
+	RedirectAllowHTTP bool `json:"redirect_allow_http,omitempty"`
 }
 
 // DorisTLS configures https and MySQL TLS to Doris.
 type DorisTLS struct {
 	CAFile string `json:"ca_file,omitempty"`
 }
+
+// Configured reports whether any doris.tls.* key is set (MySQL then
+// defaults to TLS required).
+func (t DorisTLS) Configured() bool { return t.CAFile != "" }
 
 // Delivery is the guarantee and checkpoint triggers.
 type Delivery struct {

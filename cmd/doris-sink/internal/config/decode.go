@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/doris-sink/doris-sink/doris"
 )
 
 // decoder reads typed values from a flat koanf map, collecting errors that
@@ -22,7 +24,7 @@ func (d *decoder) fail(key string, v any, allowed string) {
 	if a, ok := d.origin[key]; ok {
 		name = key + " (set by " + a + ")"
 	}
-	val := fmt.Sprint(v)
+	val := doris.Redact(fmt.Sprint(v))
 	if k, ok := lookupKey(key); ok && k.Secret {
 		val = Redaction
 	}
@@ -247,6 +249,11 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			Format:       strings.ToLower(d.str("doris.format")),
 			Properties:   d.subMap("doris.properties"),
 			TLS:          DorisTLS{CAFile: d.str("doris.tls.ca_file")},
+
+			MySQLTLS:               strings.ToLower(d.str("doris.mysql_tls")),
+			MySQLAllowInsecureAuth: d.boolean("doris.mysql_allow_insecure_auth"),
+			RedirectAllowHosts:     d.list("doris.redirect_allow_hosts"),
+			RedirectAllowHTTP:      d.boolean("doris.redirect_allow_http"),
 		},
 		Delivery: Delivery{
 			Guarantee:          strings.ToLower(d.str("delivery.guarantee")),

@@ -61,6 +61,10 @@ var keys = []Key{
 	{Name: "doris.format", kind: kindString, Default: "", Doc: "Stream Load format json or csv; default from records.format"},
 	{Name: "doris.properties", kind: kindMap, Doc: "raw Stream Load headers (columns, where, max_filter_ratio, function_column.sequence_col, ...)"},
 	{Name: "doris.tls.ca_file", kind: kindString, Default: "", Doc: "PEM CA bundle for https FE/BE and MySQL TLS"},
+	{Name: "doris.mysql_tls", kind: kindString, Default: "", Doc: "MySQL TLS: required, preferred or off; default required when doris.tls.* is set, else off"},
+	{Name: "doris.mysql_allow_insecure_auth", kind: kindBool, Default: false, Doc: "let the password cross plaintext MySQL (cleartext plugin, RSA with a key the server sends); default refused"},
+	{Name: "doris.redirect_allow_hosts", kind: kindList, Default: []string{}, Doc: "extra hosts a 307 may send credentials to, beyond configured FE/BE, FE-listed BEs and the request's host; * for any"},
+	{Name: "doris.redirect_allow_http", kind: kindBool, Default: false, Doc: "let an https request follow a redirect to plain http (Doris FEs redirect to http BEs); default refused"},
 
 	{Name: "delivery.guarantee", kind: kindString, Default: ExactlyOnce, Doc: "exactly-once or at-least-once"},
 	{Name: "delivery.checkpoint_interval", kind: kindDuration, Default: "10s", Doc: "checkpoint barrier interval, at least 100ms and below 1h"},

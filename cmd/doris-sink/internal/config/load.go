@@ -113,6 +113,7 @@ func Load(o LoadOptions) (*Config, error) {
 	if err := c.validate(o.Need); err != nil {
 		return nil, err
 	}
+	c.Warnings = append(c.Warnings, c.securityWarnings(os.Stat)...)
 	return c, nil
 }
 

@@ -41,6 +41,7 @@ func (c *Config) Redacted() *Config {
 	r.Kafka.Start.Offsets = maps.Clone(c.Kafka.Start.Offsets)
 	r.Doris.FE = append([]string(nil), c.Doris.FE...)
 	r.Doris.BE = append([]string(nil), c.Doris.BE...)
+	r.Doris.RedirectAllowHosts = append([]string(nil), c.Doris.RedirectAllowHosts...)
 	r.Doris.Properties = maps.Clone(c.Doris.Properties)
 	r.Records.MetadataColumns = maps.Clone(c.Records.MetadataColumns)
 	r.Warnings = append([]string(nil), c.Warnings...)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/label"
 )
 
@@ -107,7 +108,8 @@ func (c *Config) readSecrets(readFile func(string) ([]byte, error)) error {
 func (c *Config) validate(need Need) error {
 	var errs errList
 	bad := func(key string, v any, allowed string) {
-		errs.add(&KeyError{Key: key, Value: fmt.Sprint(v), Allowed: allowed})
+		// Redacted: a URL value may carry user:password (doris.fe).
+		errs.add(&KeyError{Key: key, Value: doris.Redact(fmt.Sprint(v)), Allowed: allowed})
 	}
 	oneOf := func(key, v string, allowed ...string) {
 		if !slices.Contains(allowed, v) {
@@ -201,6 +203,21 @@ func (c *Config) validate(need Need) error {
 		}
 		if c.Doris.Table == "" {
 			bad("doris.table", "", "required: the target table")
+		}
+	}
+	var ne *doris.NameError
+	if db := c.Doris.Database; db != "" && errors.As(doris.ValidateDatabaseName(db), &ne) {
+		bad("doris.database", db, ne.Rule)
+	}
+	if t := c.Doris.Table; t != "" && errors.As(doris.ValidateTableName(t), &ne) {
+		bad("doris.table", t, ne.Rule)
+	}
+	if m := c.Doris.MySQLTLS; m != "" {
+		oneOf("doris.mysql_tls", m, string(doris.MySQLTLSRequired), string(doris.MySQLTLSPreferred), string(doris.MySQLTLSOff))
+	}
+	for _, h := range c.Doris.RedirectAllowHosts {
+		if h != "*" && (h == "" || strings.ContainsAny(h, "/:@ ")) {
+			bad("doris.redirect_allow_hosts", h, "want host names (no scheme, port or path), or * for any host")
 		}
 	}
 	oneOf("doris.format", c.Doris.Format, "json", "csv")

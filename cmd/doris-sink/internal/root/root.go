@@ -9,11 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/bench"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/check"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/demo"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/status"
@@ -21,10 +18,12 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/doris"
 )
 
 // NewCmdRoot returns the doris-sink command with every subcommand. To add
-// one, add its NewCmdX(f, nil) to the AddCommand list.
+// one, add its NewCmdX(f, nil) to the AddCommand list (a command that
+// embeds the emulator or kfake: to sandboxCommands).
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doris-sink <command>",
@@ -50,17 +49,15 @@ Doris and Kafka before running it.`,
 
 	cmd.AddCommand(
 		run.NewCmdRun(f, nil),
-		demo.NewCmdDemo(f, nil),
 		verify.NewCmdVerify(f, nil),
-		bench.NewCmdBench(f, nil),
 		version.NewCmdVersion(f, nil),
-		dev.NewCmdDev(f, nil),
 		check.NewCmdCheck(f, nil),
 		label.NewCmdLabel(f),
 		txn.NewCmdTxn(f),
 		checkpoint.NewCmdCheckpoint(f),
 		status.NewCmdStatus(f, nil),
 	)
+	cmd.AddCommand(sandboxCommands(f)...)
 	wrapArgs(cmd)
 	return cmd
 }
@@ -98,14 +95,14 @@ func Main(ctx context.Context, args []string, f *cmdutil.Factory) int {
 		fmt.Fprintln(f.IO.ErrOut, "interrupted")
 		return code
 	}
-	fmt.Fprintln(f.IO.ErrOut, "error:", err)
+	fmt.Fprintln(f.IO.ErrOut, "error:", cmdutil.TerminalSafe(doris.Redact(err.Error())))
 	var fe *cmdutil.FlagError
 	if errors.As(err, &fe) && sub != nil {
 		fmt.Fprintln(f.IO.ErrOut)
 		fmt.Fprint(f.IO.ErrOut, sub.UsageString())
 	}
 	if h := cmdutil.Hint(err); h != "" {
-		fmt.Fprintln(f.IO.ErrOut, "hint:", h)
+		fmt.Fprintln(f.IO.ErrOut, "hint:", cmdutil.TerminalSafe(h))
 	}
 	return code
 }

@@ -72,6 +72,9 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error)
     mode means for it (double counting, late events, deletes)
   - label prefix room; Doris clocks (precommit timeout, label retention,
     label count, running-txn cap) against the checkpoint interval
+  - credentials that cross the network in plaintext (MySQL without TLS,
+    http endpoints off loopback, doris.redirect_allow_* and
+    doris.mysql_allow_insecure_auth): WARN
   - the checkpoint store belongs to this job
   - Kafka brokers reachable, topic exists
 

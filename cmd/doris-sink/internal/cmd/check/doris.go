@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,15 @@ func checkDoris(ctx context.Context, r *Report, f *cmdutil.Factory, cfg *config.
 		return
 	}
 	defer client.Close()
+	for _, w := range cmdutil.SecurityWarnings(cfg, client) {
+		r.add(Warn, "security", "%s", w)
+	}
+	defer func() {
+		host, _, _ := net.SplitHostPort(cfg.Doris.MySQL)
+		if plain, known := client.MySQLPlaintext(); plain && known && !cmdutil.IsLoopback(host) {
+			r.add(Warn, "doris mysql tls", "the MySQL login to %s crossed a plaintext connection (doris.mysql_tls=%s): set doris.tls.ca_file and doris.mysql_tls: required", cfg.Doris.MySQL, client.MySQLTLS())
+		}
+	}()
 	st, err := client.LoadState(ctx, db, probeLabel)
 	switch {
 	case errors.Is(err, doris.ErrUnauthorized):

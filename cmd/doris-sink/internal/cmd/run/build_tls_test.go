@@ -106,7 +106,7 @@ log: {level: debug}
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := cmdutil.NewDorisClient(cfg)
+	client, err := cmdutil.NewDorisClient(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func (e *coordEnv) buildWith(dataDir string, knobs *loader.TestingKnobs, opts ..
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	client, err := cmdutil.NewDorisClient(cfg)
+	client, err := cmdutil.NewDorisClient(cfg, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -134,11 +134,14 @@ func Run(ctx context.Context, opts *Options) error {
 		log.Warn("failpoints armed from "+FailpointsEnv, "armed", strings.Join(fp.Armed(), ";"))
 		fp.OnCrash(crashExit(log, opts.Exit))
 	}
-	client, err := opts.Factory.Doris(cfg)
+	client, err := opts.Factory.DorisWithLogger(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
+	for _, w := range cmdutil.SecurityWarnings(cfg, client) {
+		log.Warn("security: " + w)
+	}
 
 	runCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()

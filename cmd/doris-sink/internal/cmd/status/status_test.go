@@ -174,7 +174,7 @@ func TestStatusRunningStalledStopped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := cmdutil.NewDorisClient(cfg)
+	client, err := cmdutil.NewDorisClient(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ func Print(io *cmdutil.IOStreams, rep *Report) error {
 		}
 	}
 	for _, f := range rep.Findings {
-		fmt.Fprintln(io.ErrOut, f.String())
+		fmt.Fprintln(io.ErrOut, cmdutil.TerminalSafe(f.String()))
 	}
 	if tc := rep.TableCount; tc != nil {
 		line := "table count: " + tc.Status
@@ -193,7 +193,7 @@ func Print(io *cmdutil.IOStreams, rep *Report) error {
 		if tc.Note != "" {
 			line += ": " + tc.Note
 		}
-		fmt.Fprintln(io.ErrOut, line)
+		fmt.Fprintln(io.ErrOut, cmdutil.TerminalSafe(line))
 	}
 	fmt.Fprintf(io.ErrOut, "%s %s: %d checkpoints, %d offsets, %d rows loaded; %d gap(s), %d error(s), %d warning(s)\n",
 		rep.Job, rep.Table, len(rep.Checkpoints), rep.Offsets, rep.RowsLoaded,
