@@ -324,7 +324,7 @@ type txnRow struct {
 	label, status string
 }
 
-// showTxns runs SHOW TRANSACTION FROM Database WHERE where (doris-api.md
+// showTxns runs SHOW TRANSACTION FROM Database WHERE where (docs/doris-facts.md
 // §6.2); "does not exist" answers are an empty list.
 func showTxns(ctx context.Context, db *sql.DB, where string) ([]txnRow, error) {
 	rows, err := db.QueryContext(ctx, "SHOW TRANSACTION FROM "+Database+" WHERE "+where)

@@ -27,7 +27,7 @@ const (
 	partitions = 2
 )
 
-// Table DDL (doris-api.md §7 table models; the sequence column follows
+// Table DDL (docs/doris-facts.md §7 table models; the sequence column follows
 // function_column.sequence_col).
 const (
 	eventsDDL = "CREATE TABLE events (eid BIGINT, k BIGINT, ver BIGINT, payload VARCHAR(64), sum BIGINT) " +

@@ -33,7 +33,7 @@ func requireClean(t *testing.T, res *Result) {
 // and expired while the sink is down. The restart must refuse
 // (UnresolvedError naming label and txn, exit non-zero); after
 // `checkpoint resolve --assume aborted` the checkpoint is healed and
-// nothing is lost or doubled (doris-api.md §4 label retention, §5 timeout).
+// nothing is lost or doubled (docs/doris-facts.md §4 label retention, §5 timeout).
 func TestScenarioLabelExpiryWhileDownAborted(t *testing.T) {
 	t.Parallel()
 	res := runSteps(t, Step{Kind: LabelExpiry, Failpoint: loader.FailAfterDecide, Events: 100})

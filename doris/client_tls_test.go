@@ -87,7 +87,7 @@ func TestTLSStreamLoad2PCWithCustomCA(t *testing.T) {
 // A client that does not trust the CA fails every call with a certificate
 // error that IsCertificateError recognises and that is not ambiguous:
 // the handshake failed before any request byte was sent, so nothing can
-// have been applied (IsAmbiguous's contract, DESIGN.md §2).
+// have been applied (IsAmbiguous's contract, docs/design.md §2).
 func TestTLSUnknownCAIsCertificateErrorNotAmbiguous(t *testing.T) {
 	t.Parallel()
 	pki := doristest.MustCertificates(t, "localhost", "127.0.0.1")

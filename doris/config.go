@@ -45,7 +45,7 @@ type Config struct {
 	// this config, fe.conf enable_ssl). http:// endpoints stay plain
 	// whatever TLS says. Note that a
 	// Doris FE redirects Stream Load to "http://<be>" even when reached over
-	// https (doris-api.md §1.2): for TLS all the way to the BE, list https
+	// https (docs/doris-facts.md §1.2): for TLS all the way to the BE, list https
 	// BEs in BE (or put a TLS proxy in front that rewrites the Location).
 	TLS *tls.Config
 	// RequestTimeout bounds every small call (2PC, get_load_state, MySQL
@@ -86,7 +86,7 @@ type Config struct {
 	// RedirectAllowHTTP lets an https request follow a redirect to plain
 	// http (credentials and body then travel unencrypted; a warning is
 	// logged once). Default false: refused. Doris FEs always redirect to
-	// http BEs (doris-api.md §1.2): with https FEs, list https BEs in BE or
+	// http BEs (docs/doris-facts.md §1.2): with https FEs, list https BEs in BE or
 	// set this.
 	RedirectAllowHTTP bool
 	// Logger receives the client's logs, every line redacted (Redact, and

@@ -10,6 +10,6 @@
 // request may have reached Doris is "ambiguous" (see IsAmbiguous): the caller
 // must look the label up rather than retry blindly.
 //
-// The facts this package relies on are in doris-api.md; comments cite its
+// The facts this package relies on are in docs/doris-facts.md; comments cite its
 // sections (§n).
 package doris

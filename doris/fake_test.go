@@ -21,7 +21,7 @@ const (
 
 // fakeDoris is an FE on "localhost" and a BE on "127.0.0.1" (different
 // hostnames, so Go really strips Authorization on the cross-host 307,
-// go-deps.md §4), answering with doris-api.md's exact shapes. Each test
+// net/http's shouldCopyHeaderOnRedirect), answering with docs/doris-facts.md's exact shapes. Each test
 // programs the BE answers.
 type fakeDoris struct {
 	t      *testing.T

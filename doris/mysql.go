@@ -31,7 +31,7 @@ func (c *Client) mysqlDB() (*sql.DB, error) {
 	mc := mysql.NewConfig()
 	mc.User, mc.Passwd = c.cfg.User, c.cfg.Password
 	mc.Net, mc.Addr = "tcp", c.cfg.MySQL
-	// Doris cannot server-side prepare SHOW statements (go-deps.md §3):
+	// Doris cannot server-side prepare SHOW statements (the FE answers a COM_STMT_PREPARE of SHOW with an error):
 	// arguments are interpolated client-side with proper quoting.
 	mc.InterpolateParams = true
 	mc.Timeout = c.cfg.RequestTimeout
@@ -108,7 +108,7 @@ func (c *Client) TransactionByID(ctx context.Context, db string, id int64) (*Tra
 }
 
 // TransactionsByLabelLike runs SHOW TRANSACTION FROM db WHERE LABEL LIKE
-// pattern over the FE MySQL protocol (doris-api.md §6.2) and returns every
+// pattern over the FE MySQL protocol (docs/doris-facts.md §6.2) and returns every
 // txn whose label matches, newest first; a label aborted and reused has one
 // txn per attempt. The pattern is sent as a quoted string literal.
 //
@@ -122,7 +122,7 @@ func (c *Client) TransactionByID(ctx context.Context, db string, id int64) (*Tra
 // No match is an empty list, not an error: Doris answers LIKE with an empty
 // result set, and an FE answering "does not exist" (ErrTxnNotFound) is mapped
 // to an empty list too. Only txns the FE still keeps are listed (label
-// retention, doris-api.md §4). Errors: ErrUnauthorized; a Doris without LIKE
+// retention, docs/doris-facts.md §4). Errors: ErrUnauthorized; a Doris without LIKE
 // support answers its bad-predicate message (a driver error); driver errors.
 // A read: safe to retry.
 func (c *Client) TransactionsByLabelLike(ctx context.Context, db, pattern string) ([]Transaction, error) {
@@ -135,7 +135,7 @@ func (c *Client) TransactionsByLabelLike(ctx context.Context, db, pattern string
 }
 
 // TransactionsByStatus runs SHOW TRANSACTION FROM db WHERE STATUS = status
-// (doris-api.md §6.2): every txn of the db in that state, newest first.
+// (docs/doris-facts.md §6.2): every txn of the db in that state, newest first.
 // status is one of TxnPrepare, TxnPrecommitted, TxnCommitted, TxnVisible,
 // TxnAborted (Doris refuses UNKNOWN). None is an empty list. Errors as
 // TransactionsByLabelLike. A read: safe to retry.

@@ -17,7 +17,7 @@ var (
 	// scheme:// up to the end of the authority; the userinfo is what comes
 	// before its last '@'. The authority ends at / ? # or a line end, not at
 	// a space or a quote: a password may hold both, and an FE's Location
-	// embeds "user@cluster:password" (doris-api.md §1.2), so an unparseable
+	// embeds "user@cluster:password" (docs/doris-facts.md §1.2), so an unparseable
 	// one is quoted raw by net/http.
 	urlAuthority = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^/?#\r\n]*@`)
 	// Header lines and Go's printing of an http.Header map.

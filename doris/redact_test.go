@@ -19,7 +19,7 @@ func TestRedact(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"http://root:pw@h:1/x", "http://xxxxx@h:1/x"},
-		// A Doris 307 Location (doris-api.md §1.2) with a password that
+		// A Doris 307 Location (docs/doris-facts.md §1.2) with a password that
 		// holds a space and an '@'.
 		{`Location: http://root@default_cluster:p w@x@127.0.0.1:8040/api/db/t/_stream_load`,
 			`Location: http://xxxxx@127.0.0.1:8040/api/db/t/_stream_load`},
@@ -80,7 +80,7 @@ func (s *syncBuf) String() string {
 	return s.b.String()
 }
 
-// A released FE puts user:password into the 307 Location (doris-api.md
+// A released FE puts user:password into the 307 Location (docs/doris-facts.md
 // §1.2). A Location with a control byte fails inside net/http's transport
 // ("malformed MIME header line" quoting the whole line) before any
 // redirect code runs: neither the error of Stream Load and 2PC nor the

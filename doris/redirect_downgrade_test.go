@@ -35,7 +35,7 @@ func (s *syncBuffer) String() string {
 }
 
 // A real FE redirects to http://<be> even when it serves https itself
-// (doris-api.md §1.2). By default the client refuses to send the
+// (docs/doris-facts.md §1.2). By default the client refuses to send the
 // credentials there (a *RedirectError naming the host and the key); with
 // RedirectAllowHTTP the load works, and the client warns once that the
 // body and credentials then travel unencrypted.

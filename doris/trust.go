@@ -39,7 +39,7 @@ const (
 const backendsTTL = 30 * time.Second
 
 // backendList is the cache of the hosts GET /api/backends lists
-// (doris-api.md "FE REST used by connectors"; FE BackendsAction.java).
+// (docs/doris-facts.md "FE REST used by connectors"; FE BackendsAction.java).
 type backendList struct {
 	mu      sync.Mutex
 	hosts   map[string]bool
@@ -68,12 +68,12 @@ func (c *Client) allowRedirect(ctx context.Context, op string, from, to *url.URL
 	case from.Scheme == "https" && to.Scheme == "http":
 		if !c.cfg.RedirectAllowHTTP {
 			return refuse("https to plain http would send the Basic credentials (and a Stream Load's body) unencrypted "+
-				"(Doris FEs redirect to http BEs, doris-api.md §1.2; https BE endpoints in Config.BE, doris.be, "+
+				"(Doris FEs redirect to http BEs, docs/doris-facts.md §1.2; https BE endpoints in Config.BE, doris.be, "+
 				"spare Stream Load the redirect)", keyAllowHTTP)
 		}
 		c.downgradeOnce.Do(func() {
 			c.log.Warn("an https FE redirected to a plain-http BE: the body and the Basic credentials cross the network "+
-				"unencrypted (Doris FEs always redirect to http, doris-api.md §1.2); list https BE endpoints in doris.be "+
+				"unencrypted (Doris FEs always redirect to http, docs/doris-facts.md §1.2); list https BE endpoints in doris.be "+
 				"to load straight to them", "from", RedactURL(from), "to", RedactURL(to))
 		})
 	}

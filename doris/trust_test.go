@@ -19,7 +19,7 @@ import (
 // host name (the transport dials by name), so a redirect can name hosts
 // that are trusted or not without DNS. The FE redirects 2PC and Stream Load
 // to http://<target>:<be port> with "root:wrong@" userinfo (released FEs
-// embed credentials, doris-api.md §1.2) and lists be.internal in
+// embed credentials, docs/doris-facts.md §1.2) and lists be.internal in
 // /api/backends (FE BackendsAction.java).
 type hostsFake struct {
 	target   string

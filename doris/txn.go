@@ -3,10 +3,10 @@ package doris
 import "time"
 
 // TxnStatus is a Doris transaction state as printed by get_load_state and
-// SHOW TRANSACTION (FE TransactionStatus.toString / name(); doris-api.md §5).
+// SHOW TRANSACTION (FE TransactionStatus.toString / name(); docs/doris-facts.md §5).
 type TxnStatus string
 
-// Transaction states (doris-api.md §5). VISIBLE and ABORTED are final;
+// Transaction states (docs/doris-facts.md §5). VISIBLE and ABORTED are final;
 // PREPARE, PRECOMMITTED and COMMITTED are "running".
 const (
 	TxnUnknown      TxnStatus = "UNKNOWN"
@@ -27,7 +27,7 @@ func (s TxnStatus) Running() bool {
 }
 
 // Transaction is one row of SHOW TRANSACTION (FE TransProcDir.TITLE_NAMES,
-// doris-api.md §6.2). Zero times mean the column was NULL (`\N`).
+// docs/doris-facts.md §6.2). Zero times mean the column was NULL (`\N`).
 type Transaction struct {
 	ID                 int64     // TransactionId
 	Label              string    // Label

@@ -1,5 +1,5 @@
 // Package label builds, validates and parses the deterministic Doris Stream
-// Load labels doris-sink uses (DESIGN.md §3, doris-api.md §4):
+// Load labels doris-sink uses (docs/design.md §3, docs/doris-facts.md §4):
 //
 //	<prefix>:<table-tag>:<scope>:<checkpoint>
 //

@@ -11,7 +11,7 @@ var dorisRE = regexp.MustCompile(Regexp)
 
 func TestBudgetAddsUpToDorisMax(t *testing.T) {
 	t.Parallel()
-	// doris-api.md §4: label_regex_length defaults to 128.
+	// docs/doris-facts.md §4: label_regex_length defaults to 128.
 	if got := MaxPrefixLen + MaxTableTagLen + MaxScopeLen + MaxCheckpointLen + 3; got != MaxLen {
 		t.Fatalf("field budget = %d, want %d", got, MaxLen)
 	}

@@ -3,7 +3,7 @@ package label
 import "fmt"
 
 // Regexp is Doris's rule for a load label with the default
-// label_regex_length of 128 (FE FeNameFormat, doris-api.md §4). Doris
+// label_regex_length of 128 (FE FeNameFormat, docs/doris-facts.md §4). Doris
 // rejects any other label with "Label format error. regex: <Regexp>, label:
 // <label>".
 const Regexp = `^[-_A-Za-z0-9:]{1,128}$`
@@ -12,7 +12,7 @@ const Regexp = `^[-_A-Za-z0-9:]{1,128}$`
 // MaxPrefixLen + MaxTableTagLen + MaxScopeLen + MaxCheckpointLen + 3
 // separators = 128.
 const (
-	// MaxLen is Doris's default label_regex_length (doris-api.md §4).
+	// MaxLen is Doris's default label_regex_length (docs/doris-facts.md §4).
 	MaxLen = 128
 	// MaxTableTagLen bounds a verbatim table tag ("db-table"); longer pairs
 	// are hashed into a 17-character tag.

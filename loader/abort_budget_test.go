@@ -36,7 +36,7 @@ func (c *stepClock) After(time.Duration) <-chan time.Time {
 	return ch
 }
 
-// With the BE down (doris-api.md §3: the 2PC abort goes to the BE; label
+// With the BE down (docs/doris-facts.md §3: the 2PC abort goes to the BE; label
 // lookups to the FE), the abort of a failed checkpoint gives up after
 // Retry.AbortMaxElapsed (default 10s), not Retry.MaxElapsed (1h here): the
 // checkpoint fails promptly and Recover, once the BE is back, aborts the

@@ -23,7 +23,7 @@ import (
 )
 
 // seqDDL is a merge-on-write Unique Key table ordered by a sequence column
-// (doris-api.md §7).
+// (docs/doris-facts.md §7).
 const seqDDL = "CREATE TABLE events_s (id BIGINT, v VARCHAR(32), seq BIGINT) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) " +
 	`BUCKETS 1 PROPERTIES ("enable_unique_key_merge_on_write" = "true", "function_column.sequence_col" = "seq")`
 
@@ -38,7 +38,7 @@ func updRow(i int) []byte {
 
 // checkLatest checks an update table after records [0, n) of updRow: each
 // key holds the value of its newest record, nothing else is there, and no
-// txn lingers. On a table without a sequence column this is DESIGN.md §2
+// txn lingers. On a table without a sequence column this is docs/design.md §2
 // invariant 3 (ordered commits).
 func (e *env) checkLatest(n int) {
 	e.t.Helper()
@@ -66,7 +66,7 @@ func (e *env) checkLatest(n int) {
 }
 
 // A decided checkpoint's background commit finds its txn ABORTED: Doris
-// timed it out (doris-api.md §5, "timeout by txn manager") while the commit
+// timed it out (docs/doris-facts.md §5, "timeout by txn manager") while the commit
 // request was stuck. The next Checkpoint surfaces it (ErrTxnAborted,
 // ErrNeedRecover); Recover heals it into the same label; the table is exact,
 // and on Unique Key tables the newest value wins (invariant 3: nothing later
@@ -208,7 +208,7 @@ func TestHealUniqueKeyNewestWins(t *testing.T) {
 	}
 }
 
-// At-least-once, ambiguous load (doris-api.md §2, transport lost after the
+// At-least-once, ambiguous load (docs/doris-facts.md §2, transport lost after the
 // load committed): the label is looked up (§6.1); VISIBLE is settled by an
 // empty-body probe that answers Label Already Exists with the holder's txn
 // id (§2.5), so the checkpoint succeeds without loading twice. A load lost
@@ -281,7 +281,7 @@ func TestAtLeastOnceErrorAfterLoad(t *testing.T) {
 	}
 }
 
-// Label Already Exists at begin (doris-api.md §2.3), by ExistingJobStatus:
+// Label Already Exists at begin (docs/doris-facts.md §2.3), by ExistingJobStatus:
 // our own leftover RUNNING or PRECOMMITTED txn is aborted by label and the
 // load begun again with its rows; FINISHED is a fencing violation (another
 // writer committed our label): the checkpoint fails naming the label,
@@ -335,7 +335,7 @@ func TestBeginLabelConflictByExistingJobStatus(t *testing.T) {
 
 // The commit answer is lost twice (Refuse: not applied, PRECOMMITTED), then
 // the BE goes down while the commit is retried: every attempt is resolved
-// by label lookup at the FE (doris-api.md §6.1), never by guessing; when the
+// by label lookup at the FE (docs/doris-facts.md §6.1), never by guessing; when the
 // BE is back the commit lands once.
 func TestCommitDroppedThenBEDown(t *testing.T) {
 	t.Parallel()
@@ -383,7 +383,7 @@ func TestCommitDroppedThenBEDown(t *testing.T) {
 }
 
 // A bad row makes Doris refuse the precommit ("[DATA_QUALITY_ERROR]too many
-// filtered rows", doris-api.md §2.4, max_filter_ratio 0): the checkpoint
+// filtered rows", docs/doris-facts.md §2.4, max_filter_ratio 0): the checkpoint
 // fails with a CheckpointError naming label, stage and the position to
 // resume from, matching doris.ErrDataQuality and pointing at the error log;
 // nothing of it is committed, earlier checkpoints stay, no txn lingers.
@@ -428,7 +428,7 @@ func TestPrecommitTooManyFilteredRows(t *testing.T) {
 	e.finish(ctx, l, every, n, every)
 }
 
-// The running-txn quota (max_running_txn_num_per_db, doris-api.md §5) is
+// The running-txn quota (max_running_txn_num_per_db, docs/doris-facts.md §5) is
 // small: the begin of checkpoint N+1 may find checkpoint N's txn still
 // running (being committed in the background). The loader waits for its
 // own commit and begins again instead of failing the checkpoint.
@@ -709,7 +709,7 @@ func TestParticipantCrashRecover(t *testing.T) {
 	}
 }
 
-// A decided checkpoint's txn was aborted and then expired (doris-api.md §4:
+// A decided checkpoint's txn was aborted and then expired (docs/doris-facts.md §4:
 // Doris forgets it), the operator resolved it "aborted", and the heal
 // attempt crashed after its precommit: the label is PRECOMMITTED (the heal
 // attempt) while committing the decided txn id answers "transaction [id]

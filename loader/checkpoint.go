@@ -12,7 +12,7 @@ import (
 )
 
 // Checkpoint ends the current checkpoint at source position end (opaque
-// JSON, e.g. {"orders/0": 1234}) and starts the next one (DESIGN.md §2,
+// JSON, e.g. {"orders/0": 1234}) and starts the next one (docs/design.md §2,
 // one cycle): the Stream Load is finished and Doris precommits it; the
 // commit of the previous checkpoint is awaited (invariant 3); the decision
 // (label, txn id, start, end) and the announcement of the next label are
@@ -38,9 +38,9 @@ func (l *Loader) Checkpoint(ctx context.Context, end json.RawMessage) error {
 // records beyond the rows it wrote. The zero value records nothing.
 type CheckpointInfo struct {
 	// DeadLettered counts the checkpoint's source records that were not
-	// converted to rows but sent to a dead-letter topic (DESIGN.md §5). It
+	// converted to rows but sent to a dead-letter topic (docs/design.md §5). It
 	// is recorded in the decision (checkpoint.LoadCounts.DeadLettered) and
-	// the checkpoint's ledger entries (dead_lettered, DESIGN.md §6). Must
+	// the checkpoint's ledger entries (dead_lettered, docs/design.md §6). Must
 	// not be negative.
 	DeadLettered int64
 }
@@ -135,7 +135,7 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	}
 	a.s = nil
 	l.retryID = 0
-	// The ledger's decided entry (DESIGN.md §6: fsync'd after decide)
+	// The ledger's decided entry (docs/design.md §6: fsync'd after decide)
 	// precedes the after-decide cut point. A crash between the save and
 	// this append loses only the entry: Recover writes it from d, which
 	// the store holds with its counts.
@@ -217,7 +217,7 @@ func (l *Loader) finish(ctx context.Context, a *attempt) (*doris.LoadResult, err
 }
 
 // waitCommit waits for the background commit of the previous checkpoint
-// (DESIGN.md §2 invariant 3) and returns its error.
+// (docs/design.md §2 invariant 3) and returns its error.
 func (l *Loader) waitCommit(ctx context.Context) error {
 	pc := l.pending
 	if pc == nil {
@@ -241,13 +241,13 @@ func (l *Loader) waitCommit(ctx context.Context) error {
 // The next Write or Checkpoint would then fail with ErrNeedRecover; a
 // caller that is waiting for records (a quiet source) should instead call
 // Recover at once, which heals an aborted decided checkpoint (replay its
-// range, DESIGN.md §2 recovery table) without waiting for traffic. Each
+// range, docs/design.md §2 recovery table) without waiting for traffic. Each
 // successful Recover starts a new channel; a commit cut short by Close or
 // a crash does not close it. Call it from the goroutine that uses the
 // Loader.
 func (l *Loader) CommitFailed() <-chan struct{} { return l.watch.ch }
 
-// startCommit commits d in the background (DESIGN.md §2 step 5).
+// startCommit commits d in the background (docs/design.md §2 step 5).
 func (l *Loader) startCommit(d checkpoint.Decision) {
 	pc := &pendingCommit{d: d, done: make(chan struct{})}
 	l.pending = pc

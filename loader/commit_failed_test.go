@@ -10,7 +10,7 @@ import (
 
 // CommitFailed (issue 11, heal at once): the channel closes when the
 // background commit of a decided checkpoint finds its txn aborted by Doris
-// ("timeout by txn manager", doris-api.md §5), without any further Write
+// ("timeout by txn manager", docs/doris-facts.md §5), without any further Write
 // or Checkpoint; Recover then heals the checkpoint (its start is returned)
 // and hands out a new, open channel. Close ending a commit does not close
 // it.

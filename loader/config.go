@@ -11,11 +11,11 @@ import (
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
-// Guarantee is a delivery mode (DESIGN.md §4).
+// Guarantee is a delivery mode (docs/design.md §4).
 type Guarantee int
 
 const (
-	// ExactlyOnce (the default) runs the 2PC protocol of DESIGN.md §2: no
+	// ExactlyOnce (the default) runs the 2PC protocol of docs/design.md §2: no
 	// loss, no duplicates, at any crash point.
 	ExactlyOnce Guarantee = iota
 	// AtLeastOnce runs one non-2PC load per checkpoint, its label reused on
@@ -64,7 +64,7 @@ type Retry struct {
 	// checkpoint (Loader only). While Doris is unreachable that abort would
 	// otherwise hold Write or Checkpoint for MaxElapsed; it need not
 	// succeed there, because Recover aborts every announced, undecided
-	// label anyway (DESIGN.md §2 recovery table). At most MaxElapsed.
+	// label anyway (docs/design.md §2 recovery table). At most MaxElapsed.
 	// Default 10s.
 	AbortMaxElapsed time.Duration
 }
@@ -119,7 +119,7 @@ func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d
 
 // Config configures a Loader for one target table. Its zero value is not
 // valid: Job, DB, Table and Store are required. New validates it once; the
-// errors name the config keys (DESIGN.md §1).
+// errors name the config keys (docs/design.md §1).
 type Config struct {
 	// Job is the job name, which is the label prefix (job.name,
 	// [A-Za-z0-9_-]). Required.
@@ -139,13 +139,13 @@ type Config struct {
 	// Guarantee is delivery.guarantee. Default ExactlyOnce.
 	Guarantee Guarantee
 	// BatchMode is delivery.batch_mode. Batch mode (size/time-triggered
-	// concurrent flushes, DESIGN.md §4) is not implemented: New refuses
+	// concurrent flushes, docs/design.md §4) is not implemented: New refuses
 	// true, naming delivery.guarantee too when it is ExactlyOnce.
 	BatchMode bool
 	// Store is the checkpoint store (the coordinator's log). Required. The
 	// Loader owns it from New on and closes it in Close.
 	Store checkpoint.Store
-	// LedgerDir is the directory of the evidence ledger (DESIGN.md §6);
+	// LedgerDir is the directory of the evidence ledger (docs/design.md §6);
 	// empty: no ledger.
 	LedgerDir string
 	// Source names the source in the store's owner record, e.g.

@@ -26,7 +26,7 @@ func (e *env) crashRun(ctx context.Context, fps *loader.Failpoints, n, every int
 	}
 }
 
-// TestCrashAtEveryFailpoint: for every cut point of DESIGN.md §2, crash
+// TestCrashAtEveryFailpoint: for every cut point of docs/design.md §2, crash
 // there (at the first hit and at a later cycle), reopen on the same store
 // and emulator, recover, finish, and compare the table with the source.
 func TestCrashAtEveryFailpoint(t *testing.T) {

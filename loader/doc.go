@@ -1,5 +1,5 @@
 // Package loader is doris-sink's two-phase-commit engine: it loads rows into
-// Apache Doris exactly once through Stream Load 2PC (DESIGN.md §2). It
+// Apache Doris exactly once through Stream Load 2PC (docs/design.md §2). It
 // knows nothing about Kafka; positions are opaque JSON supplied by the
 // caller.
 //
@@ -14,7 +14,7 @@
 //   - Loader, a self-coordinating writer for one table with a durable
 //     checkpoint store (package loader/checkpoint) and an evidence ledger
 //     (package loader/ledger). Call Recover (it resolves every decided and
-//     announced label, DESIGN.md §2 recovery table, and returns the
+//     announced label, docs/design.md §2 recovery table, and returns the
 //     position to resume from), then Write rows and Checkpoint their end
 //     position. Each Checkpoint precommits, waits for the previous commit,
 //     durably decides, and commits in the background while the next
@@ -38,7 +38,7 @@
 // # Evidence
 //
 // With Config.LedgerDir each checkpoint leaves ledger entries (package
-// loader/ledger, DESIGN.md §6): "decided" with Doris's row counters,
+// loader/ledger, docs/design.md §6): "decided" with Doris's row counters,
 // appended and fsync'd right after the decision is durable and before the
 // commit starts, then "committed" with the same counters (read back from
 // the decided entry when Recover commits it). CheckpointWith adds the

@@ -11,7 +11,7 @@ import (
 // satisfies it; tests may wrap it to observe or alter calls. Every method
 // has the contract of the *doris.Client method of the same name.
 type Doris interface {
-	// StreamLoad runs one Stream Load of body (doris-api.md §1). It never
+	// StreamLoad runs one Stream Load of body (docs/doris-facts.md §1). It never
 	// retries; an ambiguous outcome (doris.IsAmbiguous) is resolved by the
 	// caller with LoadState.
 	StreamLoad(ctx context.Context, req doris.LoadRequest, body io.Reader) (*doris.LoadResult, error)

@@ -15,7 +15,7 @@ var (
 	// to the position Recover returns. See *CheckpointError.
 	ErrNeedRecover = errors.New("loader: recover required")
 	// ErrNotRecovered is returned by Write and Checkpoint before Recover
-	// returned successfully (DESIGN.md §2 invariant 4: resolve before read).
+	// returned successfully (docs/design.md §2 invariant 4: resolve before read).
 	ErrNotRecovered = errors.New("loader: Recover has not run")
 	// ErrCrashed is returned by every call after a Crash failpoint abandoned
 	// the loader.
@@ -57,7 +57,7 @@ func (e *CheckpointError) Unwrap() []error { return []error{ErrNeedRecover, e.Er
 
 // UnresolvedError is a decided, uncommitted checkpoint whose label Doris no
 // longer knows (get_load_state UNKNOWN: expired after
-// streaming_label_keep_max_second or label_num_threshold, doris-api.md §4).
+// streaming_label_keep_max_second or label_num_threshold, docs/doris-facts.md §4).
 // The data may or may not be visible; only the operator can tell (by
 // querying the table). Recover stops until ResolveAssume records a choice.
 type UnresolvedError struct {
@@ -84,7 +84,7 @@ func (e *UnresolvedError) Error() string {
 
 // FencingError is an announced, undecided label that Doris reports VISIBLE
 // or COMMITTED: another writer uses this label prefix, or the store was
-// rolled back (DESIGN.md §2 recovery table, §3). Nothing is written.
+// rolled back (docs/design.md §2 recovery table, §3). Nothing is written.
 type FencingError struct {
 	Label string
 	// State is what Doris reported, or "FINISHED" from a Label Already
@@ -102,7 +102,7 @@ func (e *FencingError) Error() string {
 
 // AbortedError is a transaction that Doris aborted although it was meant to
 // be committed (e.g. "timeout by txn manager" after the precommit timeout,
-// doris-api.md §5). Its data is not loaded: the caller must replay it (the
+// docs/doris-facts.md §5). Its data is not loaded: the caller must replay it (the
 // Loader heals it in Recover).
 type AbortedError struct {
 	Label  string

@@ -6,7 +6,7 @@ import (
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
-// loadCounts returns the counters a decision records (DESIGN.md §6): Doris's
+// loadCounts returns the counters a decision records (docs/design.md §6): Doris's
 // row and byte counters of res (zero when res is nil: an empty
 // checkpoint), the load attempts and the dead-lettered count.
 func loadCounts(res *doris.LoadResult, attempts int, deadLettered int64) *checkpoint.LoadCounts {
@@ -21,7 +21,7 @@ func loadCounts(res *doris.LoadResult, attempts int, deadLettered int64) *checkp
 	return c
 }
 
-// evidence appends one ledger entry (DESIGN.md §6) for checkpoint d, with
+// evidence appends one ledger entry (docs/design.md §6) for checkpoint d, with
 // d.Counts (all zero when nil: unknown, or an attempt never decided). The
 // store's decision is the one source of the counts: every entry of a
 // decided checkpoint is written from it, so an entry lost to a crash can be

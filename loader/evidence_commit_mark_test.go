@@ -15,7 +15,7 @@ import (
 // writes; a kill between them (in the background commit, or in Recover
 // committing a decided checkpoint) left a checkpoint that the store calls
 // committed, so every later Recover skipped it, and whose committed entry
-// the ledger never got (DESIGN.md §6: one row per checkpoint). Recover now
+// the ledger never got (docs/design.md §6: one row per checkpoint). Recover now
 // appends the missing entry, with the counters the decision saved, once.
 // (The decide window, between the save of the decision and the decided
 // entry, is TestDecidedInStoreButNotInLedger.)

@@ -20,7 +20,7 @@ const ledgerTailWindow = 1 << 20
 
 // repairEvidence appends the ledger entry of d, the last decided
 // checkpoint, that a crash between a store write and its ledger append left
-// out (DESIGN.md §6: the ledger records every decision and every commit).
+// out (docs/design.md §6: the ledger records every decision and every commit).
 // The ledger is read back only to find out whether the entry is there; the
 // entry itself is written from d, whose Counts the decision saved:
 //

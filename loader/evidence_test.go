@@ -12,7 +12,7 @@ import (
 )
 
 // The ledger's decided entry is appended before the after-decide cut point
-// (DESIGN.md §6: fsync'd after decide), so a crash there leaves it with
+// (docs/design.md §6: fsync'd after decide), so a crash there leaves it with
 // its row counts; the committed entry Recover writes carries them too (from
 // the store's decision, which holds the counts), here for a crash before
 // the commit (Recover commits) and after it (Recover finds the label

@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// Failpoint names: the cut points of the exactly-once cycle (DESIGN.md §2).
+// Failpoint names: the cut points of the exactly-once cycle (docs/design.md §2).
 // Each constant says what is durable when it fires, that is, what a crash
 // there leaves behind for Recover. "L(N)" is the label of the checkpoint
 // being written, "N−1" the one before it.

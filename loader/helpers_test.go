@@ -220,7 +220,7 @@ func (r *recoverActions) has(want string) bool {
 // runToEnd opens loaders on e until records [0, n) are loaded: Recover,
 // drive, Close; after an ErrNeedRecover it recovers the same loader. It
 // fails the test after too many rounds. With ExactlyOnce it checks after
-// every Recover that no txn is left PREPARE or PRECOMMITTED (DESIGN.md §2
+// every Recover that no txn is left PREPARE or PRECOMMITTED (docs/design.md §2
 // invariant 4: every label is final before a record is read).
 func (e *env) runToEnd(ctx context.Context, n, every int, mut ...func(*loader.Config)) {
 	e.t.Helper()

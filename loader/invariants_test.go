@@ -12,7 +12,7 @@ import (
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
-// invariantWatch checks DESIGN.md §2 invariants 1 and 2 at the moment the
+// invariantWatch checks docs/design.md §2 invariants 1 and 2 at the moment the
 // loader calls Doris, against the store file on disk (checkpoint.ReadFile:
 // what is durable, not what the loader holds in memory):
 //
@@ -74,7 +74,7 @@ func (w *invariantWatch) read() *checkpoint.State {
 	return st
 }
 
-// orderedStore checks DESIGN.md §2 invariant 3 at each save: a save that
+// orderedStore checks docs/design.md §2 invariant 3 at each save: a save that
 // decides checkpoint N+1 (with a txn) is made only when the txn of the
 // previous decided checkpoint N is VISIBLE at Doris.
 type orderedStore struct {
@@ -123,9 +123,9 @@ func (e *env) labelStatus(lbl string) doris.TxnStatus {
 	return st
 }
 
-// DESIGN.md §2 invariants 1–3, observed at each Doris call and store save
+// docs/design.md §2 invariants 1–3, observed at each Doris call and store save
 // through a run with a crash after a decision, a heal (the decided txn
-// timed out, doris-api.md §5), and a background commit stuck until the next
+// timed out, docs/doris-facts.md §5), and a background commit stuck until the next
 // checkpoint's body streams; the table is then compared row by row.
 func TestInvariantsObservedAtEachCall(t *testing.T) {
 	t.Parallel()

@@ -15,7 +15,7 @@ import (
 )
 
 // Loader loads rows into one table exactly once (or at least once), acting
-// as its own 2PC coordinator with a durable checkpoint store (DESIGN.md
+// as its own 2PC coordinator with a durable checkpoint store (docs/design.md
 // §2). Use it from one goroutine: Recover, then Write rows and Checkpoint
 // their end position, repeatedly; Close at the end. After an error
 // wrapping ErrNeedRecover, call Recover and rewind the source to the
@@ -212,7 +212,7 @@ func (l *Loader) save(ctx context.Context, mutate func(*checkpoint.State) error)
 // Write appends row (one JSON object or CSV line, without the line
 // delimiter) to the current checkpoint. The first Write of a checkpoint
 // begins its Stream Load (announcing its label first when that was not
-// done yet, DESIGN.md §2 invariant 1). ctx bounds this call; the load
+// done yet, docs/design.md §2 invariant 1). ctx bounds this call; the load
 // itself runs until Checkpoint or Close. An error wrapping ErrNeedRecover
 // means the checkpoint failed and was aborted.
 func (l *Loader) Write(ctx context.Context, row []byte) error {
@@ -279,11 +279,11 @@ const maxBeginConflicts = 3
 // restartOnConflict resolves a refusal of the begin of a's load, given
 // before Doris read any body byte (every row is still buffered):
 //
-//   - Label Already Exists (DESIGN.md §2: resolved by ExistingJobStatus and
+//   - Label Already Exists (docs/design.md §2: resolved by ExistingJobStatus and
 //     the store, never by a new label): our own label RUNNING or
 //     PRECOMMITTED (a leftover attempt) is aborted by label and the load
 //     begun again; FINISHED is a *FencingError.
-//   - the running-txn quota (max_running_txn_num_per_db, doris-api.md §5)
+//   - the running-txn quota (max_running_txn_num_per_db, docs/doris-facts.md §5)
 //     while the previous checkpoint's commit is pending: that txn holds a
 //     slot, so the commit is awaited (not consumed: Checkpoint reports its
 //     outcome) and the load begun again, once.
@@ -346,8 +346,8 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 		// the checkpoint (a precommit that never gets an answer, given up on
 		// SIGTERM), and aborting with an ended ctx left the txn PREPARE, a
 		// running txn until Doris's load timeout (3 days by default,
-		// doris-api.md §5) unless this job starts again. Doris aborts a
-		// PREPARE txn by label (doris-api.md §3.3); the budget bounds it.
+		// docs/doris-facts.md §5) unless this job starts again. Doris aborts a
+		// PREPARE txn by label (docs/doris-facts.md §3.3); the budget bounds it.
 		ops := *l.ops
 		ops.retry.MaxElapsed = min(l.cfg.Retry.AbortMaxElapsed, l.cfg.Retry.MaxElapsed)
 		if aerr := ops.abortLabel(context.WithoutCancel(ctx), l.cfg.DB, a.label); aerr != nil {

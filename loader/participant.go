@@ -16,7 +16,7 @@ type Target struct {
 	// Format is the Stream Load format, "json" (rows are JSON objects,
 	// sent as JSON lines) or "csv". Empty: Doris's default (csv).
 	Format string
-	// Properties are raw Stream Load headers (doris-api.md §1.4), e.g.
+	// Properties are raw Stream Load headers (docs/doris-facts.md §1.4), e.g.
 	// max_filter_ratio, columns, line_delimiter.
 	Properties map[string]string
 }
@@ -165,7 +165,7 @@ func (t *Txn) Write(row []byte) error {
 // Precommit ends the body; Doris precommits the txn (PRECOMMITTED) and the
 // returned Committable can be committed. Until it is committed, Doris
 // aborts it after stream_load_default_precommit_timeout_second (3600 s,
-// doris-api.md §5). On error the txn may be begun: call Abort.
+// docs/doris-facts.md §5). On error the txn may be begun: call Abort.
 func (t *Txn) Precommit(ctx context.Context) (Committable, error) {
 	if t.ended {
 		return Committable{}, fmt.Errorf("precommit label %s: transaction already precommitted or aborted", t.label)
@@ -198,7 +198,7 @@ func (t *Txn) Abort(ctx context.Context) error {
 // success. Errors: *AbortedError (ErrTxnAborted) when Doris aborted it (its
 // rows must be replayed), or an error naming label and txn id when the
 // retry budget ran out. Ambiguous answers are resolved with get_load_state
-// (doris-api.md §6.1).
+// (docs/doris-facts.md §6.1).
 func (p *Participant) Commit(ctx context.Context, c Committable) error {
 	if err := c.validate(); err != nil {
 		return err

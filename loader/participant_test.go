@@ -51,7 +51,7 @@ func TestParticipantCommitIdempotent(t *testing.T) {
 	if got := e.counts(); len(got) != 0 {
 		t.Fatalf("rows visible before commit: %v", got)
 	}
-	for range 2 { // second commit: already committed → nil (doris-api.md §3.3)
+	for range 2 { // second commit: already committed → nil (docs/doris-facts.md §3.3)
 		if err := p.Commit(ctx, c2); err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestParticipantAbortAndRecoverAborted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Precommitted, then timed out by Doris (doris-api.md §5): Recover
+	// Precommitted, then timed out by Doris (docs/doris-facts.md §5): Recover
 	// reports it as aborted, naming the label; Abort is a no-op.
 	tx, _ = p.Begin(ctx, "app:events:0:2", target)
 	tx.Write(row(2))

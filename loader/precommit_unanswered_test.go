@@ -14,8 +14,8 @@ import (
 // "precommit": the txn stays PREPARE, the BE never replies) holds
 // Checkpoint until the caller gives up (SIGTERM, a deadline). The
 // checkpoint's abort then used the ended ctx and failed, leaving the PREPARE
-// txn running until Doris's load timeout (doris-api.md §5, 3 days) unless
-// the job started again. Doris aborts a PREPARE txn by label (doris-api.md
+// txn running until Doris's load timeout (docs/doris-facts.md §5, 3 days) unless
+// the job started again. Doris aborts a PREPARE txn by label (docs/doris-facts.md
 // §3.3): the loader must do it right there, without a Recover.
 func TestPrecommitNeverAnsweredIsAbortedWhenTheCallerGivesUp(t *testing.T) {
 	t.Parallel()
@@ -73,7 +73,7 @@ func (e *env) txnsByStatus(st doris.TxnStatus) []string {
 
 // A BE that dies during precommit (the emulator's Refuse on "precommit":
 // the connection closes, the txn stays PREPARE) fails the checkpoint, and
-// the loader aborts the PREPARE txn by label at once (doris-api.md §3.3),
+// the loader aborts the PREPARE txn by label at once (docs/doris-facts.md §3.3),
 // before any Recover: nothing lingers until Doris's load timeout. This is
 // why the chaos campaign may inject it.
 func TestPrecommitRefusedIsAbortedAtOnce(t *testing.T) {

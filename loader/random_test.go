@@ -11,7 +11,7 @@ import (
 )
 
 // randomFaults are the emulator faults TestRandomCrashes draws from
-// (doris-api.md §2, §3, §6.1: lost answers, refusals, failed loads).
+// (docs/doris-facts.md §2, §3, §6.1: lost answers, refusals, failed loads).
 var randomFaults = []doristest.Fault{
 	{Op: doristest.FaultCommit, Refuse: true},
 	{Op: doristest.FaultCommit, ApplyThenDrop: true},
@@ -30,7 +30,7 @@ var randomFaults = []doristest.Fault{
 // Every round arms one failpoint with a crash or an error action (each
 // failpoint × action pair is drawn once per run, in random order, with a
 // random skip), installs a random emulator fault in about half of them, and
-// sometimes times out precommitted txns between rounds (doris-api.md §5,
+// sometimes times out precommitted txns between rounds (docs/doris-facts.md §5,
 // healed). Errors are recovered in process; a crash ends the round and a
 // new loader reopens the store. At the end the table must hold the source
 // exactly once. Reproduce with -loader.seed=N or LOADER_SEED=N (the
@@ -110,7 +110,7 @@ func TestRandomCrashes(t *testing.T) {
 		}
 		t.Logf("round %d: %s=%v acted %d, fault %v, close: %v", i, r.fp, act, h.Hits(), fh != nil, cerr)
 		if rng.IntN(4) == 0 {
-			e.srv.TimeoutPrecommitted() // doris-api.md §5 precommit timeout while down: healed
+			e.srv.TimeoutPrecommitted() // docs/doris-facts.md §5 precommit timeout while down: healed
 		}
 	}
 	t.Logf("%d of %d failpoints acted (%d crashes), emulator faults hit %d times", acted, len(rounds), crashed, faultHits)

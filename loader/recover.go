@@ -13,7 +13,7 @@ import (
 )
 
 // Recover brings every decided and announced label to a final state
-// (DESIGN.md §2 invariant 4, the recovery table) and returns the source
+// (docs/design.md §2 invariant 4, the recovery table) and returns the source
 // position to resume from: the end of the last decided checkpoint, or its
 // start when that checkpoint's transaction was lost and is being healed;
 // nil for a new store. Read nothing from the source before it returns.
@@ -23,7 +23,7 @@ import (
 //   - decided, PRECOMMITTED: committed.
 //   - decided, ABORTED (e.g. "timeout by txn manager"): healed: the next
 //     checkpoint reuses its id and label (an aborted label is reusable,
-//     doris-api.md §4) and the returned position is its start; the caller
+//     docs/doris-facts.md §4) and the returned position is its start; the caller
 //     replays [start, end).
 //   - decided, UNKNOWN (label expired): *UnresolvedError until the operator
 //     runs ResolveAssume.
@@ -31,7 +31,7 @@ import (
 //   - announced, ABORTED/UNKNOWN: nothing.
 //   - announced, VISIBLE/COMMITTED: *FencingError.
 //
-// Evidence (DESIGN.md §6): the decision carries the load's counters
+// Evidence (docs/design.md §6): the decision carries the load's counters
 // (checkpoint.Decision.Counts) and every ledger entry of the checkpoint is
 // written from it. A process killed between a store write and its ledger
 // append leaves the entry out; Recover appends it: the "decided" (or
@@ -295,7 +295,7 @@ func (l *Loader) recoverAtLeastOnce(ctx context.Context, st *checkpoint.State) (
 // resolveAtLeastOnce settles an ambiguous non-2PC load by its label: if it
 // is VISIBLE or COMMITTED this attempt's rows landed, and its txn id is
 // read from a probe (an empty load of the same label answers Label Already
-// Exists with the holder's txn id, doris-api.md §2.5, §11.7); if it is
+// Exists with the holder's txn id, docs/doris-facts.md §2.5, §11.7); if it is
 // running it is aborted; the checkpoint then fails.
 func (l *Loader) resolveAtLeastOnce(ctx context.Context, a *attempt, cause error) (*doris.LoadResult, error) {
 	st, err := l.ops.lookup(ctx, l.cfg.DB, a.label)

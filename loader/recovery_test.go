@@ -17,7 +17,7 @@ import (
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
-// Recovery table (DESIGN.md §2), decided rows.
+// Recovery table (docs/design.md §2), decided rows.
 func TestRecoverDecided(t *testing.T) {
 	t.Parallel()
 	const n, every = 30, 5
@@ -29,7 +29,7 @@ func TestRecoverDecided(t *testing.T) {
 	}{
 		{"visible-marked-committed", loader.FailAfterCommitBeforeLedger, nil, "VISIBLE:done"},
 		{"precommitted-committed", loader.FailAfterDecide, nil, "PRECOMMITTED:commit"},
-		// doris-api.md §5: PRECOMMITTED txns abort after 3600 s with
+		// docs/doris-facts.md §5: PRECOMMITTED txns abort after 3600 s with
 		// "timeout by txn manager"; the decided checkpoint is healed.
 		{"aborted-healed", loader.FailAfterDecide, func(e *env) {
 			if e.srv.TimeoutPrecommitted() == 0 {
@@ -83,7 +83,7 @@ func TestHealAttemptCrashes(t *testing.T) {
 	}
 }
 
-// Decided + UNKNOWN (label expired, doris-api.md §4): Recover stops with
+// Decided + UNKNOWN (label expired, docs/doris-facts.md §4): Recover stops with
 // *UnresolvedError until ResolveAssume; both choices finish exactly once
 // when they are the truth.
 func TestUnresolvedThenResolveAssume(t *testing.T) {
@@ -154,7 +154,7 @@ func TestResolveAssumeRefusals(t *testing.T) {
 	}
 }
 
-// Announced + VISIBLE: another writer used our label (DESIGN.md §2).
+// Announced + VISIBLE: another writer used our label (docs/design.md §2).
 func TestFencingAnnouncedVisible(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -183,7 +183,7 @@ func TestFencingAnnouncedVisible(t *testing.T) {
 }
 
 // Label Already Exists at begin with our own label RUNNING: aborted by
-// label, begun again, rows kept (doris-api.md §2.3).
+// label, begun again, rows kept (docs/doris-facts.md §2.3).
 func TestBeginLabelConflictOwnLeftover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -217,7 +217,7 @@ func TestBeginLabelConflictOwnLeftover(t *testing.T) {
 	e.checkExactlyOnce(12)
 }
 
-// Emulator faults: commit applied then the answer dropped (doris-api.md §3;
+// Emulator faults: commit applied then the answer dropped (docs/doris-facts.md §3;
 // the loader looks the label up, §6.1).
 func TestCommitAnswerDropped(t *testing.T) {
 	t.Parallel()
@@ -331,7 +331,7 @@ func TestBatchModeRefused(t *testing.T) {
 	}
 }
 
-// At-least-once (DESIGN.md §4): a crash after the load but before the
+// At-least-once (docs/design.md §4): a crash after the load but before the
 // position is saved loads that checkpoint again; nothing is lost.
 func TestAtLeastOnceCrash(t *testing.T) {
 	t.Parallel()

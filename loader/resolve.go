@@ -12,7 +12,7 @@ import (
 )
 
 // txnOps commits and aborts transactions idempotently, resolving every
-// ambiguous or surprising answer by looking the label up (DESIGN.md §2:
+// ambiguous or surprising answer by looking the label up (docs/design.md §2:
 // never "retry and hope"). Shared by Participant and Loader.
 type txnOps struct {
 	client Doris
@@ -41,7 +41,7 @@ const (
 // commit commits txnID (label lbl) of db until Doris says it is COMMITTED
 // or VISIBLE (nil), ABORTED (*AbortedError), or Retry.MaxElapsed passed
 // (an error naming label and txn id). Retrying is safe: a repeated commit
-// answers "already committed" (doris-api.md §3.3).
+// answers "already committed" (docs/doris-facts.md §3.3).
 func (o *txnOps) commit(ctx context.Context, db, lbl string, txnID int64) error {
 	start := o.clock.Now()
 	var last error
@@ -106,7 +106,7 @@ func (o *txnOps) classifyCommit(ctx context.Context, db, lbl string, err error) 
 		return outFatal, "", errors.Join(err, ctx.Err())
 	}
 	// Ambiguous (answer lost), not found, not precommitted, or anything
-	// else: the label's state decides (doris-api.md §6.1).
+	// else: the label's state decides (docs/doris-facts.md §6.1).
 	st, lerr := o.client.LoadState(ctx, db, lbl)
 	if lerr != nil {
 		return outRetry, "", fmt.Errorf("%w; label lookup: %v", err, lerr)
@@ -118,7 +118,7 @@ func (o *txnOps) classifyCommit(ctx context.Context, db, lbl string, err error) 
 		return outAborted, "found ABORTED by label lookup", err
 	}
 	if errors.Is(err, doris.ErrTxnNotFound) {
-		// A definite answer (doris-api.md §3.3 step 3): the txn id is gone
+		// A definite answer (docs/doris-facts.md §3.3 step 3): the txn id is gone
 		// from the db (cleaned after it ended, §4) or never existed, and the
 		// label is not VISIBLE, COMMITTED or ABORTED. Retrying cannot help.
 		if st == doris.TxnUnknown {

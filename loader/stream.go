@@ -162,7 +162,7 @@ func (s *loadStream) restart(ctx context.Context, client Doris) *loadStream {
 }
 
 // existingJobStatus returns the ExistingJobStatus of a Label Already
-// Exists error, "" otherwise (doris-api.md §2.3).
+// Exists error, "" otherwise (docs/doris-facts.md §2.3).
 func existingJobStatus(err error) string {
 	var le *doris.LoadError
 	if errors.As(err, &le) && le.Result != nil {
@@ -171,7 +171,7 @@ func existingJobStatus(err error) string {
 	return ""
 }
 
-// loadRequest builds the Stream Load request of a target (doris-api.md
+// loadRequest builds the Stream Load request of a target (docs/doris-facts.md
 // §1.4): raw properties pass through; JSON is sent as JSON lines unless the
 // properties say otherwise.
 func loadRequest(t Target, lbl string, twoPC bool) doris.LoadRequest {
@@ -216,7 +216,7 @@ func lineDelimiter(t Target) ([]byte, error) {
 }
 
 // explainFiltered adds what a user needs to fix a load Doris refused for
-// filtered rows ("[DATA_QUALITY_ERROR]too many filtered rows", doris-api.md
+// filtered rows ("[DATA_QUALITY_ERROR]too many filtered rows", docs/doris-facts.md
 // §2.4, §2.5): the row counters and the BE's error log URL. Replaying the
 // same rows fails the same way.
 func explainFiltered(err error) error {

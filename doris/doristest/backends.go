@@ -4,7 +4,7 @@ package doristest
 //   - Each BE is its own HTTP listener serving the same BE routes; all BEs
 //     share the FE's catalog and transactions, so a txn begun through one BE
 //     is committed or aborted through any (in Doris the txn lives on the FE:
-//     GlobalTransactionMgr, doris-api.md §5).
+//     GlobalTransactionMgr, docs/doris-facts.md §5).
 //   - BEDownAt(i) closes BE i's listener and connections (a crash); BEUpAt(i)
 //     listens on the same port again.
 //   - The FE learns of that through its heartbeat: a change is seen once

@@ -2,7 +2,7 @@ package doristest
 
 // Behavior: the catalog maps databases to tables. Each table's data lives in
 // an internal/table.Table created from its schema.Table. Each database also
-// owns its transactions (labels are per db, doris-api.md §4). Names are
+// owns its transactions (labels are per db, docs/doris-facts.md §4). Names are
 // case-sensitive (Doris lower_case_table_names=0). Error texts follow the FE
 // (MySQL ErrorCode) wording without the "errCode = N, detailMessage = "
 // prefix, which the MySQL front adds.
@@ -247,7 +247,7 @@ func (s *Server) Rows(db, name string) ([][]any, error) {
 }
 
 // SetCounting switches counting mode for db.table: loads are counted and
-// discarded (for throughput benchmarks, DESIGN.md §8).
+// discarded (for throughput benchmarks, docs/design.md §8).
 func (s *Server) SetCounting(db, name string, on bool) error {
 	t, err := s.table(db, name)
 	if err != nil {

@@ -1,6 +1,6 @@
 package doristest
 
-// Behavior (doris-api.md §4 retention, §5 timeouts; FE-DTM
+// Behavior (docs/doris-facts.md §4 retention, §5 timeouts; FE-DTM
 // removeExpiredAndTimeoutTxns, FE-TS isTimeout / isExpired):
 //   - Internal group-commit loads whose group_commit_interval_ms passed are
 //     committed first (group_commit.go).

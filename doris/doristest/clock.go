@@ -7,7 +7,7 @@ import (
 )
 
 // Clock is the emulator's time source. Every Doris timer (PREPARE and
-// PRECOMMITTED timeouts, label retention, doris-api.md §4–§5) is evaluated
+// PRECOMMITTED timeouts, label retention, docs/doris-facts.md §4–§5) is evaluated
 // against it, so tests drive time with a ManualClock instead of sleeping.
 type Clock interface {
 	Now() time.Time

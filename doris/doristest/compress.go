@@ -1,6 +1,6 @@
 package doristest
 
-// Behavior: the compress_type header (doris-api.md §1.4, §12), following
+// Behavior: the compress_type header (docs/doris-facts.md §1.4, §12), following
 // be/src/util/load_util.cpp LoadUtil::parse_format (newest stored version,
 // the one that accepts arrow and compressed JSON) and
 // be/src/exec/decompressor.cpp:

@@ -135,7 +135,7 @@ func WithClock(clk Clock) Opt { return opt{func(c *cfg) { c.clock = clk }} }
 func WithLogger(l *slog.Logger) Opt { return opt{func(c *cfg) { c.logger = l }} }
 
 // FEConfig overrides one FE config value (see FEConfigKeys for the keys and
-// their Doris defaults, doris-api.md §4–§5).
+// their Doris defaults, docs/doris-facts.md §4–§5).
 func FEConfig(key string, value int64) Opt {
 	return opt{func(c *cfg) { c.feConfig[key] = value }}
 }
@@ -146,17 +146,17 @@ func SeedDatabases(names ...string) Opt {
 }
 
 // FirstTxnID sets the first transaction id the cluster hands out; ids then
-// increase by one per begin (doris-api.md §11.2). Default 1000.
+// increase by one per begin (docs/doris-facts.md §11.2). Default 1000.
 func FirstTxnID(id int64) Opt { return opt{func(c *cfg) { c.firstTxnID = id }} }
 
 // HoldPublish starts the server with publishing held: committed transactions
 // stay COMMITTED (a non-2PC load answers "Publish Timeout") until
-// Server.SetHoldPublish(false). Default: publish immediately (doris-api.md §5).
+// Server.SetHoldPublish(false). Default: publish immediately (docs/doris-facts.md §5).
 func HoldPublish() Opt { return opt{func(c *cfg) { c.holdPublish = true }} }
 
 // RedirectWithUserInfo makes the FE embed "user:password@" in the 307
 // Location whenever the request carried Authorization, as released Doris FEs
-// do (RestBaseController.getRedirectUrL; doris-api.md §12 "§1.2 Location
+// do (RestBaseController.getRedirectUrL; docs/doris-facts.md §12 "§1.2 Location
 // userinfo"). This is the default; the option is kept for explicitness.
 func RedirectWithUserInfo() Opt { return opt{func(c *cfg) { c.redirectUserInfo = true }} }
 
@@ -206,7 +206,7 @@ func WithoutAdmin() Opt { return opt{func(c *cfg) { c.noAdmin = true }} }
 // hold a certificate valid for "localhost" and "127.0.0.1", the host names
 // of FEURL and BEURL): FEURL and BEURL become https, and the FE's 307
 // Location points at the https BE. That last part is not Doris: a real FE
-// always redirects to "http://<be>" (doris-api.md §1.2), so https to the BE
+// always redirects to "http://<be>" (docs/doris-facts.md §1.2), so https to the BE
 // needs Config.BE or a TLS proxy; the emulator's https redirect lets tests
 // cover both hops over TLS. The MySQL front and the admin endpoint stay
 // plain. Default: plain HTTP.

@@ -59,7 +59,7 @@ func TestDeleteFrom(t *testing.T) {
 // sequence behind, as Doris's delete-sign row does (DeleteFromUsingCommand
 // loads the row's sequence value with __DORIS_DELETE_SIGN__ = 1): a later
 // load with a lower sequence does not bring the key back, a higher one does
-// (doris-api.md §7).
+// (docs/doris-facts.md §7).
 func TestDeleteFromKeepsSequence(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)

@@ -2,7 +2,7 @@ package doristest
 
 // Behavior: a load with filtered rows gets an ErrorURL
 // http://<be>/api/_load_error_log?file=__shard_<n>/error_log_insert_stmt_<id>
-// (doris-api.md §2.1 #19, §8); GET on it returns the rejected-row lines as
+// (docs/doris-facts.md §2.1 #19, §8); GET on it returns the rejected-row lines as
 // text. Unknown files answer 404. Logs are kept until Close.
 
 import (

@@ -9,7 +9,7 @@ import (
 )
 
 // FE config keys the emulator honours, with Doris's defaults
-// (doris-api.md §4 and §5, FE-CONF).
+// (docs/doris-facts.md §4 and §5, FE-CONF).
 const (
 	// ConfStreamLoadDefaultTimeout is the PREPARE timeout when a load has no
 	// `timeout` header. Default 259200 (3 days).

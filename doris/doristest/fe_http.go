@@ -1,6 +1,6 @@
 package doristest
 
-// Behavior: the FE HTTP front door (doris-api.md §1.2, §3.1, FE-LA / FE-RBC /
+// Behavior: the FE HTTP front door (docs/doris-facts.md §1.2, §3.1, FE-LA / FE-RBC /
 // FE-HTTP). Every answer is HTTP 200 with JSON except the 307.
 //   - Auth first: no or bad Basic credentials →
 //     {"msg":"Unauthorized","code":401,"data":"Need auth information.","count":0}

@@ -48,7 +48,7 @@ func TestFE_StreamLoad_307ToBE_1_2(t *testing.T) {
 	resp.Body.Close()
 	wantEq(t, "HTTP", resp.StatusCode, http.StatusTemporaryRedirect)
 	// Released FEs embed user:password@ (RestBaseController.getRedirectUrL,
-	// doris-api.md §12 "§1.2 Location userinfo"); "root" with an empty
+	// docs/doris-facts.md §12 "§1.2 Location userinfo"); "root" with an empty
 	// password is "root:@".
 	wantEq(t, "Location", resp.Header.Get("Location"), withUserInfo(t, s.BEURL(), "root", "")+"/api/demo/orders/_stream_load?")
 	wantEq(t, "Content-Type", resp.Header.Get("Content-Type"), "text/html;charset=utf-8")
@@ -92,8 +92,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Go's client drops Authorization on a redirect to another host (go-deps.md
-// §4); FE (localhost) and BE (127.0.0.1) differ, so without userinfo in the
+// Go's client drops Authorization on a redirect to another host (net/http
+// shouldCopyHeaderOnRedirect); FE (localhost) and BE (127.0.0.1) differ, so without userinfo in the
 // Location a client that does not re-add it fails at the BE.
 func TestFE_Redirect_AuthorizationNotForwardedAcrossHosts_1_2(t *testing.T) {
 	t.Parallel()

@@ -1,7 +1,7 @@
 package doristest
 
 // Behavior: the FE REST endpoints the Doris Flink and Kafka connectors call
-// (doris-api.md §12 "FE REST used by connectors"). Every answer is HTTP 200
+// (docs/doris-facts.md §12 "FE REST used by connectors"). Every answer is HTTP 200
 // with a ResponseBody envelope {"msg","code","data","count"}
 // (fe httpv2/entity/ResponseEntityBuilder.java: ok → msg "success" code 0;
 // okWithCommonError → msg "Error" code 1, data = message; notFound → msg

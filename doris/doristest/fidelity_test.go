@@ -1,7 +1,7 @@
 package doristest
 
 // Regression tests from the fidelity review against Doris source (each names
-// the doris-api.md section and the Doris file the behaviour was read in).
+// the docs/doris-facts.md section and the Doris file the behaviour was read in).
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 package doristest
 
-// Behavior: the group_commit Stream Load header (doris-api.md §9, §12), from
+// Behavior: the group_commit Stream Load header (docs/doris-facts.md §9, §12), from
 // BE be/src/service/http/action/stream_load.cpp _handle_group_commit /
 // _can_group_commit and be/src/load/stream_load/stream_load_context.cpp
 // to_json, plus the group commit manual (DOC-GC):

@@ -15,7 +15,7 @@ type field struct {
 }
 
 // prettyJSON writes an object the way rapidjson's PrettyWriter does: one
-// member per line, 4-space indent, `"key": value` (doris-api.md §2.1, §3.4).
+// member per line, 4-space indent, `"key": value` (docs/doris-facts.md §2.1, §3.4).
 func prettyJSON(fields []field) []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
@@ -34,7 +34,7 @@ func prettyJSON(fields []field) []byte {
 }
 
 // compactJSON writes an ordered object without whitespace, like the FE's
-// Jackson serializer for RestBaseResult / ResponseBody (doris-api.md §1.2, §6.1).
+// Jackson serializer for RestBaseResult / ResponseBody (docs/doris-facts.md §1.2, §6.1).
 func compactJSON(fields []field) []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -82,7 +82,7 @@ func writeJSONValue(b *bytes.Buffer, v any) {
 // writeJSONString escapes like rapidjson's Writer (BE) and Jackson (FE),
 // which agree: '"', '\\' and the short forms \b \f \n \r \t; other bytes
 // below 0x20 as \u00XX with upper-case hex; everything else (non-ASCII,
-// U+2028, invalid UTF-8) is written through unchanged (doris-api.md §2.1).
+// U+2028, invalid UTF-8) is written through unchanged (docs/doris-facts.md §2.1).
 func writeJSONString(b *bytes.Buffer, s string) {
 	const hex = "0123456789ABCDEF"
 	b.WriteByte('"')
@@ -116,7 +116,7 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 }
 
-// writeBEJSON sends a BE reply: always HTTP 200 (doris-api.md §8).
+// writeBEJSON sends a BE reply: always HTTP 200 (docs/doris-facts.md §8).
 func writeBEJSON(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
@@ -125,7 +125,7 @@ func writeBEJSON(w http.ResponseWriter, body []byte) {
 }
 
 // writeFEJSON sends an FE REST reply: HTTP 200 with a compact JSON body
-// (doris-api.md §1.2: "All response will return with http code 200").
+// (docs/doris-facts.md §1.2: "All response will return with http code 200").
 func writeFEJSON(w http.ResponseWriter, fields []field) {
 	body := compactJSON(fields)
 	w.Header().Set("Content-Type", "application/json")

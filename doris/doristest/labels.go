@@ -1,6 +1,6 @@
 package doristest
 
-// Behavior (doris-api.md §4, §2.3, FE-NF / FE-LAU / FE-DTM):
+// Behavior (docs/doris-facts.md §4, §2.3, FE-NF / FE-LAU / FE-DTM):
 //   - A label must match ^[-_A-Za-z0-9:]{1,N}$ with N = label_regex_length
 //     (128); else "Label format error. regex: <re>, label: <label>".
 //   - Labels are scoped per database. A label conflicts with any of its txns
@@ -62,7 +62,7 @@ func newUUID() string {
 
 // LabelState is get_load_state for db/label: the state of the label's latest
 // txn, UNKNOWN when the label was never used, was cleaned, or db does not
-// exist (doris-api.md §6.1).
+// exist (docs/doris-facts.md §6.1).
 func (s *Server) LabelState(db, label string) doris.TxnStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,6 +1,6 @@
 package doristest
 
-// loadResult is the Stream Load reply of doris-api.md §2.1
+// loadResult is the Stream Load reply of docs/doris-facts.md §2.1
 // (StreamLoadContext::to_json): fields in this exact order, TwoPhaseCommit as
 // a string, ExistingJobStatus only with "Label Already Exists", ErrorURL and
 // FirstErrorMsg only when non-empty, TxnId -1 when no txn was begun,
@@ -25,7 +25,7 @@ type loadResult struct {
 	ErrorURL, FirstErrorMsg                                         string
 }
 
-// Stream Load Status values (doris-api.md §2.2).
+// Stream Load Status values (docs/doris-facts.md §2.2).
 const (
 	statusSuccess        = "Success"
 	statusPublishTimeout = "Publish Timeout"

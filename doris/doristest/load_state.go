@@ -1,6 +1,6 @@
 package doristest
 
-// Behavior: FE GET /api/{db}/get_load_state?label=<label> (doris-api.md §6.1,
+// Behavior: FE GET /api/{db}/get_load_state?label=<label> (docs/doris-facts.md §6.1,
 // FE-GLS). HTTP 200, ResponseBody JSON (msg, code, data, count):
 //   - auth failure → {"msg":"Unauthorized","code":401,...} (fe_http.go);
 //   - no label → {"msg":"Bad Request","code":403,"data":"No label selected","count":0};

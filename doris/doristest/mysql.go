@@ -2,7 +2,7 @@ package doristest
 
 // Behavior: mysqlBackend adapts the Server to internal/mysqlfront.Backend,
 // which serves the FE MySQL protocol (DDL, SHOW, SELECT via internal/sqlexec).
-//   - SHOW TRANSACTION (doris-api.md §6.2): WHERE label = 'x' → the label's
+//   - SHOW TRANSACTION (docs/doris-facts.md §6.2): WHERE label = 'x' → the label's
 //     latest txn, none → "transaction with label x does not exist";
 //     WHERE id = N unknown → "transaction with id N does not exist";
 //     label LIKE / status → every matching txn, newest first. Fault op

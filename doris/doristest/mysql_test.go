@@ -104,7 +104,7 @@ func TestCreateTableFromDDL(t *testing.T) {
 
 // SHOW TRANSACTION … WHERE label LIKE follows Doris, not SQL LIKE: only %
 // is a wildcard (turned into .*), the whole label must match, case
-// sensitively, and _ is a literal (ShowTransactionCommand; doris-api.md
+// sensitively, and _ is a literal (ShowTransactionCommand; docs/doris-facts.md
 // §6.2 is silent on it).
 func TestMySQL_ShowTransactionLabelLike_6_2(t *testing.T) {
 	t.Parallel()

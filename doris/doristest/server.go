@@ -1,7 +1,7 @@
 // Package doristest is an in-process Apache Doris for tests: an FE (HTTP
 // Stream Load front door with 307 redirects, get_load_state, and the MySQL
 // protocol), a BE (Stream Load, two-phase commit, error logs) and an admin
-// endpoint, all on loopback, following doris-api.md. It is shaped like
+// endpoint, all on loopback, following docs/doris-facts.md. It is shaped like
 // net/http/httptest and franz-go's kfake: NewServer starts everything, Close
 // stops it, state readers (Rows, TxnByLabel, LabelState, …) and faults
 // (Fault, BEDown, TimeoutPrecommitted, …) drive tests, and the admin HTTP
@@ -28,7 +28,7 @@ import (
 
 // Host names used in URLs by default. FE and BE differ so that Go's
 // http.Client drops Authorization on the 307 like it does in production
-// (go-deps.md §4); URLHost makes them one.
+// (net/http shouldCopyHeaderOnRedirect); URLHost makes them one.
 const (
 	feHost = "localhost"
 	beHost = "127.0.0.1"

@@ -8,7 +8,7 @@ import (
 )
 
 // WithTLS: FE and BE serve https with the given certificate, the FE's 307
-// (doris-api.md §1.2) points at the https BE, and the default stays plain.
+// (docs/doris-facts.md §1.2) points at the https BE, and the default stays plain.
 func TestWithTLSServesHTTPS(t *testing.T) {
 	t.Parallel()
 	pki := MustCertificates(t, "localhost", "127.0.0.1")

@@ -6,7 +6,7 @@ import (
 	"github.com/doris-sink/doris-sink/doris"
 )
 
-// TStatusCode names used in BE messages (doris-api.md §2.4, BE-ST).
+// TStatusCode names used in BE messages (docs/doris-facts.md §2.4, BE-ST).
 const (
 	codeAnalysis     = "ANALYSIS_ERROR"
 	codeNotFound     = "NOT_FOUND"
@@ -19,7 +19,7 @@ const (
 	codePublishTmout = "PUBLISH_TIMEOUT"
 )
 
-// FE InternalErrorCode values printed as "errCode = N" (doris-api.md §2.4).
+// FE InternalErrorCode values printed as "errCode = N" (docs/doris-facts.md §2.4).
 const (
 	errCodeInternal     = 2 // INTERNAL_ERR, also what released builds print for AnalysisException
 	errCodeMetaNotFound = 7 // META_NOT_FOUND_ERR
@@ -27,7 +27,7 @@ const (
 
 // feError is an exception raised by the emulated FE (a Java UserException)
 // on a thrift call from the BE. The BE wraps it as
-// "[<code>]TStatus: errCode = N, detailMessage = <msg>" (doris-api.md §2.4).
+// "[<code>]TStatus: errCode = N, detailMessage = <msg>" (docs/doris-facts.md §2.4).
 type feError struct {
 	code     string // TStatusCode the FE maps the exception to
 	errCode  int    // InternalErrorCode
@@ -50,7 +50,7 @@ func analysisErr(format string, args ...any) *feError {
 }
 
 // unknownDBErr is MetaNotFoundException("unknown database, database=<db>")
-// (FE-FSI loadTxnBeginImpl, doris-api.md §2.4).
+// (FE-FSI loadTxnBeginImpl, docs/doris-facts.md §2.4).
 func unknownDBErr(db string) *feError {
 	return &feError{code: codeNotFound, errCode: errCodeMetaNotFound, msg: "unknown database, database=" + db}
 }
@@ -59,7 +59,7 @@ func unknownDBErr(db string) *feError {
 // returns ErrorCode.ERR_ACCESS_DENIED_ERROR's text on failure, "" on
 // success. Doris passes user and host as one argument, so the text reads
 // "Access denied for user 'root@127.0.0.1' (using password: YES)"; an unknown
-// user always says YES (UserManager.checkPasswordInternal, doris-api.md §1.3).
+// user always says YES (UserManager.checkPasswordInternal, docs/doris-facts.md §1.3).
 func (s *Server) accessDeniedLocked(user, password, ip string) string {
 	pw, known := s.users[user]
 	if known && pw == password {

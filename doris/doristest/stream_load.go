@@ -1,6 +1,6 @@
 package doristest
 
-// Behavior: BE PUT /api/{db}/{table}/_stream_load (doris-api.md §1.4, §1.5,
+// Behavior: BE PUT /api/{db}/{table}/_stream_load (docs/doris-facts.md §1.4, §1.5,
 // §2, §8), in the BE's order:
 //  1. label, two_phase_commit (exactly "true") and group_commit
 //     (group_commit.go; may clear the label or refuse the load) are read
@@ -56,7 +56,7 @@ var errInjected = errors.New("injected stream fault")
 // reasonSenderGone is the rollback reason when the client disconnects
 // mid-body: StreamLoadAction::free_handler_ctx cancels the pipe with "sender
 // is gone" and StreamLoadPipe reads fail with InternalError("cancelled: {}")
-// (doris-api.md §1.5; stream_load.cpp, stream_load_pipe.cpp).
+// (docs/doris-facts.md §1.5; stream_load.cpp, stream_load_pipe.cpp).
 const reasonSenderGone = "[" + codeInternal + "]cancelled: sender is gone"
 
 func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {

@@ -1,7 +1,7 @@
 package doristest
 
 // Behavior: BE PUT /api/{db}/_stream_load_2pc and /api/{db}/{table}/_stream_load_2pc
-// ({table} ignored) (doris-api.md §3.2–§3.4; BE-2PC stream_load_2pc.cpp and
+// ({table} ignored) (docs/doris-facts.md §3.2–§3.4; BE-2PC stream_load_2pc.cpp and
 // FE-FSI loadTxn2PCImpl, both read in source):
 //   - txn_id parsed like std::stoull (leading blanks, optional sign, leading
 //     digits; "12,3" → 12, "-5" wraps to -5) else
@@ -37,7 +37,7 @@ func write2PC(w http.ResponseWriter, status, msg string) {
 	writeBEJSON(w, prettyJSON([]field{{"status", status}, {"msg", msg}}))
 }
 
-// stoull emulates std::stoull as the BE uses it (doris-api.md §3.4): leading
+// stoull emulates std::stoull as the BE uses it (docs/doris-facts.md §3.4): leading
 // white space, an optional sign, then at least one decimal digit; the rest
 // is ignored. A negative value wraps modulo 2^64 (strtoull), and the result is
 // stored in an int64 txn id, so "-5" means -5. Values beyond 2^64-1 fail

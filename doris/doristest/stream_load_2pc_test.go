@@ -119,7 +119,7 @@ func TestTwoPC_Messages_3_3(t *testing.T) {
 }
 
 // Abort by label also finds a PREPARE txn (statuses [PRECOMMITTED, PREPARE],
-// doris-api.md §3.3); the load still streaming then fails.
+// docs/doris-facts.md §3.3); the load still streaming then fails.
 func TestTwoPC_AbortPrepareByLabel_3_3(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)

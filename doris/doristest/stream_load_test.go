@@ -251,7 +251,7 @@ func TestStreamLoad_BadFormatAndTimeout_1_4(t *testing.T) {
 }
 
 // A PUT with neither Content-Length nor chunked encoding is refused before
-// begin_txn (doris-api.md §1.5: "body size → chunked/length check"). Go's
+// begin_txn (docs/doris-facts.md §1.5: "body size → chunked/length check"). Go's
 // client always sends one of them, so this speaks HTTP/1.1 by hand.
 func TestStreamLoad_NoContentLengthNorChunked_1_5(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,6 @@
 package doristest
 
-// Behavior (doris-api.md §5, FE-DTM / FE-GTM / FE-TS):
+// Behavior (docs/doris-facts.md §5, FE-DTM / FE-GTM / FE-TS):
 //   - Txn ids increase monotonically per cluster (FirstTxnID, default 1000);
 //     lookups by id are scoped to the db of the request (§3.3 step 3).
 //   - begin checks, in FE order: password, db exists, table exists
@@ -23,7 +23,7 @@ import (
 	"github.com/doris-sink/doris-sink/doris/doristest/internal/table"
 )
 
-// Abort reasons (doris-api.md §3.3, §5).
+// Abort reasons (docs/doris-facts.md §3.3, §5).
 const (
 	reasonUserAbort = "User Abort"
 	reasonTimeout   = "timeout by txn manager"
@@ -99,7 +99,7 @@ type beginReq struct {
 	timeoutSet               bool // false: stream_load_default_timeout_second
 }
 
-// beginLocked is FE loadTxnBegin (doris-api.md §1.5, §2.3, §4, §8).
+// beginLocked is FE loadTxnBegin (docs/doris-facts.md §1.5, §2.3, §4, §8).
 func (s *Server) beginLocked(req beginReq) (*txn, *feError) {
 	if msg := s.accessDeniedLocked(req.user, req.password, req.clientIP); msg != "" {
 		return nil, analysisErr("%s", msg)
@@ -222,7 +222,7 @@ func (t *txn) commit2PCTableLocked() *feError {
 }
 
 // commit2PCLocked is DatabaseTransactionMgr.commitTransaction(is2PC=true),
-// with the exact state messages of doris-api.md §3.3.
+// with the exact state messages of docs/doris-facts.md §3.3.
 func (s *Server) commit2PCLocked(t *txn) *feError {
 	switch t.status {
 	case doris.TxnPrecommitted:
@@ -297,7 +297,7 @@ func (s *Server) abortLocked(t *txn, reason string) {
 
 // SetHoldPublish holds (true) or resumes (false) publishing. While held,
 // committed txns stay COMMITTED and non-2PC loads answer "Publish Timeout"
-// (doris-api.md §2.2). Resuming publishes every COMMITTED txn in commit order.
+// (docs/doris-facts.md §2.2). Resuming publishes every COMMITTED txn in commit order.
 func (s *Server) SetHoldPublish(hold bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -330,7 +330,7 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// snapshot converts a txn to a SHOW TRANSACTION row (doris-api.md §6.2).
+// snapshot converts a txn to a SHOW TRANSACTION row (docs/doris-facts.md §6.2).
 func (t *txn) snapshot() doris.Transaction {
 	return doris.Transaction{
 		ID:            t.id,

@@ -145,7 +145,7 @@ func TestTxn_IDsIncreasePerCluster_11_2(t *testing.T) {
 	wantEq(t, "second (same label, other db)", b, 5001)
 }
 
-// COMMITTED never times out: it waits for publish (doris-api.md §5).
+// COMMITTED never times out: it waits for publish (docs/doris-facts.md §5).
 func TestTxn_CommittedNeverTimesOut_5(t *testing.T) {
 	t.Parallel()
 	clk := NewManualClock(time.Time{})
@@ -165,7 +165,7 @@ func TestTxn_CommittedNeverTimesOut_5(t *testing.T) {
 }
 
 // Held txns publish in commit order, so the later commit's version wins on a
-// Unique Key table (doris-api.md §5, §7), even when a ManualClock gives both
+// Unique Key table (docs/doris-facts.md §5, §7), even when a ManualClock gives both
 // commits the same time.
 func TestTxn_HeldPublishKeepsCommitOrder_5(t *testing.T) {
 	t.Parallel()

@@ -272,7 +272,7 @@ func TestHelpers(t *testing.T) {
 	if !tb.IsKey("id") || tb.IsKey("v") {
 		t.Fatal("IsKey")
 	}
-	// doris-api.md §7: sequence_type means the hidden sequence column.
+	// docs/doris-facts.md §7: sequence_type means the hidden sequence column.
 	if tb.SequenceColumn() != SequenceColumn || !tb.HasSequence() {
 		t.Fatalf("SequenceColumn = %q", tb.SequenceColumn())
 	}

@@ -8,7 +8,7 @@ package schema
 // KeysType is a Doris data model.
 type KeysType string
 
-// Doris data models (doris-api.md §7).
+// Doris data models (docs/doris-facts.md §7).
 const (
 	DuplicateKeys KeysType = "DUPLICATE"
 	UniqueKeys    KeysType = "UNIQUE"
@@ -18,7 +18,7 @@ const (
 // AggType is the aggregation of a value column in an AGGREGATE KEY table.
 type AggType string
 
-// Aggregations (doris-api.md §7). The empty AggType marks a key column or a
+// Aggregations (docs/doris-facts.md §7). The empty AggType marks a key column or a
 // column of a non-aggregate table.
 const (
 	AggNone             AggType = ""

@@ -32,7 +32,7 @@ func (t *Table) IsKey(name string) bool {
 }
 
 // SequenceColumn returns the column that orders versions of a key in a
-// UNIQUE table (doris-api.md §7): the column named by property
+// UNIQUE table (docs/doris-facts.md §7): the column named by property
 // function_column.sequence_col, else the hidden SequenceColumn
 // ("__DORIS_SEQUENCE_COL__") when function_column.sequence_type is set
 // (loads feed it through the function_column.sequence_col header), else "".
@@ -66,7 +66,7 @@ func (t *Table) MergeOnWrite() bool {
 }
 
 // HasDeleteSign reports whether loads may set the hidden DeleteSignColumn
-// ("__DORIS_DELETE_SIGN__", doris-api.md §7): UNIQUE tables get it by
+// ("__DORIS_DELETE_SIGN__", docs/doris-facts.md §7): UNIQUE tables get it by
 // default (batch delete is enabled on new Unique Key tables); other models
 // never have it.
 func (t *Table) HasDeleteSign() bool { return t.Keys == UniqueKeys }

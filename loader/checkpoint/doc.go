@@ -1,5 +1,5 @@
 // Package checkpoint is the durable log of doris-sink's two-phase-commit
-// coordinator (DESIGN.md §2): for one job, target table, source and writer
+// coordinator (docs/design.md §2): for one job, target table, source and writer
 // it holds the last decided checkpoint, the labels announced but not yet
 // decided, the next checkpoint id, a bounded history of earlier decisions
 // and the operator's resolutions.
@@ -21,7 +21,7 @@
 //   - Owner: Job is a valid label prefix, Writer a valid label scope, DB and
 //     Table are not empty (package label).
 //   - Checkpoint ids start at 1; NextID > every id in the state.
-//   - Every label is exactly Owner.Label(id) (DESIGN.md §3): a label of
+//   - Every label is exactly Owner.Label(id) (docs/design.md §3): a label of
 //     another job, table, writer or checkpoint is refused.
 //   - Decided: not Empty ⇒ TxnID > 0; Empty ⇒ TxnID == 0; DecidedAt set;
 //     CommittedAt set only when Committed; Healed ≥ 0; Start and End are

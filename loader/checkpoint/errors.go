@@ -88,11 +88,11 @@ func (e *LockedError) Error() string {
 		holder = fmt.Sprintf("process %d", e.PID)
 	}
 	return fmt.Sprintf("checkpoint store %s is locked by %s: only one writer may use a store "+
-		"(DESIGN.md §3); stop the other doris-sink or use another job.data_dir", e.Dir, holder)
+		"(docs/design.md §3); stop the other doris-sink or use another job.data_dir", e.Dir, holder)
 }
 
 // OwnerError is a store that belongs to another job, table, source or
-// writer than the one opening it or saving to it (DESIGN.md §3).
+// writer than the one opening it or saving to it (docs/design.md §3).
 type OwnerError struct {
 	// Dir is the store directory ("" for Memory).
 	Dir string
@@ -120,6 +120,6 @@ func (e *OwnerError) Error() string {
 		where += " at " + e.Dir
 	}
 	return fmt.Sprintf("%s belongs to %s; config says %s (differs in %s): two writers must never share a "+
-		"label prefix's store (DESIGN.md §3); fix job.name/doris.table/kafka.topic or use another job.data_dir",
+		"label prefix's store (docs/design.md §3); fix job.name/doris.table/kafka.topic or use another job.data_dir",
 		where, e.Stored, e.Config, strings.Join(diff, ", "))
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // lockDir is not implemented on this platform: refuse rather than run
-// without the single-writer guarantee (DESIGN.md §3).
+// without the single-writer guarantee (docs/design.md §3).
 func lockDir(dir string) (*os.File, error) {
 	return nil, fmt.Errorf("lock checkpoint store %s: file locking is not supported on %s", dir, runtime.GOOS)
 }

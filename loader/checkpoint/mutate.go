@@ -54,7 +54,7 @@ func (d Decision) clone() Decision {
 
 // Announce hands out checkpoint id NextID: it appends its Announcement (with
 // Owner.Label(id) and at) to Announced and increments NextID. The caller
-// then Saves the state before beginning the Stream Load (DESIGN.md §2
+// then Saves the state before beginning the Stream Load (docs/design.md §2
 // invariant 1).
 func (s *State) Announce(at time.Time) (Announcement, error) {
 	id := s.NextID

@@ -16,7 +16,7 @@ const (
 	ResolvedAborted = "aborted"
 )
 
-// Owner identifies the one writer a store belongs to (DESIGN.md §3, prefix
+// Owner identifies the one writer a store belongs to (docs/design.md §3, prefix
 // ownership). A store opened with a different Owner is refused.
 type Owner struct {
 	// Job is the job name, which is the label prefix.
@@ -31,7 +31,7 @@ type Owner struct {
 }
 
 // Decision is a decided checkpoint: its label and transaction are committed
-// (or healed) by recovery, never aborted (DESIGN.md §2 invariant 2).
+// (or healed) by recovery, never aborted (docs/design.md §2 invariant 2).
 type Decision struct {
 	// ID is the checkpoint id, ≥ 1.
 	ID uint64 `json:"id"`
@@ -53,10 +53,10 @@ type Decision struct {
 	// CommittedAt is when Committed became true; zero otherwise.
 	CommittedAt time.Time `json:"committed_at,omitzero"`
 	// Healed counts replays of [Start, End) after the transaction was found
-	// ABORTED (DESIGN.md §2, heal).
+	// ABORTED (docs/design.md §2, heal).
 	Healed int `json:"healed,omitempty"`
 	// Counts are the checkpoint's load counters known when it was decided:
-	// the decision carries its own evidence (DESIGN.md §6), so the ledger
+	// the decision carries its own evidence (docs/design.md §6), so the ledger
 	// entries of the checkpoint can be written, or rewritten after a crash,
 	// from the store alone. Nil in stores written before doris-sink
 	// recorded them (counts unknown).
@@ -80,11 +80,11 @@ type LoadCounts struct {
 	// Attempts counts the load attempts of the checkpoint (or of its heal).
 	Attempts int `json:"attempts"`
 	// DeadLettered counts the checkpoint's source records sent to a
-	// dead-letter topic instead of being loaded (DESIGN.md §5).
+	// dead-letter topic instead of being loaded (docs/design.md §5).
 	DeadLettered int64 `json:"dead_lettered"`
 }
 
-// Announcement is a label recorded before its Stream Load begins (DESIGN.md
+// Announcement is a label recorded before its Stream Load begins (docs/design.md
 // §2 invariant 1) and not decided yet. Recovery aborts it.
 type Announcement struct {
 	// ID is the checkpoint id, ≥ 1.

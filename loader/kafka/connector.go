@@ -32,7 +32,7 @@ type Sink interface {
 	Close(ctx context.Context) error
 }
 
-// Connector reads one Kafka topic into a Sink (DESIGN.md §1, connector
+// Connector reads one Kafka topic into a Sink (docs/design.md §1, connector
 // row). Create it with New, then call Run once. Drain and Metrics are safe
 // to call from any goroutine.
 type Connector struct {

@@ -56,7 +56,7 @@ func TestEndToEndDrain(t *testing.T) {
 	}
 }
 
-// TestCrashRestart crashes the loader at a cut point (DESIGN.md §2) during
+// TestCrashRestart crashes the loader at a cut point (docs/design.md §2) during
 // the third checkpoint, then a new Connector and Loader on the same store
 // dir and emulator resume: no loss, no duplicates.
 func TestCrashRestart(t *testing.T) {
@@ -96,7 +96,7 @@ func TestCrashRestart(t *testing.T) {
 	}
 }
 
-// TestRewindOnDorisFault: Doris fails a precommit (doris-api.md §2: Status
+// TestRewindOnDorisFault: Doris fails a precommit (docs/doris-facts.md §2: Status
 // Fail), the loader aborts the checkpoint, the Connector recovers and
 // rewinds, and the final rows are exact.
 func TestRewindOnDorisFault(t *testing.T) {

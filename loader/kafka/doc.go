@@ -1,7 +1,7 @@
-// Package kafka is the Kafka source of doris-sink (DESIGN.md §1, connector
+// Package kafka is the Kafka source of doris-sink (docs/design.md §1, connector
 // row): a franz-go consumer that reads one topic, converts every record to
-// one Stream Load row (DESIGN.md §5) and drives a *loader.Loader, whose
-// exactly-once protocol (DESIGN.md §2) decides which offsets are loaded.
+// one Stream Load row (docs/design.md §5) and drives a *loader.Loader, whose
+// exactly-once protocol (docs/design.md §2) decides which offsets are loaded.
 //
 // # Standalone mode
 //

@@ -27,7 +27,7 @@ func drainAt(c *Connector, want Position, extra func()) {
 }
 
 // precommitDown makes the next count precommits fail (-1: until Remove;
-// doris-api.md §2: Status Fail, the txn is aborted), as while a BE is down.
+// docs/doris-facts.md §2: Status Fail, the txn is aborted), as while a BE is down.
 func precommitDown(t *testing.T, e *env, count int) *doristest.FaultHandle {
 	t.Helper()
 	fh, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, Count: count,
@@ -39,7 +39,7 @@ func precommitDown(t *testing.T, e *env, count int) *doristest.FaultHandle {
 }
 
 // The drain's final checkpoint fails once (precommit Status Fail,
-// doris-api.md §2): the drain recovers, rewinds, re-reads up to where it
+// docs/doris-facts.md §2): the drain recovers, rewinds, re-reads up to where it
 // began (not the records produced after), checkpoints again and Run
 // returns nil. The table holds exactly the consumed records; a restart
 // loads the later ones once.

@@ -51,7 +51,7 @@ func (e *DeadLetterError) Unwrap() error { return e.Err }
 // Connector was failing to start or to recover (Attempts 0). Nothing is
 // lost: every failed
 // checkpoint's transactions were aborted (or are resolved by Recover at the
-// next start, DESIGN.md §2), and the next start resumes from the last
+// next start, docs/design.md §2), and the next start resumes from the last
 // decided position. It wraps the last checkpoint failure (which wraps
 // loader.ErrNeedRecover).
 type DrainError struct {

@@ -79,7 +79,7 @@ func (e *env) txns() map[doris.TxnStatus][]doris.Transaction {
 // fail-fast grace (30 s on a clock that jumps over the backoff waits:
 // 1+2+4+8 s, then the rest of the grace, 15 s), with the stall reported
 // as fatal from the first failure. Doris answers a load into an unknown
-// table "[NOT_FOUND]... table not found, tableName=<t>" (doris-api.md
+// table "[NOT_FOUND]... table not found, tableName=<t>" (docs/doris-facts.md
 // §2.4: FE DatabaseIf.getTableOrMetaException), classified
 // doris.ErrNotFound.
 func TestUnknownTableFailsFastAfterGrace(t *testing.T) {
@@ -155,7 +155,7 @@ func TestTableCreatedWithinGraceLoads(t *testing.T) {
 
 // Rejected credentials fail fast too (grace 0: at the first failure).
 // Doris answers a wrong password with a Fail/Unauthorized body
-// (doris-api.md §1.2, §1.3), classified doris.ErrUnauthorized.
+// (docs/doris-facts.md §1.2, §1.3), classified doris.ErrUnauthorized.
 func TestWrongPasswordFailsFast(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
@@ -228,7 +228,7 @@ func TestMissingTopic(t *testing.T) {
 
 // Issue 11: a row Doris rejects made every retry fail the same way (24
 // failed checkpoints, 13 labels in 15 s). Now the first refusal
-// ("[DATA_QUALITY_ERROR]too many filtered rows", doris-api.md §8) ends Run
+// ("[DATA_QUALITY_ERROR]too many filtered rows", docs/doris-facts.md §8) ends Run
 // with a *RejectedError naming the range, label, Doris's counters and
 // error log, and the ways out: one label and one aborted txn for the
 // failed checkpoint, no Recover after the start. With a dead-letter topic
@@ -280,7 +280,7 @@ func TestRejectedRowsStopWithoutRetry(t *testing.T) {
 	}
 }
 
-// Transient failures (a precommit failing 4 times, doris-api.md §2) are
+// Transient failures (a precommit failing 4 times, docs/doris-facts.md §2) are
 // retried with a backoff that doubles over consecutive failures and is
 // reset by a decided checkpoint; each failed checkpoint burns exactly one
 // label (one aborted txn), and the rows end exactly once.
@@ -409,7 +409,7 @@ func TestDrainDuringStartupWait(t *testing.T) {
 }
 
 // Issue 11: a decided checkpoint that Doris aborted ("timeout by txn
-// manager", doris-api.md §5; the emulator's TimeoutPrecommitted) was healed
+// manager", docs/doris-facts.md §5; the emulator's TimeoutPrecommitted) was healed
 // only when the next record arrived. Now the failed background commit
 // wakes the Connector, which recovers and replays the checkpoint at once
 // on a quiet topic (without the fix this test waits forever: no record
@@ -449,7 +449,7 @@ func TestAbortedDecisionHealsWithoutTraffic(t *testing.T) {
 
 // Issue 11: with the BE down, checkpoint failures stayed 0: only failures
 // at the barrier were counted. A load that fails while the records stream
-// (here refused at its begin, doris-api.md §1.5: answered before the body
+// (here refused at its begin, docs/doris-facts.md §1.5: answered before the body
 // is read, so the first Write fails) now counts.
 func TestStreamingFailureCounted(t *testing.T) {
 	t.Parallel()

@@ -9,7 +9,7 @@ import (
 
 // commitGroup commits the decided position end to Config.Group, for
 // monitoring only (consumer-lag tools). The Connector is not a member, so
-// the commit uses generation −1 (kadm.CommitOffsets, go-deps.md §1): it
+// the commit uses generation −1 (kadm.CommitOffsets): it
 // succeeds while the group has no members. A failure is logged and counted
 // (Metrics.GroupCommitFailures), never fatal. The metadata names the
 // checkpoint decided last (Sink.LastDecision):

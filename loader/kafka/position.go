@@ -14,7 +14,7 @@ import (
 //	{"topic":"orders","offsets":{"0":123,"1":456}}
 //
 // with partitions in ascending numeric order, and is what the checkpoint
-// store records as a checkpoint's start and end (DESIGN.md §2).
+// store records as a checkpoint's start and end (docs/design.md §2).
 type Position struct {
 	Topic   string
 	Offsets map[int32]int64

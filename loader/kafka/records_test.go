@@ -68,7 +68,7 @@ func TestBadRecordDeadLetter(t *testing.T) {
 	if dl != 1 {
 		t.Fatalf("checkpoint stats report %d dead-lettered, want 1", dl)
 	}
-	// The ledger counts it too (DESIGN.md §5, §6): in the decided and the
+	// The ledger counts it too (docs/design.md §5, §6): in the decided and the
 	// committed entry of the checkpoint that covered offset 10, nowhere else.
 	entries, _, err := ledger.ReadFile(e.dir)
 	if err != nil {
@@ -108,7 +108,7 @@ func TestBadRecordDeadLetter(t *testing.T) {
 
 // TestDebeziumDeleteOnUniqueTable: op d loads the before image with
 // __DORIS_DELETE_SIGN__ = 1 through hidden_columns, which removes the key
-// of a merge-on-write Unique table (doris-api.md §7).
+// of a merge-on-write Unique table (docs/doris-facts.md §7).
 func TestDebeziumDeleteOnUniqueTable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)

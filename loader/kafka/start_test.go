@@ -70,7 +70,7 @@ func TestFirstStartModes(t *testing.T) {
 // TestGroupCommitMetadata: after each checkpoint the decided offsets are
 // committed to the group with metadata naming doris-sink and the decided
 // checkpoint, "doris-sink:chk=<id>:label=<label>" (generation −1,
-// go-deps.md §1), readable with kadm.FetchOffsets.
+// accepted by a group with no members), readable with kadm.FetchOffsets.
 func TestGroupCommitMetadata(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 3)

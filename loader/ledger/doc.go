@@ -1,4 +1,4 @@
-// Package ledger is doris-sink's evidence trail (DESIGN.md §6): an
+// Package ledger is doris-sink's evidence trail (docs/design.md §6): an
 // append-only file of JSON lines, dir/ledger.jsonl, one Entry per event
 // (a checkpoint decided, committed, aborted, healed or resolved by an
 // operator). `doris-sink verify` reconciles it with Doris and the source.

@@ -59,7 +59,7 @@ type Entry struct {
 	RowsUnselected int64 `json:"rows_unselected"`
 	Bytes          int64 `json:"bytes"`
 	// DeadLettered counts the checkpoint's source records sent to a
-	// dead-letter topic instead of being loaded (DESIGN.md §5).
+	// dead-letter topic instead of being loaded (docs/design.md §5).
 	DeadLettered int64 `json:"dead_lettered,omitempty"`
 	// Times of precommit, decision and commit, zero when not reached.
 	PrecommitAt time.Time `json:"precommit_at,omitzero"`

@@ -1,5 +1,5 @@
 // Package coordlog is the Kafka coordinator log of a doris-sink job
-// (DESIGN.md §7, issue 12): the 2PC decisions live in Kafka, fenced by
+// (docs/design.md §7, issue 12): the 2PC decisions live in Kafka, fenced by
 // Kafka, instead of in a local file.
 //
 // # What it is

@@ -26,7 +26,7 @@ func loadYAML(t *testing.T, body string, env ...string) (*config.Config, error) 
 }
 
 // doris.tls.ca_file from YAML reaches the Doris client: Stream Load 2PC over
-// https (FE 307 → https BE, doris-api.md §1.2) and the commit succeed, with
+// https (FE 307 → https BE, docs/doris-facts.md §1.2) and the commit succeed, with
 // the password from doris.password_file. Without the CA the same config
 // fails with a certificate error.
 func TestNewDorisClientWithCAFile(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package config loads and validates the doris-sink configuration
-// (DESIGN.md §1): built-in defaults that are safe for exactly-once, then a
+// (docs/design.md §1): built-in defaults that are safe for exactly-once, then a
 // YAML file, then DORIS_SINK_* environment variables, then command-line
-// flags. Keys are the stable names of DESIGN.md §1 plus the connector's
+// flags. Keys are the stable names of docs/design.md §1 plus the connector's
 // own; the Doris Flink connector's option names are accepted as aliases in
 // the YAML file (aliases.go, docs/configuration.md).
 //
@@ -13,13 +13,13 @@ import (
 	"time"
 )
 
-// Guarantee values of delivery.guarantee (DESIGN.md §4).
+// Guarantee values of delivery.guarantee (docs/design.md §4).
 const (
 	ExactlyOnce = "exactly-once"
 	AtLeastOnce = "at-least-once"
 )
 
-// Record formats of records.format (DESIGN.md §5).
+// Record formats of records.format (docs/design.md §5).
 const (
 	RecordsJSON     = "json"
 	RecordsCSV      = "csv"

@@ -30,7 +30,7 @@ type Key struct {
 }
 
 // keys is the table of every configuration key. The defaults are safe for
-// exactly-once (DESIGN.md §1); job.name has none and is required.
+// exactly-once (docs/design.md §1); job.name has none and is required.
 var keys = []Key{
 	{Name: "job.name", kind: kindString, Default: "", Doc: "job name and Stream Load label prefix, 1-49 of [A-Za-z0-9_-]; required"},
 	{Name: "job.data_dir", kind: kindString, Default: "", Doc: "checkpoint store and ledger directory; default ./var/<job.name>"},

@@ -23,7 +23,7 @@ import (
 const EnvPrefix = "DORIS_SINK_"
 
 // ReservedEnv are DORIS_SINK_* variables that are not config keys: the
-// loader's failpoints, armed only by `doris-sink run` (DESIGN.md; STYLE.md
+// loader's failpoints, armed only by `doris-sink run` (docs/design.md; STYLE.md
 // "Failpoints"). Load skips them instead of refusing them as unknown keys.
 var ReservedEnv = []string{"DORIS_SINK_FAILPOINTS"}
 

@@ -17,7 +17,7 @@ import (
 )
 
 // Bounds of delivery.checkpoint_interval. The upper bound is Doris's
-// stream_load_default_precommit_timeout_second (3600 s, doris-api.md §5):
+// stream_load_default_precommit_timeout_second (3600 s, docs/doris-facts.md §5):
 // a checkpoint must be decided and committed well before Doris aborts its
 // precommitted transaction.
 const (
@@ -40,7 +40,7 @@ var reservedProperties = map[string]string{
 	"format":           "use doris.format",
 	"txn_id":           "2PC endpoint only",
 	"txn_operation":    "2PC endpoint only",
-	"group_commit":     "Doris refuses a label together with group_commit (doris-api.md §9)",
+	"group_commit":     "Doris refuses a label together with group_commit (docs/doris-facts.md §9)",
 }
 
 var metadataFields = []string{"topic", "partition", "offset", "timestamp"}
@@ -244,7 +244,7 @@ func (c *Config) validate(need Need) error {
 	case c.Delivery.BatchMode && c.Delivery.Guarantee == ExactlyOnce:
 		errs.add(&ConflictError{
 			Keys:   []string{"delivery.batch_mode=true", "delivery.guarantee=exactly-once"},
-			Reason: "batch mode flushes are not bound to checkpoints, so they cannot be exactly-once (DESIGN.md §4); batch mode is not implemented for at-least-once either",
+			Reason: "batch mode flushes are not bound to checkpoints, so they cannot be exactly-once (docs/design.md §4); batch mode is not implemented for at-least-once either",
 			Fix:    "set delivery.batch_mode: false (delivery.guarantee: at-least-once without batch mode loads one non-2PC Stream Load per checkpoint)",
 		})
 	case c.Delivery.BatchMode:

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// Stages of the exactly-once cycle (DESIGN.md §2) timed in
+// Stages of the exactly-once cycle (docs/design.md §2) timed in
 // doris_sink_stage_seconds.
 const (
 	// StageBegin is the BE's begin_txn time (LoadResult.BeginTxnTimeMs).
@@ -111,5 +111,5 @@ func New() *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // SetReady marks the process ready (/readyz answers 200): every loader has
-// recovered (DESIGN.md §2 invariant 4).
+// recovered (docs/design.md §2 invariant 4).
 func (m *Metrics) SetReady(ready bool) { m.ready.Store(ready) }

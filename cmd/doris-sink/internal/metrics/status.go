@@ -11,7 +11,7 @@ import (
 // States of a job in the running process (JobStatus.State).
 const (
 	// StateRecovering: the process has not finished its start-up recovery
-	// (DESIGN.md §2 invariant 4); /readyz answers 503.
+	// (docs/design.md §2 invariant 4); /readyz answers 503.
 	StateRecovering = "recovering"
 	// StateRunning: recovered and making progress.
 	StateRunning = "running"

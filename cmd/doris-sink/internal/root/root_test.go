@@ -65,7 +65,7 @@ func newEnv(t *testing.T) *env {
 	return &env{srv: srv, client: c, conn: []string{"--fe", srv.FEURL(), "--mysql", srv.MySQLAddr(), "--db", "demo"}}
 }
 
-// precommit runs a 2PC Stream Load (doris-api.md §1, §3) and returns its txn id.
+// precommit runs a 2PC Stream Load (docs/doris-facts.md §1, §3) and returns its txn id.
 func (e *env) precommit(t *testing.T, l string) int64 {
 	t.Helper()
 	res, err := e.client.StreamLoad(context.Background(), doris.LoadRequest{DB: "demo", Table: "orders", Label: l, Format: "json",

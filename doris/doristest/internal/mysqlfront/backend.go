@@ -43,7 +43,7 @@ type Backend interface {
 	FrontendConfig(pattern string) [][2]string
 }
 
-// TxnQuery is the WHERE clause of SHOW TRANSACTION (doris-api.md §6.2).
+// TxnQuery is the WHERE clause of SHOW TRANSACTION (docs/doris-facts.md §6.2).
 type TxnQuery struct {
 	ID        int64 // > 0 when set
 	Label     string

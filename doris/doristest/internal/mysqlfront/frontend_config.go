@@ -10,7 +10,7 @@ import (
 // MasterOnly, Comment. The Backend only knows keys and values: Type is
 // inferred from the value (boolean, int, long, double or String), IsMutable
 // and MasterOnly are "true" (true of every config the emulator models,
-// doris-api.md §5) and Comment is empty.
+// docs/doris-facts.md §5) and Comment is empty.
 func (ss *session) frontendConfig(st stmt, i int) (*resultSpec, error) {
 	pat, _, ok := likeFilter(st, i)
 	if !ok {

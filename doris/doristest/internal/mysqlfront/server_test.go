@@ -151,7 +151,7 @@ func TestDescribeAggregate(t *testing.T) {
 	}
 }
 
-// TestShowTransaction follows doris-api.md §6.2.
+// TestShowTransaction follows docs/doris-facts.md §6.2.
 func TestShowTransaction_6_2(t *testing.T) {
 	t.Parallel()
 	f := newFakeBackend()

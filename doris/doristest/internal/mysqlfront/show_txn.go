@@ -9,7 +9,7 @@ import (
 )
 
 // Messages of FE ShowTransactionStmt / DatabaseTransactionMgr
-// (doris-api.md §6.2).
+// (docs/doris-facts.md §6.2).
 const (
 	msgTxnBadWhere = "Where clause should looks like one of them: id = 123 or label =/like 'label' or status = 'prepare/precommitted/committed/visible/aborted'"
 	msgTxnNoWhere  = "Missing transaction id"
@@ -17,7 +17,7 @@ const (
 
 // showTransaction handles
 // SHOW TRANSACTION [FROM|IN db] WHERE id = N | label = 'x' | label LIKE 'x%' | status = 's'
-// (doris-api.md §6.2): 15 VARCHAR columns in doris.TransactionColumns order.
+// (docs/doris-facts.md §6.2): 15 VARCHAR columns in doris.TransactionColumns order.
 func (ss *session) showTransaction(st stmt, i int) (*resultSpec, error) {
 	explicit := ""
 	if st.at(i).is("FROM") || st.at(i).is("IN") {

@@ -10,7 +10,7 @@ import (
 
 // ErrNotReadOnly is returned (wrapped) for a statement that would change
 // data or schema. The emulator's tables change only through Stream Load
-// (doris-api.md §1) and the MySQL front's DDL handling, never through this
+// (docs/doris-facts.md §1) and the MySQL front's DDL handling, never through this
 // engine.
 var ErrNotReadOnly = errors.New("only read-only statements (SELECT, WITH … SELECT) are supported here; load data with Stream Load")
 

@@ -16,7 +16,7 @@ import (
 )
 
 // LoadSpec is the part of a Stream Load request that shapes the data: the
-// headers of doris-api.md §1.4 that concern parsing, mapping, filtering and
+// headers of docs/doris-facts.md §1.4 that concern parsing, mapping, filtering and
 // the delete sign.
 type LoadSpec struct {
 	Format           string // "csv" (default), "csv_with_names", "csv_with_names_and_types", "json"
@@ -51,7 +51,7 @@ type Batch struct {
 	// ErrorLines describe filtered rows, one line each, for the BE's
 	// _load_error_log (bounded in count).
 	ErrorLines []string
-	// FirstErrorMsg is set when the load fails in execution (doris-api.md §2.1 #20).
+	// FirstErrorMsg is set when the load fails in execution (docs/doris-facts.md §2.1 #20).
 	FirstErrorMsg string
 
 	meta *tableMeta // the schema the batch was prepared under

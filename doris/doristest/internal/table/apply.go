@@ -7,7 +7,7 @@ import (
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
-// apply makes a committed batch visible (doris-api.md §7). Batches are
+// apply makes a committed batch visible (docs/doris-facts.md §7). Batches are
 // applied in commit order; within a batch rows apply in input order, which
 // gives the BE memtable's results for every model emulated here.
 func (t *Table) apply(b *Batch) {
@@ -53,7 +53,7 @@ func (t *Table) apply(b *Batch) {
 	}
 }
 
-// applyUnique is merge-on-write UNIQUE KEY (doris-api.md §7): one row per
+// applyUnique is merge-on-write UNIQUE KEY (docs/doris-facts.md §7): one row per
 // key; with a sequence column the new row (or delete) wins iff
 // new_seq >= old_seq, so equal sequences let the later row win. A delete
 // keeps the key's sequence as a tombstone (see entry.seq).
@@ -95,7 +95,7 @@ func (t *Table) applyUnique(r *stagedRow, b *Batch) bool {
 }
 
 // applyAggregate merges a row into its key with each value column's
-// aggregation (doris-api.md §7).
+// aggregation (docs/doris-facts.md §7).
 func (t *Table) applyAggregate(r *stagedRow) {
 	m := t.meta.Load()
 	key := encodeKey(nil, m.keyIdx, r.vals)

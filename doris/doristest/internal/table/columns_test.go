@@ -16,7 +16,7 @@ func mapTable(t *testing.T) *Table {
 		col("d", "DECIMAL(8,2) DEFAULT=1.5"), col("flag", "TINYINT NOT NULL DEFAULT=7"))
 }
 
-// doris-api.md §1.4 `columns`: positional source names, mappings, defaults.
+// docs/doris-facts.md §1.4 `columns`: positional source names, mappings, defaults.
 func TestColumnsMapping_Section1_4(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -82,7 +82,7 @@ func TestCurrentTimestampDefault(t *testing.T) {
 	}
 }
 
-// doris-api.md §1.4 `where`: rows failing it are unselected, not filtered.
+// docs/doris-facts.md §1.4 `where`: rows failing it are unselected, not filtered.
 func TestWhere_Section1_4(t *testing.T) {
 	t.Parallel()
 	body := "1,10,a\n2,20,b\n3,\\N,c\n4,40,d\n5,x,e\n"
@@ -127,7 +127,7 @@ func TestWhere_Section1_4(t *testing.T) {
 }
 
 // Strict-mode conversion failures are filtered before `where`; NOT NULL
-// violations are checked after it (doris-api.md §8 counters).
+// violations are checked after it (docs/doris-facts.md §8 counters).
 func TestWhereOrderVersusFilter(t *testing.T) {
 	t.Parallel()
 	tb := newTable(t, schema.DuplicateKeys, []string{"k"}, nil, col("k", "INT"), col("v", "INT NOT NULL"))

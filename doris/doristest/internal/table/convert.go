@@ -97,7 +97,7 @@ func convertJSONText(s string) (any, error) {
 	return buf.String(), nil
 }
 
-// convertText converts CSV/JSON text per column type (doris-api.md §7 data
+// convertText converts CSV/JSON text per column type (docs/doris-facts.md §7 data
 // model; conversion rules follow Doris's string parsers closely enough for
 // tests: see the package report for gaps).
 func convertText(t colType, s string) (any, error) {

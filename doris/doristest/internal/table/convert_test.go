@@ -7,7 +7,7 @@ import (
 )
 
 // Type conversion per column type, NULL-ing in non-strict mode and
-// filtering in strict mode (doris-api.md §1.4 strict_mode, §8).
+// filtering in strict mode (docs/doris-facts.md §1.4 strict_mode, §8).
 func TestTypeConversion(t *testing.T) {
 	t.Parallel()
 	const bad = "<bad>"      // conversion failure: NULL non-strict, filtered strict

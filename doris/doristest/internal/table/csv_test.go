@@ -12,7 +12,7 @@ func dupKV(t *testing.T) *Table {
 	return newTable(t, schema.DuplicateKeys, []string{"k"}, nil, col("k", "INT"), col("v", "VARCHAR(32)"))
 }
 
-// doris-api.md §1.4: column_separator, line_delimiter, enclose/escape,
+// docs/doris-facts.md §1.4: column_separator, line_delimiter, enclose/escape,
 // trim_double_quotes, skip_lines, csv_with_names[_and_types], `\N`.
 func TestCSVParsing_Section1_4(t *testing.T) {
 	t.Parallel()

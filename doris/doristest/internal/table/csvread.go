@@ -151,7 +151,7 @@ func plainField(f string, o csvOpts) any {
 
 // csvSkip is the number of leading lines a CSV load skips: csv_with_names
 // and csv_with_names_and_types skip their header line(s), otherwise
-// skip_lines (doris-api.md §1.4).
+// skip_lines (docs/doris-facts.md §1.4).
 func csvSkip(s LoadSpec) int {
 	switch s.Format {
 	case FormatCSVWithNames:

@@ -3,7 +3,7 @@ package table
 import "fmt"
 
 // Error is a load failure with the Doris status code that a BE would report
-// (doris-api.md §2.4). Error() returns the bare text; Message() returns the
+// (docs/doris-facts.md §2.4). Error() returns the bare text; Message() returns the
 // Stream Load `Message` field form "[CODE]text" (with the FE's
 // "TStatus: errCode = 2, detailMessage = " wrapping when FromFE).
 type Error struct {
@@ -16,7 +16,7 @@ type Error struct {
 func (e *Error) Error() string { return e.Msg }
 
 // Message returns the text of the Stream Load response `Message` field.
-// The FE errCode number is not reliable across versions (doris-api.md §2.4);
+// The FE errCode number is not reliable across versions (docs/doris-facts.md §2.4);
 // 2 is what released builds print.
 func (e *Error) Message() string {
 	if e.FromFE {

@@ -8,7 +8,7 @@ import (
 )
 
 // The expression subset shared by the `columns` mapping, `where` and `delete`
-// headers (doris-api.md §1.4): literals (numbers, 'strings', NULL, TRUE,
+// headers (docs/doris-facts.md §1.4): literals (numbers, 'strings', NULL, TRUE,
 // FALSE), column names (plain or `back-quoted`), + - * / % with unary minus,
 // = != <> < <= > >=, IS [NOT] NULL, [NOT] IN (...), AND / OR / NOT,
 // parentheses, and the functions upper, lower, concat, trim, ltrim, rtrim,

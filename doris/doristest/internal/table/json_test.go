@@ -9,7 +9,7 @@ import (
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
-// doris-api.md §1.4: read_json_by_line, strip_outer_array, jsonpaths,
+// docs/doris-facts.md §1.4: read_json_by_line, strip_outer_array, jsonpaths,
 // json_root; NULL from JSON null or a missing key.
 func TestJSONParsing_Section1_4(t *testing.T) {
 	t.Parallel()

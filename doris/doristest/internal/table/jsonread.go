@@ -127,7 +127,7 @@ func firstByte(b []byte) byte {
 	return 0
 }
 
-// readJSON parses a JSON body (doris-api.md §1.4 read_json_by_line,
+// readJSON parses a JSON body (docs/doris-facts.md §1.4 read_json_by_line,
 // strip_outer_array, jsonpaths, json_root). A malformed line filters that
 // line; a malformed whole-body document fails the load.
 func (p *loadPlan) readJSON(r io.Reader, b *Batch) error {

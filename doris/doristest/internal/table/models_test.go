@@ -17,7 +17,7 @@ func ordersTable(t *testing.T) *Table {
 
 var jsonH = []string{"format", "json"}
 
-// The seed scenario (doris-api.md §7 sequence column, merge-on-write):
+// The seed scenario (docs/doris-facts.md §7 sequence column, merge-on-write):
 // create(v1), pay(v2) committed; a late cancel with v1 in a later batch
 // must not overwrite pay.
 func TestUniqueSequenceLateEvent_Section7(t *testing.T) {
@@ -63,7 +63,7 @@ func TestUniqueSequenceWithinBatch_Section7(t *testing.T) {
 }
 
 // Without a sequence column the later row wins, in a batch and across
-// batches (doris-api.md §7).
+// batches (docs/doris-facts.md §7).
 func TestUniqueNoSequence_Section7(t *testing.T) {
 	t.Parallel()
 	tb := newTable(t, schema.UniqueKeys, []string{"k"}, nil, col("k", "INT"), col("v", "VARCHAR(8)"))
@@ -76,7 +76,7 @@ func TestUniqueNoSequence_Section7(t *testing.T) {
 }
 
 // Delete sign via hidden_columns (Flink connector style), CSV and JSON,
-// with and without a sequence column (doris-api.md §7 delete sign).
+// with and without a sequence column (docs/doris-facts.md §7 delete sign).
 func TestDeleteSign_Section7(t *testing.T) {
 	t.Parallel()
 	t.Run("no sequence csv", func(t *testing.T) {
@@ -140,7 +140,7 @@ func TestDeleteSign_Section7(t *testing.T) {
 	})
 }
 
-// merge_type DELETE / MERGE (doris-api.md §7 delete sign).
+// merge_type DELETE / MERGE (docs/doris-facts.md §7 delete sign).
 func TestMergeType_Section7(t *testing.T) {
 	t.Parallel()
 	newT := func() *Table {
@@ -173,7 +173,7 @@ func TestMergeType_Section7(t *testing.T) {
 }
 
 // function_column.sequence_type tables take the hidden sequence from the
-// header function_column.sequence_col (doris-api.md §1.4, §7).
+// header function_column.sequence_col (docs/doris-facts.md §1.4, §7).
 func TestSequenceType_Section7(t *testing.T) {
 	t.Parallel()
 	mk := func() *Table {
@@ -209,7 +209,7 @@ func TestSequenceType_Section7(t *testing.T) {
 	}
 }
 
-// AGGREGATE KEY value columns (doris-api.md §7).
+// AGGREGATE KEY value columns (docs/doris-facts.md §7).
 func TestAggregate_Section7(t *testing.T) {
 	t.Parallel()
 	tb := newTable(t, schema.AggregateKeys, []string{"k"}, nil,
@@ -254,7 +254,7 @@ func TestDuplicateSortedAndVersion_Section7(t *testing.T) {
 	}
 }
 
-// partial_columns (doris-api.md §1.4): only loaded columns of existing keys
+// partial_columns (docs/doris-facts.md §1.4): only loaded columns of existing keys
 // change; new keys get defaults.
 func TestPartialColumns_Section1_4(t *testing.T) {
 	t.Parallel()

@@ -79,7 +79,7 @@ func newPlan(m *tableMeta, spec LoadSpec, now time.Time) (*loadPlan, error) {
 	notEmulated := func(err error) error {
 		return feAnalysis("%v", err)
 	}
-	// `columns` (doris-api.md §1.4): plain names are source columns, name=expr
+	// `columns` (docs/doris-facts.md §1.4): plain names are source columns, name=expr
 	// are mappings; mappings whose target is not a table column are temporary
 	// names later mappings may use.
 	if strings.TrimSpace(spec.Columns) != "" {
@@ -172,7 +172,7 @@ func newPlan(m *tableMeta, spec LoadSpec, now time.Time) (*loadPlan, error) {
 	if spec.MergeType != "" && spec.MergeType != MergeAppend && s.Keys != schema.UniqueKeys {
 		return nil, feAnalysis("load by MERGE or DELETE is only supported in unique tables.")
 	}
-	// Sequence column checks (doris-api.md §1.4 `function_column.sequence_col`).
+	// Sequence column checks (docs/doris-facts.md §1.4 `function_column.sequence_col`).
 	switch {
 	case spec.SequenceCol != "" && !m.hasSeq():
 		return nil, feAnalysis("There is no sequence column in the table %s", s.Name)

@@ -45,7 +45,7 @@ func printable(v any) string {
 // process runs one source record (values in srcNames order: nil, CSV text or
 // jsonRaw) through mapping, conversion, `where`, and the sink's validation,
 // in the BE's order: conversion (strict-mode failures filtered) → where
-// (unselected) → NOT NULL / length checks (filtered). doris-api.md §1.4, §8.
+// (unselected) → NOT NULL / length checks (filtered). docs/doris-facts.md §1.4, §8.
 func (p *loadPlan) process(b *Batch, src []any, line func() string) {
 	b.TotalRows++
 	m := p.m

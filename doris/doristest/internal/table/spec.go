@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Header names of doris-api.md §1.4 that shape data.
+// Header names of docs/doris-facts.md §1.4 that shape data.
 const (
 	hFormat           = "format"
 	hColumnSeparator  = "column_separator"
@@ -40,20 +40,20 @@ const (
 	FormatJSON                 = "json"
 )
 
-// Merge types (doris-api.md §1.4 `merge_type`).
+// Merge types (docs/doris-facts.md §1.4 `merge_type`).
 const (
 	MergeAppend = "APPEND"
 	MergeDelete = "DELETE"
 	MergeMerge  = "MERGE"
 )
 
-// boolHeader: only "true" (case-insensitive) enables (doris-api.md §1.4).
+// boolHeader: only "true" (case-insensitive) enables (docs/doris-facts.md §1.4).
 func boolHeader(h http.Header, name string) bool {
 	return strings.EqualFold(h.Get(name), "true")
 }
 
 // ParseLoadSpec reads a LoadSpec from Stream Load headers. Its errors carry
-// the BE's message text (doris-api.md §1.4), e.g. "Invalid merge type x";
+// the BE's message text (docs/doris-facts.md §1.4), e.g. "Invalid merge type x";
 // they are *Error values.
 func ParseLoadSpec(h http.Header) (LoadSpec, error) {
 	s := LoadSpec{Format: FormatCSV, ColumnSeparator: "\t", LineDelimiter: "\n", MergeType: MergeAppend}

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// doris-api.md §1.4: header error texts.
+// docs/doris-facts.md §1.4: header error texts.
 func TestParseLoadSpecErrors_Section1_4(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
-// Table properties read by the emulator (doris-api.md §7).
+// Table properties read by the emulator (docs/doris-facts.md §7).
 const (
 	propSequenceCol  = "function_column.sequence_col"
 	propSequenceType = "function_column.sequence_type"
@@ -37,7 +37,7 @@ type entry struct {
 	// seq is the row's sequence value (UNIQUE with a sequence column). It
 	// is kept on deleted keys as a tombstone: in merge-on-write the delete
 	// row, with its sequence, stays in the table, so a later load with a
-	// lower sequence cannot resurrect the key (doris-api.md §7).
+	// lower sequence cannot resurrect the key (docs/doris-facts.md §7).
 	seq     any
 	deleted bool
 }

@@ -1,6 +1,6 @@
 // Package bench implements `doris-sink bench`: throughput, memory, latency
 // and recovery of the sink measured against a bare franz-go consumer in
-// one run (DESIGN.md §8). The broker (kfake) and the Doris emulator (in
+// one run (docs/design.md §8). The broker (kfake) and the Doris emulator (in
 // counting mode) live in this process; every measured case runs in a
 // child process (`doris-sink bench worker`) so that its peak RSS, CPU time
 // and allocations are its own.

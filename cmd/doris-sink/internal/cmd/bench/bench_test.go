@@ -173,7 +173,7 @@ func TestBenchFlags(t *testing.T) {
 }
 
 // TestPlans: the quick plan is a subset in size of the full one, and the
-// memory plan has the sizes of DESIGN.md §8.
+// memory plan has the sizes of docs/design.md §8.
 func TestPlans(t *testing.T) {
 	t.Parallel()
 	if n := len(FullPlan().Combos); n != 8 {

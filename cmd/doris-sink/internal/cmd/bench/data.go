@@ -8,7 +8,7 @@ import (
 
 // rowGen makes rows of an exact size in a format: a few typed fields and
 // a random hex note that pads the row to size (half the bytes of a 1 KiB
-// row are random, as in go-deps.md §2's q2). It is not safe for concurrent
+// row are random, so compression cannot make it small). It is not safe for concurrent
 // use.
 type rowGen struct {
 	format string

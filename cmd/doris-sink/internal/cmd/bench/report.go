@@ -10,7 +10,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 )
 
-// Targets of DESIGN.md §8.
+// Targets of docs/design.md §8.
 const (
 	targetRatioToBaseline = 0.8
 	targetEOvsALO         = 0.9
@@ -70,7 +70,7 @@ func (o *Options) report(rs []*Result) error {
 			return err
 		}
 	}
-	fmt.Fprintln(w, "\ntargets (DESIGN.md §8)")
+	fmt.Fprintln(w, "\ntargets (docs/design.md §8)")
 	for _, line := range verdicts(rs) {
 		fmt.Fprintln(w, "  "+line)
 	}

@@ -18,7 +18,7 @@ import (
 
 // TestDevServesDorisAndKafka starts `doris-sink dev` on ephemeral ports,
 // waits until every port accepts connections, does a 2PC Stream Load and
-// commit (the curl examples, doris-api.md §1, §3), reads the row back over
+// commit (the curl examples, docs/doris-facts.md §1, §3), reads the row back over
 // MySQL, produces to an auto-created topic, then cancels.
 func TestDevServesDorisAndKafka(t *testing.T) {
 	t.Parallel()

@@ -44,7 +44,7 @@ type ListItem struct {
 	DorisError string `json:"doris_error,omitempty"`
 	// UnknownToJob is true for a label Doris holds under the job's prefix
 	// that neither the store nor the ledger announced or decided: another
-	// writer on the same prefix (a fencing risk, DESIGN.md §3) unless its
+	// writer on the same prefix (a fencing risk, docs/design.md §3) unless its
 	// state is ABORTED (then it loaded nothing; the job may have dropped it
 	// as an announced label found ABORTED at recovery).
 	UnknownToJob bool `json:"unknown_to_job"`
@@ -191,7 +191,7 @@ func printList(io *cmdutil.IOStreams, items []ListItem, jobPrefix string) error 
 	}
 	if unknown > 0 {
 		fmt.Fprintf(io.ErrOut, "warning: Doris holds %d label(s) with prefix %s that this job's store and ledger never announced or decided, %d not ABORTED: "+
-			"another writer may be using the prefix (DESIGN.md §3); look them up with `doris-sink label status <label>`\n",
+			"another writer may be using the prefix (docs/design.md §3); look them up with `doris-sink label status <label>`\n",
 			unknown, jobPrefix, risky)
 	}
 	return nil

@@ -20,7 +20,7 @@ const (
 // dorisPattern returns the label prefix to ask Doris about for job prefix
 // jobPrefix ("<job>:") narrowed by --prefix, and false when --prefix
 // excludes every label of the job. The result consists of label characters
-// only, which mean themselves in Doris's LIKE (doris-api.md §6.2: % → .*,
+// only, which mean themselves in Doris's LIKE (docs/doris-facts.md §6.2: % → .*,
 // matched as a regular expression).
 func dorisPattern(jobPrefix, prefix string) (string, bool) {
 	switch {
@@ -42,7 +42,7 @@ func dorisPattern(jobPrefix, prefix string) (string, bool) {
 // ledger knows is UnknownToJob. Ledger-only labels (neither in the store
 // nor in Doris) are not listed. txns is newest first (SHOW TRANSACTION's
 // order), so a label's first txn is its latest, the one get_load_state
-// reports (doris-api.md §6.1). txns nil means Doris was not listed.
+// reports (docs/doris-facts.md §6.1). txns nil means Doris was not listed.
 func merge(store []jobstate.Label, entries []ledger.Entry, txns []doris.Transaction, jobPrefix, prefix string) []ListItem {
 	inLedger := map[string]*ledger.Entry{}
 	for i := range entries {

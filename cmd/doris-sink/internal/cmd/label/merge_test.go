@@ -95,7 +95,7 @@ func TestMergeFlagsLabelsUnknownToJob(t *testing.T) {
 
 // Against the emulator: a label loaded under the job's prefix by another
 // writer shows up flagged; the job's own label is found in store and Doris
-// (doris-api.md §6.2 LIKE).
+// (docs/doris-facts.md §6.2 LIKE).
 func TestListWithDorisEmulator(t *testing.T) {
 	t.Parallel()
 	_, c := cmdutil.NewTestDoris(t, `CREATE TABLE t (id BIGINT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("replication_num" = "1")`)

@@ -14,7 +14,7 @@ type FrontendConfigReader interface {
 	FrontendConfig(ctx context.Context, pattern string) (map[string]string, error)
 }
 
-// Doris clocks that bound the protocol (DESIGN.md §2; doris-api.md §4, §5).
+// Doris clocks that bound the protocol (docs/design.md §2; docs/doris-facts.md §4, §5).
 const (
 	precommitTimeoutKey = "stream_load_default_precommit_timeout_second"
 	labelKeepKey        = "streaming_label_keep_max_second"
