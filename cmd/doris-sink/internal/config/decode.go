@@ -249,7 +249,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			TLS:          DorisTLS{CAFile: d.str("doris.tls.ca_file")},
 		},
 		Delivery: Delivery{
-			Guarantee:          strings.ToLower(d.str("delivery.guarantee")),
+			Guarantee:          strings.ToLower(canonicalGuarantee(d.str("delivery.guarantee"))),
 			CheckpointInterval: d.duration("delivery.checkpoint_interval"),
 			CheckpointMaxBytes: d.size("delivery.checkpoint_max_bytes"),
 			CheckpointMaxRows:  d.integer("delivery.checkpoint_max_rows"),

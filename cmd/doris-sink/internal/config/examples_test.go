@@ -23,7 +23,8 @@ func TestExampleConfigs(t *testing.T) {
 	}
 }
 
-// docs/configuration.md lists every key and every Flink alias.
+// docs/configuration.md lists every key, every Flink alias and every
+// Kafka connector alias.
 func TestConfigurationDocComplete(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "configuration.md"))
@@ -39,6 +40,11 @@ func TestConfigurationDocComplete(t *testing.T) {
 	for _, a := range Aliases() {
 		if !strings.Contains(doc, "| `"+a[0]+"` |") {
 			t.Errorf("docs/configuration.md lacks alias %s", a[0])
+		}
+	}
+	for _, a := range KafkaConnectAliases() {
+		if !strings.Contains(doc, "| `"+a[0]+"` | "+a[1]+" | "+a[2]+" |") {
+			t.Errorf("docs/configuration.md lacks the Kafka connector alias row of %s (or it is stale)", a[0])
 		}
 	}
 }
