@@ -154,6 +154,8 @@ type Records struct {
 	// DeadLetterTopic receives records that cannot be converted; empty
 	// means such a record fails the checkpoint.
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
+	// Delete marks json records as deletes (records.delete.*).
+	Delete Delete `json:"delete"`
 }
 
 // Metrics is the Prometheus endpoint.

@@ -261,6 +261,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			Format:          strings.ToLower(d.str("records.format")),
 			MetadataColumns: d.subMap("records.metadata_columns"),
 			DeadLetterTopic: d.str("records.dead_letter_topic"),
+			Delete:          decodeDelete(d),
 		},
 		Metrics: Metrics{Listen: d.str("metrics.listen"), LogInterval: d.duration("metrics.log_interval")},
 		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},

@@ -1,0 +1,28 @@
+package check
+
+import (
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/doris/schema"
+)
+
+// checkDeletes fails records.delete.* on a table without the delete sign
+// (Duplicate and Aggregate tables, doris-api.md §7), as run refuses it.
+func checkDeletes(r *Report, cfg *config.Config, t *schema.Table) {
+	d := cfg.Records.Delete
+	if !d.Enabled() {
+		return
+	}
+	what := "tombstones (null values) delete their JSON key"
+	if d.Field != "" {
+		what = "records with " + d.Field + " = " + d.Value + " delete their key"
+		if d.Tombstones {
+			what += "; tombstones (null values) delete their JSON key"
+		}
+	}
+	if t.HasDeleteSign() {
+		r.add(OK, "deletes", "records.delete: %s (%s = 1)", what, schema.DeleteSignColumn)
+		return
+	}
+	r.add(Fail, "deletes", "records.delete.* needs a Unique Key table with the delete sign (%s); %s.%s is a %s table, where deletes cannot be applied (run refuses it)",
+		schema.DeleteSignColumn, cfg.Doris.Database, cfg.Doris.Table, t.Keys)
+}
