@@ -43,7 +43,7 @@ var ignoredFlink = map[string]string{
 	"sink.buffer-count":         "bodies are streamed; memory is bounded without buffers",
 	"sink.check-interval":       "doris-sink has no load-check loop",
 	"sink.use-cache":            "bodies are replayed from Kafka, not from a cache",
-	"sink.enable-delete":        "deletes follow records.format: debezium",
+	"sink.enable-delete":        "deletes follow records.format: debezium, or records.delete.* for json",
 	"sink.ignore.update-before": "records.format: debezium uses after/before as documented",
 	"sink.ignore.commit-error":  "doris-sink never ignores a commit error",
 	"sink.parallelism":          "scale out with several processes in one consumer group",

@@ -3,8 +3,12 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/doris/schema"
@@ -78,5 +82,41 @@ func TestRunRefusesDeletesOnDuplicateTable(t *testing.T) {
 	err := result(t, done)
 	if !errors.Is(err, ErrDeletesNeedUnique) || !strings.Contains(err.Error(), "demo.t is a DUPLICATE table") {
 		t.Fatalf("Run: %v, want a refusal naming demo.t and its model", err)
+	}
+}
+
+// run loads records.delete.* end to end: the Build adds hidden_columns, so
+// the field-marked delete and the tombstone remove their keys.
+func TestRunLoadsDeletes(t *testing.T) {
+	t.Parallel()
+	e := newRunEnv(t)
+	if err := e.srv.CreateTable("demo", "CREATE TABLE kv (id BIGINT, v VARCHAR(32)) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1"); err != nil {
+		t.Fatal(err)
+	}
+	e.table = "kv"
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	rs := []*kgo.Record{
+		{Value: []byte(`{"id":1,"v":"a"}`)}, {Value: []byte(`{"id":2,"v":"b"}`)}, {Value: []byte(`{"id":3,"v":"c"}`)},
+		{Value: []byte(`{"id":1,"op":"d"}`)}, {Key: []byte(`{"id":2}`)},
+	}
+	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	sigs, tap, done := e.start("records: { delete: { field: op, value: d, tombstones: true } }\ndelivery: { checkpoint_max_rows: 5 }\n")
+	tap.wait(t, "checkpoint decided")
+	sigs <- syscall.SIGTERM
+	if err := result(t, done); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	rows, err := e.srv.Rows("demo", "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(rows); got != "[[3 c]]" {
+		t.Fatalf("rows %s, want [[3 c]]", got)
 	}
 }
