@@ -59,17 +59,28 @@ func DeleteProperties(d DeleteConfig) map[string]string {
 	return nil
 }
 
+// deleteSignKey is the delete sign as a JSON key.
+var deleteSignKey = []byte(`"` + DeleteSignColumn + `"`)
+
 // delMatch reports whether the compact, valid JSON object obj marks a
 // delete: its top-level c.del.Field has the value c.del.Value. A record that
 // carries __DORIS_DELETE_SIGN__ itself is refused: the sign would be given
 // twice.
 func (c *Converter) delMatch(obj []byte) (bool, error) {
+	if c.del.Field == "" && !bytes.Contains(obj, deleteSignKey) {
+		return false, nil // tombstones only, and no sign in the record: nothing to scan
+	}
 	match := false
 	i := 1 // after '{'
 	for i < len(obj) && obj[i] != '}' {
-		kEnd := skipString(obj, i)
+		// obj is compact and valid: jsonscan's word-at-a-time scanner
+		// finds the ends (skipString goes byte by byte).
+		kEnd, _ := scanString(obj, i)
 		key := obj[i+1 : kEnd-1]
-		vEnd := skipValue(obj, kEnd+1)
+		vEnd, ok := scanValue(obj, kEnd+1, 1)
+		if !ok {
+			return false, errors.New("invalid JSON") // unreachable on compacted input
+		}
 		val := obj[kEnd+1 : vEnd]
 		switch {
 		case keyIs(key, DeleteSignColumn):
