@@ -11,7 +11,7 @@ import (
 // and validate as a run needs them.
 func TestExampleConfigs(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"configs/orders-eos.yaml", "configs/flink-aliases.yaml", "compose/doris-sink.yaml"} {
+	for _, name := range []string{"configs/orders-eos.yaml", "configs/flink-aliases.yaml", "configs/kafka-connect-aliases.yaml", "compose/doris-sink.yaml"} {
 		c, err := Load(LoadOptions{File: filepath.Join("..", "..", "..", "..", "examples", filepath.FromSlash(name)), Need: NeedRun})
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
