@@ -38,4 +38,14 @@ func TestCheckDeletes(t *testing.T) {
 	if len(r.Lines) != 0 {
 		t.Errorf("no deletes configured: %+v", r.Lines)
 	}
+	// enable.delete (hidden_columns) on a Duplicate table fails too.
+	dup, err := schema.ParseCreateTable("CREATE TABLE t (id BIGINT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = Report{}
+	checkDeletes(&r, &config.Config{Doris: config.Doris{Database: "demo", Table: "t", Properties: map[string]string{"hidden_columns": "__DORIS_DELETE_SIGN__"}}}, dup)
+	if r.Failed != 1 || !strings.Contains(r.Lines[0].Detail, "DUPLICATE table") {
+		t.Errorf("hidden_columns on duplicate: %+v", r.Lines)
+	}
 }

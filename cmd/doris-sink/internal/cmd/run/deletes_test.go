@@ -57,6 +57,17 @@ func TestCheckDeleteTable(t *testing.T) {
 	if err := CheckDeleteTable(context.Background(), off, cfg); err != nil || off.calls != 0 {
 		t.Errorf("no deletes: %v after %d reads, want nil without reading", err, off.calls)
 	}
+	// The other ways to load the delete sign are refused the same way.
+	dup := &tableReader{ddl: "CREATE TABLE kv (id BIGINT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1"}
+	for _, c := range []*config.Config{
+		{Doris: cfg.Doris, Records: config.Records{Format: config.RecordsDebezium}},
+		{Doris: config.Doris{Database: "demo", Table: "kv", Properties: map[string]string{"hidden_columns": "x, __DORIS_DELETE_SIGN__"}},
+			Records: config.Records{Format: config.RecordsJSON}},
+	} {
+		if err := CheckDeleteTable(context.Background(), dup, c); !errors.Is(err, ErrDeletesNeedUnique) {
+			t.Errorf("%+v: %v, want ErrDeletesNeedUnique", c.Records, err)
+		}
+	}
 }
 
 // The delete keys reach the connector.
