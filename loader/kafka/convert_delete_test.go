@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -143,4 +144,54 @@ func BenchmarkConvertTombstoneDelete(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzConvertDelete: with records.delete.field op = "1", a row the
+// converter produces carries the delete sign a reference decode by
+// encoding/json expects (a string "1" or the number literal 1 at the top
+// level, the last duplicate winning), and a record carrying the sign
+// itself is refused.
+func FuzzConvertDelete(f *testing.F) {
+	for _, s := range []string{`{"id":1,"op":"1"}`, `{"op":1}`, `{"op":1.0}`, `{"op":"1","op":2}`, `{"\u006fp":"1"}`,
+		`{"x":{"op":"1"}}`, `{"__DORIS_DELETE_SIGN__":0}`, `{"op":true}`, ` {"op" : "1" } `, `[1]`} {
+		f.Add([]byte(s))
+	}
+	c := mustConverter(f, ConvertConfig{Format: FormatJSON, Delete: DeleteConfig{Field: "op", Value: "1"}})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		got, err := c.Convert(&kgo.Record{Value: v})
+		obj, derr := decodeObject(v)
+		if !json.Valid(v) || derr != nil || obj == nil {
+			if err == nil {
+				t.Fatalf("%q: accepted a non-object", v)
+			}
+			return
+		}
+		if _, carries := obj[DeleteSignColumn]; carries {
+			if err == nil {
+				t.Fatalf("%q: accepted a record carrying the sign", v)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		want := json.Number("0")
+		switch op := obj["op"].(type) {
+		case string:
+			if op == "1" {
+				want = "1"
+			}
+		case json.Number:
+			if op == "1" {
+				want = "1"
+			}
+		}
+		back, err := decodeObject(got)
+		if err != nil {
+			t.Fatalf("%q: row %q is not JSON: %v", v, got, err)
+		}
+		if back[DeleteSignColumn] != want {
+			t.Fatalf("%q: row %q has sign %v, want %v", v, got, back[DeleteSignColumn], want)
+		}
+	})
 }
