@@ -72,6 +72,25 @@ var ignoredKC = map[string]string{
 	"errors.tolerance":               "records that cannot be converted go to records.dead_letter_topic when set, else fail the checkpoint",
 }
 
+// ignoredKCPrefixes are Kafka Connect option families (every key under the
+// prefix) with no doris-sink equivalent; each key is warned like ignoredKC.
+var ignoredKCPrefixes = []struct{ prefix, why string }{
+	{"key.converter.", "converter settings: records are read as bytes"},
+	{"value.converter.", "converter settings: records are read as bytes"},
+	{"header.converter", "headers are not loaded"},
+	{"consumer.override.", "doris-sink's consumer settings are its own (kafka.*)"},
+	{"errors.log.", "a bad record's error names its topic, partition and offset"},
+	{"errors.retry.", "doris-sink retries by itself (delivery.retry_backoff_max)"},
+	{"errors.deadletterqueue.", "the dead-letter topic must exist; its records carry the error in headers"},
+}
+
+// refusedKCPrefixes are option families that would change what is loaded
+// if ignored.
+var refusedKCPrefixes = []struct{ prefix, why string }{
+	{"transforms", "Kafka Connect transforms (SMTs) are not supported: the records would be loaded untransformed"},
+	{"predicates", "Kafka Connect predicates (of transforms) are not supported"},
+}
+
 // KafkaConnectAliases returns the Kafka connector option → doris-sink key
 // table for documentation: each row is {option, doris-sink key(s), note}.
 func KafkaConnectAliases() [][3]string {
@@ -80,6 +99,9 @@ func KafkaConnectAliases() [][3]string {
 		rows = append(rows, [3]string{a.name, a.target, a.doc})
 	}
 	rows = append(rows, [3]string{"sink.properties.*", "doris.properties.*", "as for the Flink connector (sink.properties.format → doris.format)"})
+	for _, p := range refusedKCPrefixes {
+		rows = append(rows, [3]string{p.prefix + ".*", "—", "refused: " + p.why})
+	}
 	ign := make([]string, 0, len(ignoredKC))
 	for k := range ignoredKC {
 		ign = append(ign, k)
@@ -87,6 +109,9 @@ func KafkaConnectAliases() [][3]string {
 	sort.Strings(ign)
 	for _, k := range ign {
 		rows = append(rows, [3]string{k, "(ignored, warning)", ignoredKC[k]})
+	}
+	for _, p := range ignoredKCPrefixes {
+		rows = append(rows, [3]string{strings.TrimSuffix(p.prefix, ".") + ".*", "(ignored, warning)", p.why})
 	}
 	return rows
 }
@@ -142,6 +167,24 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 		if why, ok := ignoredKC[k]; ok {
 			warnings = append(warnings, fmt.Sprintf("%s: Kafka connector option ignored: %s", k, why))
 			delete(flat, k)
+			continue
+		}
+		if k == "errors.deadletterqueue.topic.name" {
+			continue // mapped below
+		}
+		for _, p := range ignoredKCPrefixes {
+			if strings.HasPrefix(k, p.prefix) {
+				warnings = append(warnings, fmt.Sprintf("%s: Kafka Connect option ignored: %s", k, p.why))
+				delete(flat, k)
+				break
+			}
+		}
+		for _, p := range refusedKCPrefixes {
+			if k == p.prefix || strings.HasPrefix(k, p.prefix+".") {
+				refuse(k, "not supported: "+p.why)
+				delete(flat, k)
+				break
+			}
 		}
 	}
 	if v, ok := flat["delivery.guarantee"].(string); ok {

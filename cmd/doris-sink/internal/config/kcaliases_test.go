@@ -33,6 +33,11 @@ load.model: stream_load
 debezium.schema.evolution: none
 sink.properties.columns: a,b
 errors.deadletterqueue.topic.name: orders-dlq
+errors.deadletterqueue.topic.replication.factor: 1
+errors.tolerance: all
+value.converter: org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable: false
+consumer.override.max.poll.records: 500
 `, nil, nil, NeedRun)
 	checks := []struct{ name, got, want string }{
 		{"job.name", c.Job.Name, "orders_kc"},
@@ -57,9 +62,15 @@ errors.deadletterqueue.topic.name: orders-dlq
 			t.Errorf("%s = %q, want %q", ch.name, ch.got, ch.want)
 		}
 	}
-	if len(c.Warnings) != 2 || !strings.Contains(strings.Join(c.Warnings, "|"), "connector.class: Kafka connector option ignored") ||
-		!strings.Contains(strings.Join(c.Warnings, "|"), "tasks.max") {
-		t.Errorf("warnings %q, want one each for connector.class and tasks.max", c.Warnings)
+	all := strings.Join(c.Warnings, "|")
+	for _, k := range []string{"connector.class", "tasks.max", "errors.deadletterqueue.topic.replication.factor", "errors.tolerance",
+		"value.converter", "value.converter.schemas.enable", "consumer.override.max.poll.records"} {
+		if !strings.Contains(all, k+": Kafka ") {
+			t.Errorf("no warning for %s in %q", k, c.Warnings)
+		}
+	}
+	if len(c.Warnings) != 7 {
+		t.Errorf("%d warnings %q, want 7", len(c.Warnings), c.Warnings)
 	}
 
 	// KC's default table is the topic (DorisOptions.getTopicMapTable);
@@ -133,6 +144,8 @@ func TestKafkaConnectAliasRefusals(t *testing.T) {
 		{"topics: a\nconverter.mode: avro\n", "converter.mode", "normal or debezium_ingestion"},
 		{"topics: a\nload.model: copy_into\n", "load.model", "copy_into is not supported"},
 		{"topics: a\ndebezium.schema.evolution: basic\n", "debezium.schema.evolution", "not supported yet"},
+		{"topics: a\ntransforms: unwrap\ntransforms.unwrap.type: io.debezium.transforms.ExtractNewRecordState\n", "transforms", "transforms (SMTs) are not supported"},
+		{"topics: a\ntransforms: unwrap\ntransforms.unwrap.type: io.debezium.transforms.ExtractNewRecordState\n", "transforms.unwrap.type", "transforms (SMTs) are not supported"},
 	} {
 		_, err := load(t, base+tc.yaml, nil, nil, NeedRun)
 		ke := keyError(t, err, tc.key)
