@@ -39,7 +39,7 @@ var kcAliases = []kcAlias{
 	{"buffer.flush.time", "delivery.checkpoint_interval", "seconds"},
 	{"buffer.size.bytes", "delivery.checkpoint_max_bytes", "bytes; per checkpoint here, per partition in KC"},
 	{"buffer.count.records", "delivery.checkpoint_max_rows", "rows; per checkpoint here, per partition in KC"},
-	{"delivery.guarantee", "delivery.guarantee", "exactly_once / at_least_once (any case) are accepted spellings of exactly-once / at-least-once, also from env and flags"},
+	{"delivery.guarantee", "delivery.guarantee", "exactly_once / at_least_once (any case) are accepted spellings of exactly-once / at-least-once, from every source"},
 	{"converter.mode", "records.format", "normal → json, debezium_ingestion → debezium"},
 	{"enable.delete", "doris.properties.hidden_columns", "true with converter.mode normal: rows carrying __DORIS_DELETE_SIGN__ delete (hidden_columns); false with debezium_ingestion is refused (records.format debezium always applies deletes)"},
 	{"load.model", "—", "stream_load accepted; copy_into refused"},
