@@ -274,7 +274,9 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 		}
 	}
 	if topic != "" && !mapped {
-		if _, set := flat["doris.table"]; !set {
+		_, set := flat["doris.table"]
+		_, flink := flat["table.identifier"]
+		if !set && !flink {
 			// KC DorisOptions.getTopicMapTable: no map entry → the table is
 			// the topic.
 			sets = append(sets, kcSet{"doris.table", "topics", topic})

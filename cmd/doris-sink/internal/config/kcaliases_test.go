@@ -85,6 +85,11 @@ consumer.override.max.poll.records: 500
 	if c.Doris.Table != "inv" {
 		t.Errorf("doris.table = %q, want inv", c.Doris.Table)
 	}
+	// So does the Flink table.identifier.
+	c = mustLoad(t, "name: j\ntopics: inventory\ntable.identifier: d.inv2\n", nil, nil, NeedRun)
+	if c.Doris.Table != "inv2" || c.Doris.Database != "d" {
+		t.Errorf("table.identifier: %s.%s, want d.inv2", c.Doris.Database, c.Doris.Table)
+	}
 }
 
 // The environment takes the KC names in the DORIS_SINK_ spelling
