@@ -9,7 +9,8 @@ import (
 
 // Aliases maps the Doris Flink connector's option names to doris-sink keys.
 // They are accepted in the YAML file and the environment
-// (docs/configuration.md has the table). Each entry converts the Flink value into canonical keys.
+// (docs/configuration.md has the table). Each entry converts the Flink
+// value into canonical keys.
 type alias struct {
 	flink  string
 	target string // canonical key(s), for documentation

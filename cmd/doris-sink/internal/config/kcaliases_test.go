@@ -181,3 +181,14 @@ func TestKafkaConnectAliasRefusals(t *testing.T) {
 		t.Errorf("password conflict: %v, want a redacted *ConflictError", err)
 	}
 }
+
+// An error names the alias that set the key, and not once the environment
+// set the key directly.
+func TestAliasOriginFollowsTheSource(t *testing.T) {
+	t.Parallel()
+	_, err := load(t, "name: j\ntopics: a\ndoris.database: d\nbuffer.size.bytes: lots\n", nil, nil, NeedRun)
+	keyError(t, err, "delivery.checkpoint_max_bytes (set by buffer.size.bytes)")
+	_, err = load(t, "name: j\ntopics: a\ndoris.database: d\nbuffer.size.bytes: 100\n",
+		[]string{"DORIS_SINK_DELIVERY__CHECKPOINT_MAX_BYTES=lots"}, nil, NeedRun)
+	keyError(t, err, "delivery.checkpoint_max_bytes")
+}

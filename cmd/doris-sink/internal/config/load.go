@@ -173,6 +173,9 @@ func loadEnv(k *koanf.Koanf, environ func() []string, origin map[string]string) 
 	if err := checkKnown(flat, "environment "+EnvPrefix+"*"); err != nil {
 		return nil, err
 	}
+	for k2 := range flat {
+		delete(origin, k2) // set directly here: no longer the file's alias
+	}
 	for k2, v := range orig {
 		origin[k2] = v
 	}
