@@ -78,6 +78,9 @@ type Config struct {
 	// Metadata adds Kafka metadata columns to JSON rows
 	// (kafka.metadata_columns).
 	Metadata MetadataColumns
+	// Delete makes FormatJSON records delete rows (records.delete.*); the
+	// loader's properties must then include DeleteProperties(Delete).
+	Delete DeleteConfig
 	// DeadLetterTopic receives the records that cannot be converted
 	// (kafka.dead_letter_topic); each is produced and acknowledged before
 	// the checkpoint that skips it is decided. Empty: such a record fails

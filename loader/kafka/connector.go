@@ -94,7 +94,7 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	conv, err := NewConverter(ConvertConfig{Format: cfg.Format, Metadata: cfg.Metadata})
+	conv, err := NewConverter(ConvertConfig{Format: cfg.Format, Metadata: cfg.Metadata, Delete: cfg.Delete})
 	if err != nil {
 		return nil, fmt.Errorf("kafka connector config: %w", err)
 	}

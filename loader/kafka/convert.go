@@ -65,6 +65,8 @@ type ConvertConfig struct {
 	Format string
 	// Metadata adds Kafka metadata columns (not with FormatCSV).
 	Metadata MetadataColumns
+	// Delete makes records delete rows (FormatJSON only).
+	Delete DeleteConfig
 }
 
 // Converter turns Kafka records into Stream Load rows (without the line
@@ -81,6 +83,8 @@ type Converter struct {
 	topicVal                         []byte
 	// watch counts fields the table lacks (WatchFields); nil: off.
 	watch *fieldWatch
+	// del sets the delete sign (DeleteConfig); zero: off.
+	del DeleteConfig
 }
 
 // NewConverter validates cfg and returns a Converter.
@@ -105,7 +109,10 @@ func NewConverter(cfg ConvertConfig) (*Converter, error) {
 		return nil, fmt.Errorf("kafka.metadata_columns.timestamp_format %q: want %s or %s",
 			cfg.Metadata.TimestampFormat, TimestampUnixMilli, TimestampDatetime)
 	}
-	c := &Converter{format: cfg.Format, meta: cfg.Metadata}
+	if err := cfg.Delete.validate(cfg.Format); err != nil {
+		return nil, err
+	}
+	c := &Converter{format: cfg.Format, meta: cfg.Metadata, del: cfg.Delete}
 	c.topicKey = jsonKey(cfg.Metadata.Topic)
 	c.partKey = jsonKey(cfg.Metadata.Partition)
 	c.offKey = jsonKey(cfg.Metadata.Offset)

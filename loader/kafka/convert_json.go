@@ -12,13 +12,27 @@ import (
 // compactly (one line) into c.buf, with the metadata columns.
 func (c *Converter) convertJSON(r *kgo.Record) ([]byte, error) {
 	if r.Value == nil {
+		if c.del.Tombstones {
+			return c.convertTombstone(r)
+		}
 		return nil, errors.New("null value (tombstone): a json record must hold one JSON object")
 	}
-	if !c.meta.any() && isCompactObject(r.Value) {
+	if !c.meta.any() && !c.del.Enabled() && isCompactObject(r.Value) {
 		return r.Value, nil // already one compact object: the row is the value, no copy
 	}
 	if err := c.compactObject(r.Value); err != nil {
 		return nil, err
+	}
+	if c.del.Enabled() {
+		del, err := c.delMatch(c.buf.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		sign := deleteSignOff
+		if del {
+			sign = deleteSignOn
+		}
+		c.field(sign[:len(sign)-1], sign[len(sign)-1:])
 	}
 	c.appendMetadata(r)
 	return c.buf.Bytes(), nil

@@ -35,7 +35,10 @@
 // wrapper); op c/u/r load the "after" image with __DORIS_DELETE_SIGN__ 0,
 // op d loads the "before" image with __DORIS_DELETE_SIGN__ 1, so the
 // loader's properties must include hidden_columns: __DORIS_DELETE_SIGN__
-// (see RequiredProperties). Optional metadata columns (topic, partition,
+// (see RequiredProperties). With Config.Delete, "json" records delete
+// without Debezium: a configured field/value, or a tombstone with a JSON key,
+// loads the row with __DORIS_DELETE_SIGN__ 1, every other row with 0 (see
+// DeleteConfig and DeleteProperties). Optional metadata columns (topic, partition,
 // offset, timestamp) are added to JSON rows. A record that cannot be
 // converted fails the run with a *RecordError, or goes to the dead-letter
 // topic when one is configured.

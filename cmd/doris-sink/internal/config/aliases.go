@@ -8,8 +8,9 @@ import (
 )
 
 // Aliases maps the Doris Flink connector's option names to doris-sink keys.
-// They are accepted in the YAML file only (docs/configuration.md has the
-// table). Each entry converts the Flink value into canonical keys.
+// They are accepted in the YAML file and the environment
+// (docs/configuration.md has the table). Each entry converts the Flink
+// value into canonical keys.
 type alias struct {
 	flink  string
 	target string // canonical key(s), for documentation
@@ -43,7 +44,7 @@ var ignoredFlink = map[string]string{
 	"sink.buffer-count":         "bodies are streamed; memory is bounded without buffers",
 	"sink.check-interval":       "doris-sink has no load-check loop",
 	"sink.use-cache":            "bodies are replayed from Kafka, not from a cache",
-	"sink.enable-delete":        "deletes follow records.format: debezium",
+	"sink.enable-delete":        "deletes follow records.format: debezium, or records.delete.* for json",
 	"sink.ignore.update-before": "records.format: debezium uses after/before as documented",
 	"sink.ignore.commit-error":  "doris-sink never ignores a commit error",
 	"sink.parallelism":          "scale out with several processes in one consumer group",
@@ -69,7 +70,8 @@ func Aliases() [][3]string {
 	return rows
 }
 
-// translateAliases rewrites the Flink names in a flat key map into
+// translateAliases rewrites the Flink and Kafka connector names
+// (kcaliases.go) in a flat key map into
 // canonical keys. origin maps each canonical key set by an alias to the
 // alias, for error messages. A canonical key given both directly and by an
 // alias with different values is a *ConflictError.
@@ -83,6 +85,13 @@ func translateAliases(flat map[string]any) (out map[string]any, origin map[strin
 		alias string
 	}
 	var fromAlias []set
+	kc, warnings, kerr := kcTranslate(flat) // removes the Kafka connector names from flat
+	if kerr != nil {
+		errs.add(kerr)
+	}
+	for _, s := range kc {
+		fromAlias = append(fromAlias, set{s.key, s.val, s.alias})
+	}
 	names := make([]string, 0, len(flat))
 	for k := range flat {
 		names = append(names, k)

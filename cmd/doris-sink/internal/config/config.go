@@ -2,8 +2,9 @@
 // (docs/design.md §1): built-in defaults that are safe for exactly-once, then a
 // YAML file, then DORIS_SINK_* environment variables, then command-line
 // flags. Keys are the stable names of docs/design.md §1 plus the connector's
-// own; the Doris Flink connector's option names are accepted as aliases in
-// the YAML file (aliases.go, docs/configuration.md).
+// own; the Doris Flink connector's and the Doris Kafka connector's option
+// names are accepted as aliases in the YAML file and the environment
+// (aliases.go, kcaliases.go, docs/configuration.md).
 //
 // Validation happens once, in Load: every error names the key, the bad
 // value and what is allowed.
@@ -183,6 +184,8 @@ type Records struct {
 	// DeadLetterTopic receives records that cannot be converted; empty
 	// means such a record fails the checkpoint.
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
+	// Delete marks json records as deletes (records.delete.*).
+	Delete Delete `json:"delete"`
 }
 
 // Metrics is the Prometheus endpoint.

@@ -219,7 +219,7 @@ func TestValidationErrors(t *testing.T) {
 		{"format", merge(minimal, "doris: {format: parquet}\n"), nil, NeedRun, "doris.format"},
 		{"reserved property", merge(minimal, "doris: {properties: {label: x}}\n"), nil, NeedRun, "doris.properties.label"},
 		{"group_commit property", merge(minimal, "doris: {properties: {group_commit: async_mode}}\n"), nil, NeedRun, "doris.properties.group_commit"},
-		{"guarantee", merge(minimal, "delivery: {guarantee: exactly_once}\n"), nil, NeedRun, "delivery.guarantee"},
+		{"guarantee", merge(minimal, "delivery: {guarantee: exactly_twice}\n"), nil, NeedRun, "delivery.guarantee"},
 		{"interval syntax", merge(minimal, "delivery: {checkpoint_interval: ten}\n"), nil, NeedRun, "delivery.checkpoint_interval"},
 		{"interval too long", merge(minimal, "delivery: {checkpoint_interval: 2h}\n"), nil, NeedRun, "delivery.checkpoint_interval"},
 		{"interval too short", merge(minimal, "delivery: {checkpoint_interval: 1ms}\n"), nil, NeedRun, "delivery.checkpoint_interval"},

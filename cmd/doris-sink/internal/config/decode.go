@@ -256,7 +256,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			RedirectAllowHTTP:      d.boolean("doris.redirect_allow_http"),
 		},
 		Delivery: Delivery{
-			Guarantee:          strings.ToLower(d.str("delivery.guarantee")),
+			Guarantee:          strings.ToLower(canonicalGuarantee(d.str("delivery.guarantee"))),
 			CheckpointInterval: d.duration("delivery.checkpoint_interval"),
 			CheckpointMaxBytes: d.size("delivery.checkpoint_max_bytes"),
 			CheckpointMaxRows:  d.integer("delivery.checkpoint_max_rows"),
@@ -268,6 +268,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			Format:          strings.ToLower(d.str("records.format")),
 			MetadataColumns: d.subMap("records.metadata_columns"),
 			DeadLetterTopic: d.str("records.dead_letter_topic"),
+			Delete:          decodeDelete(d),
 		},
 		Metrics: Metrics{Listen: d.str("metrics.listen"), LogInterval: d.duration("metrics.log_interval")},
 		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},

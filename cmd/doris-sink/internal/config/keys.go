@@ -77,6 +77,9 @@ var keys = []Key{
 	{Name: "records.format", kind: kindString, Default: RecordsJSON, Doc: "json, csv or debezium"},
 	{Name: "records.metadata_columns", kind: kindMap, Doc: "map of topic, partition, offset or timestamp to a column name"},
 	{Name: "records.dead_letter_topic", kind: kindString, Default: "", Doc: "topic for records that cannot be converted; empty fails the checkpoint"},
+	{Name: "records.delete.field", kind: kindString, Default: "", Doc: "json: top-level field whose value records.delete.value makes the record a delete (__DORIS_DELETE_SIGN__ = 1); Unique Key tables only"},
+	{Name: "records.delete.value", kind: kindString, Default: "", Doc: "the value of records.delete.field that means delete: a string's text or a number/true/false literal"},
+	{Name: "records.delete.tombstones", kind: kindBool, Default: false, Doc: "json: a record with a null value deletes its key, which must be a JSON object of the key columns; Unique Key tables only"},
 
 	{Name: "metrics.listen", kind: kindString, Default: "127.0.0.1:9108", Doc: "Prometheus listen address; empty disables"},
 	{Name: "metrics.log_interval", kind: kindDuration, Default: "60s", Doc: "period of run's progress line (state, rows/s, bytes/s, lag, last checkpoint); 0 disables, else at least 1s"},

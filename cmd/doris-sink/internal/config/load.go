@@ -92,9 +92,11 @@ func Load(o LoadOptions) (*Config, error) {
 		warnings = w
 	}
 	if o.Environ != nil {
-		if err := loadEnv(k, o.Environ); err != nil {
+		w, err := loadEnv(k, o.Environ, origin)
+		if err != nil {
 			return nil, err
 		}
+		warnings = append(warnings, w...)
 	}
 	if o.Flags != nil {
 		if err := loadFlags(k, o.Flags); err != nil {
@@ -143,7 +145,10 @@ func loadFile(k *koanf.Koanf, o LoadOptions, origin map[string]string) ([]string
 	return warnings, nil
 }
 
-func loadEnv(k *koanf.Koanf, environ func() []string) error {
+// loadEnv reads DORIS_SINK_* variables. The Flink and Kafka connector
+// names are accepted too, in the same spelling (DORIS_SINK_DORIS__URLS sets
+// doris.urls, DORIS_SINK_BUFFER__FLUSH__TIME buffer.flush.time).
+func loadEnv(k *koanf.Koanf, environ func() []string, origin map[string]string) ([]string, error) {
 	ek := koanf.New(".")
 	err := ek.Load(env.Provider(".", env.Opt{
 		Prefix:      EnvPrefix,
@@ -160,16 +165,25 @@ func loadEnv(k *koanf.Koanf, environ func() []string) error {
 		},
 	}), nil)
 	if err != nil {
-		return fmt.Errorf("config environment: %w", err)
+		return nil, fmt.Errorf("config environment: %w", err)
 	}
-	flat := normalize(ek.All())
+	flat, orig, warnings, err := translateAliases(normalize(ek.All()))
+	if err != nil {
+		return nil, err
+	}
 	if err := checkKnown(flat, "environment "+EnvPrefix+"*"); err != nil {
-		return err
+		return nil, err
+	}
+	for k2 := range flat {
+		delete(origin, k2) // set directly here: no longer the file's alias
+	}
+	for k2, v := range orig {
+		origin[k2] = v
 	}
 	if _, ok := flat["kafka.start"]; ok {
 		k.Delete("kafka.start")
 	}
-	return k.Load(confmap.Provider(flat, "."), nil)
+	return warnings, k.Load(confmap.Provider(flat, "."), nil)
 }
 
 func loadFlags(k *koanf.Koanf, fs *pflag.FlagSet) error {

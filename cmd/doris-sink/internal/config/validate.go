@@ -279,6 +279,7 @@ func (c *Config) validate(need Need) error {
 			bad("records.metadata_columns."+k, v, "want a column name")
 		}
 	}
+	errs.add(c.validateDelete())
 	if t := c.Records.DeadLetterTopic; t != "" {
 		if err := validTopic(t); err != "" {
 			bad("records.dead_letter_topic", t, err)

@@ -130,6 +130,7 @@ func checkModel(r *Report, cfg *config.Config, t *schema.Table) {
 			r.add(Fail, "deletes", "records.format debezium needs a Unique Key table with the delete sign (%s); %s tables cannot apply deletes", schema.DeleteSignColumn, t.Keys)
 		}
 	}
+	checkDeletes(r, cfg, t)
 	if strings.EqualFold(props["partial_columns"], "true") && !(t.Keys == schema.UniqueKeys && t.MergeOnWrite()) {
 		r.add(Fail, "partial columns", "doris.properties.partial_columns needs a merge-on-write Unique Key table")
 	}

@@ -83,6 +83,7 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 		props = map[string]string{}
 	}
 	maps.Copy(props, kafka.RequiredProperties(cfg.Records.Format))
+	maps.Copy(props, kafka.DeleteProperties(deleteConfig(cfg)))
 	ld, err := loader.New(client, loader.Config{
 		Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
 		Format:     cfg.Doris.Format,
@@ -134,6 +135,7 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 		Group:              cfg.Kafka.Group,
 		Format:             cfg.Records.Format,
 		DeadLetterTopic:    cfg.Records.DeadLetterTopic,
+		Delete:             deleteConfig(cfg),
 		CheckpointInterval: cfg.Delivery.CheckpointInterval,
 		CheckpointMaxBytes: int64(cfg.Delivery.CheckpointMaxBytes),
 		CheckpointMaxRows:  cfg.Delivery.CheckpointMaxRows,

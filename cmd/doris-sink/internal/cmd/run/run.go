@@ -147,6 +147,9 @@ func Run(ctx context.Context, opts *Options) error {
 	defer abort()
 	WarnClocks(runCtx, client, cfg, log)
 	fields := drift.Startup(runCtx, client, cfg, log) // NULLs on type errors; fields the table lacks
+	if err := CheckDeleteTable(runCtx, client, cfg); err != nil {
+		return err
+	}
 
 	m := metrics.New()
 	job, err := Build(cfg, Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
