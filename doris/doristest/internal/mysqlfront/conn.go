@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // connHandler is the go-mysql Handler of one connection: the session, with
@@ -53,8 +55,17 @@ func (ss *session) statementContext() (context.Context, context.CancelFunc) {
 // timeout, killed by timeout checker" (fe qe/ConnectContext.java
 // checkTimeout), sent as 1105 with errCode = 2.
 func timeoutError(ctx context.Context, err error) error {
+	var answered *timeoutAnswer
+	if errors.As(err, &answered) {
+		return answered.MyError
+	}
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return errf("query is timeout, killed by timeout checker")
 	}
 	return err
 }
+
+// timeoutAnswer is a statement's own answer to its timeout (a SELECT's
+// "query timeout, query id = …", fe ResultReceiver.java), which
+// timeoutError passes on instead of the timeout checker's.
+type timeoutAnswer struct{ *mysql.MyError }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/doris-sink/doris-sink/doris/doristest/internal/sqlexec"
 )
 
@@ -31,7 +33,13 @@ func (ss *session) selectStmt(ctx context.Context, st stmt) (*resultSpec, error)
 	defer cancel()
 	res, err := eng.Query(ctx, ss.currentDB(), ss.queryTables(), st.text)
 	if err != nil {
-		return nil, ss.queryError(err)
+		qerr := ss.queryError(err)
+		var qe *sqlexec.Error
+		if my, ok := qerr.(*mysql.MyError); ok && errors.As(err, &qe) && qe.Timeout {
+			// A SELECT past query_timeout already has Doris's answer for it.
+			return nil, &timeoutAnswer{my}
+		}
+		return nil, qerr
 	}
 	return &resultSpec{names: res.Columns, rows: res.Rows}, nil
 }

@@ -22,6 +22,9 @@ type Error struct {
 	// databases that have tables; see UnknownTable).
 	DB, Table string
 	DBMissing bool
+	// Timeout is true when the query ran past its deadline and Message is
+	// Doris's answer for that ("query timeout, query id = …").
+	Timeout bool
 }
 
 // UnknownTable builds the error for table t not found in db, as Doris words
@@ -75,7 +78,7 @@ func dorisError(ctx context.Context, err error, currentDB string, dbExists func(
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			// fe qe/ResultReceiver.java: "query timeout, query id = <id>".
-			return &Error{Code: errUnknown, Message: fmt.Sprintf("query timeout, query id = %x-%x", queryID[0], queryID[1]), Err: errors.Join(ctxErr, err)}
+			return &Error{Code: errUnknown, Message: fmt.Sprintf("query timeout, query id = %x-%x", queryID[0], queryID[1]), Err: errors.Join(ctxErr, err), Timeout: true}
 		}
 		return &Error{Code: errUnknown, Message: "Query was cancelled", Err: errors.Join(ctxErr, err)}
 	}

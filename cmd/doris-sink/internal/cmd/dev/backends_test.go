@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,16 +28,17 @@ func runDev(t *testing.T, args ...string) Endpoints {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("dev returned %v after cancel", err)
-		}
-	})
 	select {
 	case ep := <-ready:
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("dev returned %v after cancel", err)
+			}
+		})
 		return ep
 	case err := <-done:
+		cancel()
 		t.Fatalf("dev exited early: %v", err)
 	}
 	return Endpoints{}
@@ -47,7 +50,11 @@ func runDev(t *testing.T, args ...string) Endpoints {
 // the Location carries user:password@ as released FEs do.
 func TestDevBackendsOneHost(t *testing.T) {
 	t.Parallel()
-	ep := runDev(t, "--backends", "2", "--password", "pw")
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pwFile, []byte("pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ep := runDev(t, "--backends", "2", "--password-file", pwFile)
 	if len(ep.BEs) != 2 || ep.BEs[0] != ep.BE {
 		t.Fatalf("BEs %v, BE %s", ep.BEs, ep.BE)
 	}
