@@ -88,7 +88,8 @@ func TestCompressedCrashAtEveryFailpoint(t *testing.T) {
 }
 
 // A compress_type the sink cannot produce is refused when the loader is
-// made, naming the allowed values; a Participant refuses it at Begin.
+// made, naming the allowed values, as is compress_type set twice in two
+// cases; a Participant refuses a bad value at Begin.
 func TestCompressTypeRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -104,6 +105,12 @@ func TestCompressTypeRefused(t *testing.T) {
 			t.Errorf("compress_type %q: %v", v, err)
 		}
 	}
+	cfg := e.config(func(c *loader.Config) { c.Properties = map[string]string{"compress_type": "gz", "COMPRESS_TYPE": "lz4"} })
+	if l, err := loader.New(e.client, cfg); err == nil {
+		l.Close(context.Background())
+		t.Fatal("compress_type set twice (two cases) accepted")
+	}
+	cfg.Store.Close()
 	p := newParticipant(t, e)
 	_, err := p.Begin(context.Background(), "app:events:0:1",
 		loader.Target{DB: testDB, Table: e.table, Format: "json", Properties: map[string]string{"compress_type": "zstd"}})

@@ -178,10 +178,10 @@ func existingJobStatus(err error) string {
 func loadRequest(t Target, lbl string, twoPC bool) doris.LoadRequest {
 	req := doris.LoadRequest{DB: t.DB, Table: t.Table, Label: lbl, Format: t.Format, TwoPhaseCommit: twoPC,
 		Headers: t.Properties}
-	if k, v, ok := compressProperty(t.Properties); ok {
+	if _, v, ok := compressProperty(t.Properties); ok {
 		req.Headers = make(map[string]string, len(t.Properties)-1)
 		for hk, hv := range t.Properties {
-			if hk != k {
+			if !strings.EqualFold(hk, "compress_type") {
 				req.Headers[hk] = hv
 			}
 		}
@@ -216,6 +216,11 @@ func bodyCompression(t Target) (doris.Compression, error) {
 	k, v, ok := compressProperty(t.Properties)
 	if !ok {
 		return doris.CompressNone, nil
+	}
+	for k2 := range t.Properties {
+		if k2 != k && strings.EqualFold(k2, k) {
+			return doris.CompressNone, fmt.Errorf("doris.properties: %s and %s: set compress_type once", k, k2)
+		}
 	}
 	c, err := doris.ParseCompression(v)
 	if err != nil {
