@@ -105,7 +105,9 @@ func TestCompressTypeRefused(t *testing.T) {
 			t.Errorf("compress_type %q: %v", v, err)
 		}
 	}
-	cfg := e.config(func(c *loader.Config) { c.Properties = map[string]string{"compress_type": "gz", "COMPRESS_TYPE": "lz4"} })
+	cfg := e.config(func(c *loader.Config) {
+		c.Properties = map[string]string{"compress_type": "gz", "COMPRESS_TYPE": "lz4"}
+	})
 	if l, err := loader.New(e.client, cfg); err == nil {
 		l.Close(context.Background())
 		t.Fatal("compress_type set twice (two cases) accepted")
