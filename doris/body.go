@@ -45,8 +45,16 @@ func (g *gateBody) release() { g.once.Do(func() { close(g.done) }) }
 // caller's body once StreamLoad has returned.
 type loadBody struct {
 	r        io.Reader
-	n        atomic.Int64
+	n        atomic.Int64 // bytes read from r (before any compression)
 	detached atomic.Bool
+	// comp and level compress what the transport reads (compress.go).
+	comp  Compression
+	level int
+}
+
+// newLoadBody wraps the caller's body of req.
+func newLoadBody(req *LoadRequest, body io.Reader) *loadBody {
+	return &loadBody{r: body, comp: req.Compression, level: req.CompressionLevel}
 }
 
 func (b *loadBody) Read(p []byte) (int, error) {
@@ -66,8 +74,17 @@ const maxBodyWrite = 1 << 20
 
 // bodyReader returns what the transport reads for lb: lb itself, or, when
 // the caller's body implements io.WriterTo, lb with a WriteTo method (see
-// loadBodyTo). Other bodies keep the transport's pooled copy buffer.
+// loadBodyTo). Other bodies keep the transport's pooled copy buffer. A
+// compressed load gets a fresh compressor over lb on each call (each BE
+// attempt; another one is only made while no byte of lb was read).
 func (b *loadBody) bodyReader() io.Reader {
+	if b.comp != CompressNone {
+		cb, err := newCompressedBody(b, b.comp, b.level)
+		if err != nil {
+			return errReader{err}
+		}
+		return cb
+	}
 	if wt, ok := b.r.(io.WriterTo); ok {
 		return &loadBodyTo{loadBody: b, wt: wt}
 	}
@@ -110,3 +127,8 @@ func (lw *loadBodyWriter) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// errReader fails every Read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -50,6 +50,16 @@ type LoadRequest struct {
 	// ContentLength is the body size when known; -1 or 0 means unknown and
 	// the body is sent chunked. A nil body sends Content-Length: 0.
 	ContentLength int64
+	// Compression makes the client compress the body as it streams (gzip
+	// or an LZ4 frame) and send compress_type with it; a nil body is sent
+	// empty and without the header. The compressed size is unknown, so
+	// ContentLength must stay 0 (chunked). A compress_type in Headers
+	// instead is sent as is: it declares a body the caller compressed
+	// itself (e.g. a .gz file); the two together are refused.
+	Compression Compression
+	// CompressionLevel is the gzip level (1..9); 0 is DefaultGzipLevel.
+	// Only gzip has levels.
+	CompressionLevel int
 }
 
 // reservedHeaders may not be set through LoadRequest.Headers.
@@ -73,6 +83,19 @@ func (r *LoadRequest) validate() error {
 			return fmt.Errorf("load request: header %q is set by the client", k)
 		}
 	}
+	if err := r.Compression.validate(r.CompressionLevel); err != nil {
+		return err
+	}
+	if r.Compression != CompressNone {
+		for k := range r.Headers {
+			if strings.EqualFold(k, "compress_type") {
+				return fmt.Errorf("load request: header %q and Compression %q: set one (the header declares a body compressed by the caller)", k, string(r.Compression))
+			}
+		}
+		if r.ContentLength > 0 {
+			return fmt.Errorf("load request: ContentLength %d with Compression %q: the compressed size is unknown, leave it 0", r.ContentLength, string(r.Compression))
+		}
+	}
 	if r.Timeout < 0 || (r.Timeout > 0 && r.Timeout < time.Second) {
 		return fmt.Errorf("load request: Timeout %v: want 0 or at least 1s", r.Timeout)
 	}
@@ -80,8 +103,9 @@ func (r *LoadRequest) validate() error {
 }
 
 // header builds the Stream Load headers (names from §1.4) without
-// Authorization, Expect and body framing.
-func (r *LoadRequest) header() http.Header {
+// Authorization, Expect and body framing. compress_type is set for a
+// Compression only when there is a body to compress.
+func (r *LoadRequest) header(hasBody bool) http.Header {
 	h := make(http.Header)
 	set := func(k, v string) {
 		if v != "" {
@@ -115,6 +139,9 @@ func (r *LoadRequest) header() http.Header {
 	set("hidden_columns", strings.Join(r.HiddenColumns, ","))
 	if r.PartialColumns {
 		set("partial_columns", "true")
+	}
+	if hasBody {
+		set("compress_type", string(r.Compression))
 	}
 	if r.Timeout > 0 {
 		set("timeout", strconv.FormatInt(int64(r.Timeout/time.Second), 10))

@@ -55,9 +55,9 @@ func (c *Client) StreamLoad(ctx context.Context, req LoadRequest, body io.Reader
 	ctx, cancel := withTimeout(ctx, c.cfg.LoadTimeout)
 	defer cancel()
 
-	hdr := req.header()
+	hdr := req.header(body != nil)
 	path := []string{"api", req.DB, req.Table, "_stream_load"}
-	lb := &loadBody{r: body}
+	lb := newLoadBody(&req, body)
 	defer lb.detach()
 
 	if len(c.be) > 0 {

@@ -134,7 +134,9 @@ type Config struct {
 	Format string
 	// Properties are raw Stream Load headers (doris.properties), e.g.
 	// max_filter_ratio, columns, line_delimiter. label, two_phase_commit and
-	// format are set by the loader and refused here.
+	// format are set by the loader and refused here. compress_type gz or
+	// lz4 (any case) compresses the streamed body (the header goes with
+	// it); any other value is refused.
 	Properties map[string]string
 	// Guarantee is delivery.guarantee. Default ExactlyOnce.
 	Guarantee Guarantee

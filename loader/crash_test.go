@@ -10,9 +10,9 @@ import (
 
 // crashRun drives records [0, n) on a loader armed with fps until it
 // crashes; it fails the test if the loader never crashed.
-func (e *env) crashRun(ctx context.Context, fps *loader.Failpoints, n, every int) {
+func (e *env) crashRun(ctx context.Context, fps *loader.Failpoints, n, every int, mut ...func(*loader.Config)) {
 	e.t.Helper()
-	l := e.open(func(c *loader.Config) { c.Failpoints = fps })
+	l := e.open(append(mut, func(c *loader.Config) { c.Failpoints = fps })...)
 	p, err := l.Recover(ctx)
 	if err == nil {
 		err = drive(ctx, l, next(e.t, p), n, every)

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +22,10 @@ import (
 )
 
 var seedFlag = flag.Int64("loader.seed", 0, "seed of TestRandomCrashes (0: from LOADER_SEED or time)")
+
+// compressFlag runs every loader test with doris.properties.compress_type
+// set (gz or lz4): go test ./loader -loader.compress=gz, or LOADER_COMPRESS.
+var compressFlag = flag.String("loader.compress", os.Getenv("LOADER_COMPRESS"), "compress_type of every test loader (gz, lz4; empty: none)")
 
 const (
 	testDB  = "db"
@@ -40,6 +46,9 @@ type env struct {
 	// doris, when set, is the Doris the loaders of e use instead of
 	// client (a wrapper that observes or alters calls).
 	doris loader.Doris
+	// compress, when set, is the compress_type property of e's loaders
+	// (unless a test sets its own); -loader.compress sets it for all.
+	compress string
 }
 
 func newEnv(t *testing.T, opts ...doristest.Opt) *env {
@@ -63,7 +72,7 @@ func newEnv(t *testing.T, opts ...doristest.Opt) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	return &env{t: t, srv: srv, client: client, dir: t.TempDir(), table: "events", job: "test-job"}
+	return &env{t: t, srv: srv, client: client, dir: t.TempDir(), table: "events", job: "test-job", compress: *compressFlag}
 }
 
 func (e *env) owner() checkpoint.Owner {
@@ -82,7 +91,24 @@ func (e *env) config(mut ...func(*loader.Config)) loader.Config {
 	for _, m := range mut {
 		m(&cfg)
 	}
+	if e.compress != "" && !hasKeyFold(cfg.Properties, "compress_type") {
+		props := maps.Clone(cfg.Properties)
+		if props == nil {
+			props = map[string]string{}
+		}
+		props["compress_type"] = e.compress
+		cfg.Properties = props
+	}
 	return cfg
+}
+
+func hasKeyFold(m map[string]string, key string) bool {
+	for k := range m {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *env) open(mut ...func(*loader.Config)) *loader.Loader {

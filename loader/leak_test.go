@@ -92,6 +92,19 @@ func TestNoGoroutineLeak(t *testing.T) {
 			e.crashRun(ctx, crashAt(t, fp, 0), 20, 5)
 		}
 	}
+	// Compressed bodies (compress_test.go): the compressor runs on the
+	// transport's reads and adds no goroutine of its own.
+	cases["compressed-close"] = func(t *testing.T, e *env) {
+		e.compress = "gz"
+		e.runToEnd(ctx, 20, 5)
+	}
+	cases["compressed-ctx-ended-mid-body"] = ctxEndedMidBody
+	for _, fp := range []string{loader.FailMidStream, loader.FailAfterPrecommit} {
+		cases["compressed-crash-"+fp] = func(t *testing.T, e *env) {
+			e.compress = "lz4"
+			e.crashRun(ctx, crashAt(t, fp, 0), 20, 5, func(c *loader.Config) { c.BufferSize = 64 })
+		}
+	}
 	for name, run := range cases {
 		t.Run(name, func(t *testing.T) {
 			base := runtime.NumGoroutine()

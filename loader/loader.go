@@ -105,6 +105,9 @@ func New(client Doris, cfg Config) (*Loader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loader config: %w", err)
 	}
+	if _, err := bodyCompression(t); err != nil {
+		return nil, fmt.Errorf("loader config: %w", err)
+	}
 	l := &Loader{
 		cfg: cfg, client: client, target: t, delim: delim, log: cfg.Logger.With("job", cfg.Job, "table", cfg.DB+"."+cfg.Table),
 		clock: cfg.Clock, fp: cfg.Failpoints, knobs: cfg.Knobs, abandon: make(chan struct{}), watch: newCommitWatch(),

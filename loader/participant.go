@@ -17,7 +17,9 @@ type Target struct {
 	// sent as JSON lines) or "csv". Empty: Doris's default (csv).
 	Format string
 	// Properties are raw Stream Load headers (docs/doris-facts.md §1.4), e.g.
-	// max_filter_ratio, columns, line_delimiter.
+	// max_filter_ratio, columns, line_delimiter. compress_type (gz or lz4)
+	// is not passed raw: the body is compressed as it streams and the
+	// header sent with it; other values are refused.
 	Properties map[string]string
 }
 
@@ -132,6 +134,9 @@ func (p *Participant) Begin(ctx context.Context, lbl string, target Target) (*Tx
 	}
 	delim, err := lineDelimiter(target)
 	if err != nil {
+		return nil, fmt.Errorf("begin label %s: %w", lbl, err)
+	}
+	if _, err := bodyCompression(target); err != nil {
 		return nil, fmt.Errorf("begin label %s: %w", lbl, err)
 	}
 	s := startLoad(ctx, p.ops.client, loadRequest(target, lbl, true), p.cfg.bufSize, delim)

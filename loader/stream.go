@@ -172,16 +172,61 @@ func existingJobStatus(err error) string {
 }
 
 // loadRequest builds the Stream Load request of a target (docs/doris-facts.md
-// §1.4): raw properties pass through; JSON is sent as JSON lines unless the
-// properties say otherwise.
+// §1.4): raw properties pass through, except compress_type, which makes
+// the client compress the body (bodyCompression); JSON is sent as JSON
+// lines unless the properties say otherwise.
 func loadRequest(t Target, lbl string, twoPC bool) doris.LoadRequest {
 	req := doris.LoadRequest{DB: t.DB, Table: t.Table, Label: lbl, Format: t.Format, TwoPhaseCommit: twoPC,
 		Headers: t.Properties}
+	if _, v, ok := compressProperty(t.Properties); ok {
+		req.Headers = make(map[string]string, len(t.Properties)-1)
+		for hk, hv := range t.Properties {
+			if !strings.EqualFold(hk, "compress_type") {
+				req.Headers[hk] = hv
+			}
+		}
+		c, err := doris.ParseCompression(v)
+		if err != nil {
+			c = doris.Compression(v) // checked at New/Begin; the client refuses it anyway
+		}
+		req.Compression = c
+	}
 	if strings.EqualFold(t.Format, "json") && !hasProperty(t.Properties, "read_json_by_line") &&
 		!hasProperty(t.Properties, "strip_outer_array") {
 		req.ReadJSONByLine = true
 	}
 	return req
+}
+
+// compressProperty returns the compress_type property (any case) of p.
+func compressProperty(p map[string]string) (key, value string, ok bool) {
+	for k, v := range p {
+		if strings.EqualFold(k, "compress_type") {
+			return k, v, true
+		}
+	}
+	return "", "", false
+}
+
+// bodyCompression checks the compress_type property of t: gz or lz4 (any
+// case) makes the sink compress the streamed body and send the header; any
+// other value is refused, because the header alone would declare a
+// compression the body does not have.
+func bodyCompression(t Target) (doris.Compression, error) {
+	k, v, ok := compressProperty(t.Properties)
+	if !ok {
+		return doris.CompressNone, nil
+	}
+	for k2 := range t.Properties {
+		if k2 != k && strings.EqualFold(k2, k) {
+			return doris.CompressNone, fmt.Errorf("doris.properties: %s and %s: set compress_type once", k, k2)
+		}
+	}
+	c, err := doris.ParseCompression(v)
+	if err != nil {
+		return doris.CompressNone, fmt.Errorf("doris.properties.%s: %w", k, err)
+	}
+	return c, nil
 }
 
 func hasProperty(p map[string]string, key string) bool {

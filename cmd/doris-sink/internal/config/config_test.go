@@ -219,6 +219,8 @@ func TestValidationErrors(t *testing.T) {
 		{"format", merge(minimal, "doris: {format: parquet}\n"), nil, NeedRun, "doris.format"},
 		{"reserved property", merge(minimal, "doris: {properties: {label: x}}\n"), nil, NeedRun, "doris.properties.label"},
 		{"group_commit property", merge(minimal, "doris: {properties: {group_commit: async_mode}}\n"), nil, NeedRun, "doris.properties.group_commit"},
+		{"compress_type zstd", merge(minimal, "doris: {properties: {compress_type: zstd}}\n"), nil, NeedRun, "doris.properties.compress_type"},
+		{"compress_type bz2", merge(minimal, "doris: {properties: {compress_type: bz2}}\n"), nil, NeedRun, "doris.properties.compress_type"},
 		{"guarantee", merge(minimal, "delivery: {guarantee: exactly_twice}\n"), nil, NeedRun, "delivery.guarantee"},
 		{"interval syntax", merge(minimal, "delivery: {checkpoint_interval: ten}\n"), nil, NeedRun, "delivery.checkpoint_interval"},
 		{"interval too long", merge(minimal, "delivery: {checkpoint_interval: 2h}\n"), nil, NeedRun, "delivery.checkpoint_interval"},
@@ -391,6 +393,19 @@ func TestFailFastAndBackoffKeys(t *testing.T) {
 	} {
 		if _, err := load(t, merge(minimal, yaml), nil, nil, NeedRun); err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%q: %v, want a refusal naming %s", yaml, err, key)
+		}
+	}
+}
+
+// compress_type gz and lz4 (any case, also through the Flink alias
+// sink.properties.compress_type) load: the sink compresses the body.
+func TestCompressTypeAccepted(t *testing.T) {
+	t.Parallel()
+	for _, y := range []string{"doris: {properties: {compress_type: gz}}\n", "doris: {properties: {compress_type: LZ4}}\n",
+		"sink.properties.compress_type: gz\n"} {
+		c := mustLoad(t, merge(minimal, y), nil, nil, NeedRun)
+		if v := c.Doris.Properties["compress_type"]; v == "" {
+			t.Errorf("%q: properties %v", y, c.Doris.Properties)
 		}
 	}
 }

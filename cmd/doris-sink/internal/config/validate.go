@@ -226,6 +226,12 @@ func (c *Config) validate(need Need) error {
 			bad("doris.properties."+k, c.Doris.Properties[k], "not allowed: "+why)
 		}
 	}
+	for k, v := range c.Doris.Properties {
+		if _, err := doris.ParseCompression(v); strings.EqualFold(k, "compress_type") && err != nil {
+			bad("doris.properties."+k, v, "want "+doris.CompressionNames+": doris-sink compresses the streamed body itself "+
+				"and sends the header with it (Doris has no zstd); leave it unset to send the body uncompressed")
+		}
+	}
 	checkFile("doris.tls.ca_file", c.Doris.TLS.CAFile)
 
 	// delivery

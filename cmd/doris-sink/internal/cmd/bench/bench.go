@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/doris"
 )
 
 // Options are the inputs of `doris-sink bench`.
@@ -26,6 +27,9 @@ type Options struct {
 	// Cases, when set, restricts the run to these throughput combos of
 	// the full matrix (e.g. "json-100B-p8"), without latency or recovery.
 	Cases []string
+	// Compress adds, per value (gz, lz4), an exactly-once sink case with
+	// doris.properties.compress_type set to it ("exactly-once+gz").
+	Compress []string
 
 	// Plan, when set, replaces the plan chosen by Quick and Memory (tests).
 	Plan *Plan
@@ -66,6 +70,9 @@ figures, across machines. See docs/performance.md.`,
   # medians of 3 rounds of two combos only
   $ doris-sink bench --case json-100B-p8,json-1KiB-p1 --repeat 3
 
+  # the sink compressed beside uncompressed, in the same rounds
+  $ doris-sink bench --case json-1KiB-p1 --compress gz,lz4 --repeat 3
+
   # CPU profiles of every case's worker
   $ doris-sink bench --quick --profile-dir /tmp/prof`,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -80,6 +87,11 @@ figures, across machines. See docs/performance.md.`,
 					return cmdutil.FlagErrorf("--case: %v", err)
 				}
 			}
+			for _, v := range opts.Compress {
+				if c, err := doris.ParseCompression(v); err != nil || c == doris.CompressNone {
+					return cmdutil.FlagErrorf("--compress %q: want %s", v, doris.CompressionNames)
+				}
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -92,6 +104,7 @@ figures, across machines. See docs/performance.md.`,
 	fl.StringVar(&opts.ProfileDir, "profile-dir", "", "write a CPU profile of each case's worker to this directory")
 	fl.StringSliceVar(&opts.Cases, "case", nil, "only these throughput combos of the full matrix, e.g. json-100B-p8 (repeatable; no latency or recovery)")
 	fl.IntVar(&opts.Repeat, "repeat", 1, "run each throughput case this many times and keep the median")
+	fl.StringSliceVar(&opts.Compress, "compress", nil, "also run exactly-once with doris.properties.compress_type set to each of these (gz, lz4): cases named exactly-once+gz")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	cmd.AddCommand(newCmdWorker())
 	return cmd

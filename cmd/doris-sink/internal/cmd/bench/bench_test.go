@@ -149,6 +149,8 @@ func TestBenchFlags(t *testing.T) {
 		{args: []string{"--memory"}, memory: true, output: "table"},
 		{args: []string{"--repeat", "0"}, wantErr: true},
 		{args: []string{"-o", "yaml"}, wantErr: true},
+		{args: []string{"--compress", "zstd"}, wantErr: true},
+		{args: []string{"--compress", "gz,lz4"}, output: "table"},
 	} {
 		f, _, _ := cmdutil.NewTestFactory(false)
 		var got *Options
@@ -184,5 +186,44 @@ func TestPlans(t *testing.T) {
 	}
 	if Combo.Name(Combo{Format: "json", RecordBytes: 1024, Partitions: 8}) != "json-1KiB-p8" {
 		t.Errorf("combo name")
+	}
+}
+
+// TestBenchCompress runs one combo with --compress lz4: the extra
+// exactly-once+lz4 case loads every record (the parent checks that the
+// emulator, which decodes the body as the BE does, counted all of them)
+// and has its ratio to the same combo's baseline.
+func TestBenchCompress(t *testing.T) {
+	t.Parallel()
+	f, out, errOut := cmdutil.NewTestFactory(false)
+	cmd := NewCmdBench(f, func(ctx context.Context, o *Options) error {
+		o.Plan = &Plan{Combos: []Combo{{Format: "json", RecordBytes: 100, Partitions: 1, Records: 1500}},
+			Modes: []string{"exactly-once"}, Interval: 200 * time.Millisecond, Repeat: 1}
+		o.Worker = testWorker
+		return Run(ctx, o)
+	})
+	cmd.SetArgs([]string{"-o", "json", "--compress", "lz4"})
+	cmd.SetOut(io.Discard)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("bench: %v\nstderr: %s", err, errOut)
+	}
+	var modes []string
+	dec := json.NewDecoder(bytes.NewReader(out.Bytes()))
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("output: %v\n%s", err, out)
+		}
+		modes = append(modes, m["mode"].(string))
+		if m["mode"] == "exactly-once+lz4" {
+			if m["records"].(float64) != 1500 || m["ratio_to_baseline"] == nil {
+				t.Errorf("compressed case %v", m)
+			}
+		}
+	}
+	if len(modes) != 3 || modes[2] != "exactly-once+lz4" {
+		t.Fatalf("modes %v, want baseline, exactly-once, exactly-once+lz4", modes)
 	}
 }

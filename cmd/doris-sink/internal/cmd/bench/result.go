@@ -16,7 +16,7 @@ const (
 type Result struct {
 	Case        string `json:"case"`
 	Kind        string `json:"kind"`
-	Mode        string `json:"mode"` // baseline, exactly-once, at-least-once
+	Mode        string `json:"mode"` // baseline, exactly-once, at-least-once, exactly-once+gz (--compress)
 	Format      string `json:"format,omitempty"`
 	RecordBytes int    `json:"record_bytes,omitempty"`
 	Partitions  int    `json:"partitions,omitempty"`

@@ -70,6 +70,12 @@ func (o *Options) plan() Plan {
 	if o.Repeat > 1 {
 		p.Repeat = o.Repeat
 	}
+	if len(o.Compress) > 0 && len(p.Combos) > 0 {
+		p.Modes = slices.Clone(p.Modes)
+		for _, c := range o.Compress {
+			p.Modes = append(p.Modes, "exactly-once+"+strings.ToLower(c))
+		}
+	}
 	return p
 }
 
@@ -174,6 +180,7 @@ func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic 
 		return nil, err
 	}
 	s.Topic, s.End, s.Mode, s.Interval, s.RecordBytes = topic, end, mode, interval, c.RecordBytes
+	s.Mode, s.Compress, _ = strings.Cut(mode, "+") // "exactly-once+gz": compress_type gz
 	if round == 0 {
 		s.CPUProfile = o.profile(name)
 	}

@@ -41,6 +41,9 @@ type spec struct {
 	Duration time.Duration `json:"duration,omitempty"`
 	// Memory: write Bytes of rows in one checkpoint.
 	Bytes int64 `json:"bytes,omitempty"`
+
+	// Compress is the sink's doris.properties.compress_type ("" none).
+	Compress string `json:"compress,omitempty"`
 	// CPUProfile, when set, is where the worker writes a CPU profile of
 	// its measured phase.
 	CPUProfile string `json:"cpu_profile,omitempty"`

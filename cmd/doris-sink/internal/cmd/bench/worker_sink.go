@@ -40,6 +40,9 @@ func newLoader(client loader.Doris, s spec, knobs *loader.TestingKnobs) (*loader
 	if s.Format == "csv" {
 		props["column_separator"] = ","
 	}
+	if s.Compress != "" {
+		props["compress_type"] = s.Compress
+	}
 	maps.Copy(props, kafka.RequiredProperties(s.Format))
 	ld, err := loader.New(client, loader.Config{
 		Job: s.Job, DB: s.DB, Table: s.Table, Format: kafka.LoaderFormat(s.Format), Properties: props,
