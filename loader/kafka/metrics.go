@@ -122,12 +122,18 @@ func (m *Metrics) part(p int32) *partitionPos {
 	return pp
 }
 
-// setFetched records a fetch of partition p: next is one past its last
-// record, hw the high watermark the broker reported with it.
-func (m *Metrics) setFetched(p int32, next, hw int64) {
+// setHighWatermark records partition p's high watermark at its last fetch.
+func (m *Metrics) setHighWatermark(p int32, hw int64) {
 	m.mu.Lock()
-	pp := m.part(p)
-	pp.read, pp.hw = next, hw
+	m.part(p).hw = hw
+	m.mu.Unlock()
+}
+
+// setRead records that partition p's records before next were handled
+// (converted and written, or skipped).
+func (m *Metrics) setRead(p int32, next int64) {
+	m.mu.Lock()
+	m.part(p).read = next
 	m.mu.Unlock()
 }
 

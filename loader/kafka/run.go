@@ -321,14 +321,13 @@ func (c *Connector) handle(ctx context.Context, fs kgo.Fetches) error {
 				if p.Err != nil || len(p.Records) == 0 {
 					continue
 				}
+				c.metrics.setHighWatermark(p.Partition, p.HighWatermark)
 				if err := c.handlePartition(ctx, p); err != nil {
 					return err
 				}
 				if c.draining() && c.drainTo == nil {
 					return nil
 				}
-				last := p.Records[len(p.Records)-1].Offset
-				c.metrics.setFetched(p.Partition, last+1, p.HighWatermark)
 			}
 		}
 	}
@@ -343,7 +342,8 @@ const timerEvery = 256
 
 // handlePartition converts and writes the records of one fetched
 // partition. The partition's next offset is kept in a local and stored in
-// c.next before a checkpoint and on return; the record and byte counters
+// c.next (and the metrics' read position) before a checkpoint and on
+// return, so a checkpoint's observers see it; the record and byte counters
 // are added to the metrics at the same points, not per record.
 func (c *Connector) handlePartition(ctx context.Context, p *kgo.FetchPartition) error {
 	part := p.Partition
@@ -352,6 +352,7 @@ func (c *Connector) handlePartition(ctx context.Context, p *kgo.FetchPartition) 
 	store := func() {
 		if seen {
 			c.next[part] = next
+			c.metrics.setRead(part, next)
 		}
 		t.flush(c.metrics)
 	}

@@ -215,7 +215,8 @@ func TestStatusRunningStalledStopped(t *testing.T) {
 	}
 	for _, p := range r.Partitions {
 		if val(p.Loaded) != n/2 || val(p.Read) != n/2 || val(p.HighWatermark) != n/2 || val(p.Lag) != 0 {
-			t.Errorf("running partition %+v, want loaded = read = high watermark = %d", p, n/2)
+			t.Errorf("running partition %d: loaded %d read %d high watermark %d lag %d, want loaded = read = high watermark = %d, lag 0",
+				p.Partition, val(p.Loaded), val(p.Read), val(p.HighWatermark), val(p.Lag), n/2)
 		}
 	}
 
