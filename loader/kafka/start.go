@@ -41,8 +41,8 @@ func (c *Connector) begin(ctx context.Context, raw []byte) error {
 			// would skip or re-read that checkpoint's rows.
 			return fmt.Errorf("%w: the checkpoint store holds decision %d (label %s) but Recover returned none "+
 				"(a checkpoint decided without its start, being healed): refusing to "+
-				"apply kafka.start %q again, which could skip or re-load its rows; its range is in the evidence "+
-				"ledger (`doris-sink checkpoint show`)", errNoStart, id, lbl, c.cfg.Start)
+				"apply kafka.start %q again, which could skip or re-load its rows (its end is shown by "+
+				"`doris-sink checkpoint show`; its start was the job's first start)", errNoStart, id, lbl, c.cfg.Start)
 		}
 		if c.o.startStore != nil {
 			base, err = c.persistedFirstStart(ctx, earliest)
