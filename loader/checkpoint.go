@@ -59,7 +59,7 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 		return fmt.Errorf("checkpoint: dead-lettered count %d is negative", info.DeadLettered)
 	}
 	a := l.cur
-	d := checkpoint.Decision{ID: a.id, Label: a.label, Start: l.pos, End: end}
+	d := checkpoint.Decision{ID: a.id, Label: a.label, Start: l.start(), End: end}
 	var res *doris.LoadResult
 	// ignored is set when Doris committed a load sent to be precommitted
 	// (doris.ErrTwoPhaseCommitIgnored): its rows are visible already.

@@ -48,10 +48,13 @@ type Loader struct {
 	broken    error
 	closed    bool
 	pos       json.RawMessage // start of the current checkpoint
-	cur       *attempt
-	pending   *pendingCommit
-	retryID   uint64 // at-least-once: id to reuse on an in-process retry
-	wg        sync.WaitGroup
+	// first is the caller's first-start position (SetStart), the start of
+	// the first checkpoint of a store without a decision; reset by Recover.
+	first   json.RawMessage
+	cur     *attempt
+	pending *pendingCommit
+	retryID uint64 // at-least-once: id to reuse on an in-process retry
+	wg      sync.WaitGroup
 	// watch is closed when a background commit fails; replaced by Recover.
 	watch *commitWatch
 }
@@ -358,7 +361,7 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 				"budget", ops.retry.MaxElapsed, "err", aerr)
 			err = errors.Join(err, fmt.Errorf("abort (Recover finishes it): %w", aerr))
 		} else if a.s != nil {
-			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.id, Label: a.label, Start: l.pos,
+			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.id, Label: a.label, Start: l.start(),
 				Counts: &checkpoint.LoadCounts{Attempts: a.loads}}, doris.TxnAborted, stage+": "+err.Error())
 		}
 	}

@@ -82,7 +82,7 @@ func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 	if err != nil {
 		return nil, l.crashErr("recover", err)
 	}
-	l.pos = pos
+	l.pos, l.first = pos, nil
 	l.broken = nil
 	l.recovered = true
 	l.watch = newCommitWatch()

@@ -18,6 +18,12 @@ var ErrClosed = errors.New("checkpoint store closed")
 // errors wrapping ErrUnsynced.
 var ErrUnsynced = errors.New("checkpoint store state unknown after a failed save")
 
+// ErrResyncFailed is wrapped (with ErrUnsynced) by the error of a
+// FileStore Load that could not re-sync the store after such a Save: the
+// disk refuses to make the state durable again. Unlike the failed Save
+// itself (which a re-sync may fix), retrying does not help.
+var ErrResyncFailed = errors.New("re-syncing the checkpoint store failed")
+
 // InvariantError is a State that breaks an invariant of the package
 // documentation. Save refuses it and writes nothing; Load returns it inside
 // a *CorruptError.

@@ -160,7 +160,7 @@ func (f *FileStore) Dir() string { return f.dir }
 // directory fsync'd, so that the state returned is the durable one (the old
 // or the new state of that Save, whichever the rename left); only then does
 // the store accept Save again. A re-sync that fails returns an error
-// wrapping ErrUnsynced and the store stays unsynced; a later Load tries
+// wrapping ErrResyncFailed and ErrUnsynced and the store stays unsynced; a later Load tries
 // again. Recovery (the caller's) must follow a re-synced Load, as after any
 // restart.
 func (f *FileStore) Load(ctx context.Context) (*State, error) {
@@ -243,29 +243,34 @@ func (f *FileStore) usable() error {
 
 // resync makes the file's current content durable after a Save whose
 // outcome is unknown: leftover temporary files are removed, the file is
-// fsync'd, then the directory. Errors wrap ErrUnsynced.
+// fsync'd, then the directory. Errors wrap ErrResyncFailed and ErrUnsynced.
 func (f *FileStore) resync() error {
 	if f.knobs.BeforeResync != nil {
 		if err := f.knobs.BeforeResync(); err != nil {
-			return fmt.Errorf("%w: %w", ErrUnsynced, err)
+			return resyncFailed(err)
 		}
 	}
 	if err := removeTemps(f.dir); err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsynced, err)
+		return resyncFailed(err)
 	}
 	file, err := os.Open(f.path)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsynced, err)
+		return resyncFailed(err)
 	}
 	serr := file.Sync()
 	cerr := file.Close()
 	if err := errors.Join(serr, cerr); err != nil {
-		return fmt.Errorf("%w: fsync %s: %w", ErrUnsynced, f.path, err)
+		return resyncFailed(fmt.Errorf("fsync %s: %w", f.path, err))
 	}
 	if err := syncDir(f.dir); err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsynced, err)
+		return resyncFailed(err)
 	}
 	return nil
+}
+
+// resyncFailed wraps the cause of a failed re-sync.
+func resyncFailed(err error) error {
+	return fmt.Errorf("%w (%w): %w", ErrResyncFailed, ErrUnsynced, err)
 }
 
 // Close releases the lock. It is idempotent.

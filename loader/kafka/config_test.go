@@ -94,6 +94,8 @@ type nopSink struct{}
 
 func (nopSink) Recover(context.Context) (json.RawMessage, error) { return nil, nil }
 func (nopSink) Write(context.Context, []byte) error              { return nil }
+func (nopSink) SetStart(json.RawMessage) error                   { return nil }
+func (nopSink) Healing() (uint64, json.RawMessage, bool)         { return 0, nil, false }
 func (nopSink) CheckpointWith(context.Context, json.RawMessage, loader.CheckpointInfo) error {
 	return nil
 }

@@ -23,8 +23,13 @@ var _ Sink = (*loader.Loader)(nil)
 // the checkpoint's dead-lettered record count; LastDecision names the
 // checkpoint in the metadata of the monitoring group commit; CommitFailed
 // wakes the Connector to recover at once when a background commit failed.
+// SetStart gets the resolved first-start position after every Recover that
+// returned nil, so that the first decision records where it starts;
+// Healing tells a drain the decided end of a checkpoint being healed.
 type Sink interface {
 	Recover(ctx context.Context) (json.RawMessage, error)
+	SetStart(raw json.RawMessage) error
+	Healing() (id uint64, end json.RawMessage, ok bool)
 	Write(ctx context.Context, row []byte) error
 	CheckpointWith(ctx context.Context, end json.RawMessage, info loader.CheckpointInfo) error
 	LastDecision() (id uint64, label string, committed bool)

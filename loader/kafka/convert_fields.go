@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bytes"
+	"slices"
 	"sync/atomic"
 )
 
@@ -41,7 +42,9 @@ func (c *Converter) WatchFields(columns []string, counter *atomic.Int64, onNew f
 		return
 	}
 	w := &fieldWatch{known: map[string]struct{}{}, counter: counter, onNew: onNew, named: map[string]struct{}{}}
-	for _, n := range append(columns, DeleteSignColumn, c.meta.Topic, c.meta.Partition, c.meta.Offset, c.meta.Timestamp) {
+	// slices.Concat, not append: append could write into spare capacity of
+	// the caller's slice.
+	for _, n := range slices.Concat(columns, []string{DeleteSignColumn, c.meta.Topic, c.meta.Partition, c.meta.Offset, c.meta.Timestamp}) {
 		if n != "" {
 			w.known[n] = struct{}{}
 		}

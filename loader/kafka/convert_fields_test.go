@@ -87,3 +87,21 @@ func TestSkipStringFast(t *testing.T) {
 		}
 	}
 }
+
+// Review P7: WatchFields appended the delete sign and the metadata
+// columns to the caller's columns slice, writing into its spare capacity
+// (the caller's backing array) when it had some.
+func TestWatchFieldsLeavesCallersSlice(t *testing.T) {
+	t.Parallel()
+	backing := []string{"id", "v", "mine", "mine", "mine", "mine", "mine", "mine"}
+	columns := backing[:2]
+	c, err := NewConverter(ConvertConfig{Format: FormatJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	c.WatchFields(columns, &n, nil)
+	if want := []string{"id", "v", "mine", "mine", "mine", "mine", "mine", "mine"}; !slices.Equal(backing, want) {
+		t.Fatalf("caller's backing array %q, want it unchanged %q", backing, want)
+	}
+}

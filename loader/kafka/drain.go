@@ -30,16 +30,36 @@ var errDrainTimeout = errors.New("drain timeout")
 // *RejectedError), end it at once too.
 func (c *Connector) drain(ctx, dctx context.Context, cause error) error {
 	c.inDrain = true
-	if cause == nil && c.pend.records == 0 {
+	target := maps.Clone(c.next)
+	healID, healEnd, healing, err := c.healTarget()
+	if err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	if healing {
+		// Recover rewound to the start of a decided checkpoint Doris
+		// aborted: what was read of it before is not loaded. The drain
+		// re-reads it up to its decided end and checkpoints it (the heal).
+		for p, o := range healEnd {
+			if o > target[p] {
+				target[p] = o
+			}
+		}
+	}
+	if cause == nil && c.pend.records == 0 && (!healing || reached(c.next, target)) {
 		c.o.logger.Info("drained: nothing to checkpoint")
 		return nil
 	}
-	target := maps.Clone(c.next)
 	attempts, last := 0, error(nil)
 	err, fresh := cause, false
-	if err == nil {
+	if cause == nil {
 		attempts, fresh = 1, true
-		err = c.checkpoint(dctx)
+		if healing {
+			c.o.logger.Info("drain: re-reading the checkpoint being healed up to its decided end", "id", healID,
+				"drain_position", Position{Topic: c.cfg.Topic, Offsets: target}.String())
+			err = c.reread(dctx, target)
+		} else {
+			err = c.checkpoint(dctx)
+		}
 	}
 	for err != nil {
 		timedOut := errors.Is(context.Cause(dctx), errDrainTimeout)
@@ -100,6 +120,24 @@ func (c *Connector) drainContext(ctx context.Context) (context.Context, func()) 
 		}
 	}()
 	return dctx, func() { cancel(nil) }
+}
+
+// healTarget returns the id and decided end offsets of the checkpoint the
+// loader is healing (Sink.Healing), ok false when it heals none.
+func (c *Connector) healTarget() (id uint64, end map[int32]int64, ok bool, err error) {
+	id, raw, ok := c.sink.Healing()
+	if !ok {
+		return 0, nil, false, nil
+	}
+	pos, ok, err := ParsePosition(raw)
+	if err == nil && ok && pos.Topic != c.cfg.Topic {
+		err = fmt.Errorf("it is for topic %q, not %q", pos.Topic, c.cfg.Topic)
+	}
+	if err != nil || !ok {
+		return 0, nil, false, fmt.Errorf("the decided end %s of checkpoint %d being healed: %w", raw, id,
+			cmp.Or(err, errors.New("no position")))
+	}
+	return id, pos.Offsets, true, nil
 }
 
 // reread reads from the rewound position up to target (c.drainTo bounds

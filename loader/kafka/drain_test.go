@@ -163,3 +163,45 @@ func TestDrainAbortedByCancel(t *testing.T) {
 	}
 	e.checkExactlyOnce(7)
 }
+
+// Review P2: a Drain that came just after Recover rewound to the start of
+// a decided checkpoint Doris aborted (the heal, docs/design.md §2 recovery
+// table) found nothing pending and returned nil: Run exited 0 with none of
+// the rows loaded and the decision uncommitted. The drain now re-reads
+// the healed checkpoint up to its decided end and checkpoints it.
+func TestDrainAfterHealRewindHeals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1)
+	e.produceIDs(0, 7, 1) // one checkpoint, at the row cap
+	fps := loader.NewFailpoints()
+	h, err := fps.Arm(loader.FailMidCommit, loader.Block().Times(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if h.Wait(ctxFor(t), 1) != nil {
+			return
+		}
+		e.srv.TimeoutPrecommitted() // "timeout by txn manager" (docs/doris-facts.md §5)
+		h.Release()
+	}()
+	var c *Connector
+	var rewinds []Position
+	c = e.connector(e.config(), fps, WithTestingKnobs(&TestingKnobs{AfterRewind: func(p Position) {
+		rewinds = append(rewinds, p)
+		c.Drain()
+	}}))
+	if err := c.Run(ctxFor(t)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(rewinds) != 1 || rewinds[0].Offsets[0] != 0 {
+		t.Fatalf("rewinds %v, want one, to the healed checkpoint's start 0", rewinds)
+	}
+	e.checkExactlyOnce(7)
+	if id, _, committed := c.sink.LastDecision(); id != 1 || !committed {
+		t.Fatalf("last decision %d committed=%v, want checkpoint 1 healed and committed", id, committed)
+	}
+	if pos, ok := c.Decided(); !ok || pos.Offsets[0] != 7 {
+		t.Errorf("Decided() = %v %v, want offset 7", pos, ok)
+	}
+}

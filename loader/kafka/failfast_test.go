@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -509,6 +510,50 @@ func TestFailedStoreSave(t *testing.T) {
 			t.Errorf("CheckpointFailures = %d, want the failed save counted", got)
 		}
 	})
+	// Review P3: the failed save itself wraps checkpoint.ErrUnsynced and was
+	// fatal at once with a grace of 0 (and always in a drain), before the
+	// Load that re-syncs the store was tried. Only a failed re-sync is.
+	t.Run("re-synced with no grace", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, 1)
+		e.produceIDs(0, 20, 1)
+		var failed atomic.Bool
+		e.storeKnobs.AfterRename = func() error {
+			if failed.CompareAndSwap(false, true) {
+				return errors.New("injected: EIO on directory fsync")
+			}
+			return nil
+		}
+		c := e.connector(e.config(), nil, WithFailFastAfter(0))
+		if err := e.runToEnd(ctxFor(t), c); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if !failed.Load() {
+			t.Fatal("no save failed")
+		}
+		e.checkExactlyOnce(20)
+	})
+	t.Run("re-synced in a drain", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, 1)
+		e.produceIDs(0, 10, 1)
+		var c *Connector
+		var failed atomic.Bool
+		e.storeKnobs.AfterRename = func() error {
+			if c != nil && c.draining() && failed.CompareAndSwap(false, true) {
+				return errors.New("injected: EIO on directory fsync")
+			}
+			return nil
+		}
+		c = e.connector(e.config(), nil)
+		if err := e.runToEnd(ctxFor(t), c); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if !failed.Load() {
+			t.Fatal("no save failed during the drain")
+		}
+		e.checkExactlyOnce(10)
+	})
 	t.Run("unsyncable", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, 1)
@@ -518,11 +563,16 @@ func TestFailedStoreSave(t *testing.T) {
 		c := e.connector(e.config(), nil, WithFailFastAfter(0))
 		err := c.Run(ctxFor(t))
 		var fe *FatalError
-		if !errors.As(err, &fe) || !errors.Is(err, checkpoint.ErrUnsynced) {
-			t.Fatalf("Run: %v, want a *FatalError wrapping checkpoint.ErrUnsynced", err)
+		if !errors.As(err, &fe) || !errors.Is(err, checkpoint.ErrResyncFailed) {
+			t.Fatalf("Run: %v, want a *FatalError wrapping checkpoint.ErrResyncFailed", err)
 		}
 		if msg := err.Error(); !strings.Contains(msg, "job.data_dir") || !strings.Contains(msg, e.dir) {
 			t.Errorf("error %q: want it to name job.data_dir and %s", msg, e.dir)
+		}
+		// Review P6: the cut to 400 bytes kept the head of the chain and
+		// lost the innermost I/O error.
+		if msg := err.Error(); !strings.Contains(msg, "injected: EIO on re-sync") {
+			t.Errorf("error %q: want it to keep the innermost I/O error", msg)
 		}
 	})
 }

@@ -65,7 +65,9 @@ func unfixableOf(err error, topic string) (unfixable, bool) {
 		return unfixable{kind: "kafka-topic",
 			what: "Kafka topic " + topic + " does not exist",
 			fix:  "create the topic, or fix kafka.topic"}, true
-	case errors.Is(err, checkpoint.ErrUnsynced):
+	case errors.Is(err, checkpoint.ErrResyncFailed):
+		// Only a failed re-sync: the failed Save itself (ErrUnsynced alone)
+		// is retried, since the next Recover's Load re-syncs the store.
 		return unfixable{kind: "store",
 			what: "the checkpoint store in job.data_dir cannot be written durably",
 			fix:  "check the disk of job.data_dir (space, permissions, read-only mount, I/O errors), then start again"}, true
@@ -240,9 +242,14 @@ func describe(err error) string {
 	return rootCause(err)
 }
 
+// rootCauseMax bounds the text of rootCause.
+const rootCauseMax = 400
+
 // rootCause is the answer of Doris when err carries one (the
 // *doris.LoadError or *doris.TxnError), else err's text, on one line and
-// at most 400 bytes.
+// at most about rootCauseMax bytes. A longer text is cut in its middle:
+// its head (what failed) and its innermost error (the I/O error, Doris's
+// message: the end of the chain) are kept.
 func rootCause(err error) string {
 	var le *doris.LoadError
 	var te *doris.TxnError
@@ -258,10 +265,38 @@ func rootCause(err error) string {
 		s = err.Error()
 	}
 	s = oneLine(s)
-	if len(s) > 400 {
-		s = s[:400] + "…"
+	if len(s) <= rootCauseMax {
+		return s
 	}
-	return s
+	inner := tailCause(err, s, rootCauseMax/2)
+	if inner == "" {
+		inner = s[len(s)-rootCauseMax/2:]
+	}
+	head := s[:rootCauseMax-len(inner)]
+	return strings.ToValidUTF8(head, "") + " … " + strings.ToValidUTF8(inner, "")
+}
+
+// tailCause follows err's Unwrap chain (the last error of a join or a
+// multi-%w) towards the innermost error and returns the text of the first
+// error on it that ends s (text, one line) and has at most max bytes: the
+// innermost cause with as much of its context as fits. "" if none.
+func tailCause(err error, text string, max int) string {
+	for err != nil {
+		if t := oneLine(err.Error()); len(t) <= max && strings.HasSuffix(text, t) {
+			return t
+		}
+		var next error
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			if es := u.Unwrap(); len(es) > 0 {
+				next = es[len(es)-1]
+			}
+		}
+		err = next
+	}
+	return ""
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -107,7 +107,8 @@ func WithRecoverBackoff(min, max time.Duration) Opt {
 // credentials (doris.ErrUnauthorized), an unknown database or table
 // (doris.ErrNotFound, also a table dropped and not recreated), a topic that
 // does not exist, a checkpoint store that cannot be re-synced
-// (checkpoint.ErrUnsynced). The grace lets a table or topic being created
+// (checkpoint.ErrResyncFailed; a failed save alone is retried, since the
+// next Recover re-syncs the store). The grace lets a table or topic being created
 // or recreated appear. Zero gives up at the first such failure; negative
 // never gives up (retry with backoff forever). During a drain such a
 // failure ends Run at once (unless d is negative). Default

@@ -12,6 +12,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// errNoStart: Recover returned no position while the store holds a
+// decision.
+var errNoStart = errors.New("no position to resume from")
+
 // begin assigns the topic's partitions at the recovered position raw, or,
 // on a first start (raw nil), at the offsets of Config.Start. Every
 // partition gets a concrete offset so that every position names them all.
@@ -30,6 +34,16 @@ func (c *Connector) begin(ctx context.Context, raw []byte) error {
 	}
 	base := earliest
 	if !ok {
+		if id, lbl, _ := c.sink.LastDecision(); id > 0 {
+			// Recover returned no position although the store holds a
+			// decision: it heals a checkpoint decided without its start (by
+			// a doris-sink before SetStart). Resolving kafka.start again
+			// would skip or re-read that checkpoint's rows.
+			return fmt.Errorf("%w: the checkpoint store holds decision %d (label %s) but Recover returned none "+
+				"(a checkpoint decided without its start, being healed): refusing to "+
+				"apply kafka.start %q again, which could skip or re-load its rows (its end is shown by "+
+				"`doris-sink checkpoint show`; its start was the job's first start)", errNoStart, id, lbl, c.cfg.Start)
+		}
 		if c.o.startStore != nil {
 			base, err = c.persistedFirstStart(ctx, earliest)
 		} else {
@@ -77,6 +91,18 @@ func (c *Connector) rewind(raw []byte) error {
 	}
 	c.next = offsets
 	c.start = Position{Topic: c.cfg.Topic, Offsets: maps.Clone(offsets)}
+	if !ok {
+		// No decision yet: the loader records this first-start position
+		// as the start of the first decision, so a Recover that heals it
+		// returns it (docs/design.md §2 invariant 5).
+		b, err := c.start.MarshalJSON()
+		if err == nil {
+			err = c.sink.SetStart(b)
+		}
+		if err != nil {
+			return fmt.Errorf("first start at %s: %w", c.start.String(), err)
+		}
+	}
 	c.metrics.setRewound(offsets)
 	c.pend = pending{}
 	c.timerC, c.fired = nil, false

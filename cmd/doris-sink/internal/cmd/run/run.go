@@ -223,22 +223,33 @@ func Run(ctx context.Context, opts *Options) error {
 
 // logDrained says what a drained run loaded, and only that: whether this
 // run decided any checkpoint, and the last decided checkpoint and
-// position (where the next start resumes).
+// position (where the next start resumes). The success line needs the
+// last decision committed: a decision whose commit did not finish (Doris
+// unreachable at the end of the drain) or that is being healed (Doris
+// aborted it) is not loaded yet, and the line says so instead.
 func logDrained(log *slog.Logger, job *Job) {
 	n := job.Connector.Metrics().Checkpoints.Load()
 	pos, decided := job.Connector.Decided()
 	id, lbl, committed := job.Loader.LastDecision()
+	level, msg := drainedLine(n, decided, id, committed)
+	log.Log(context.Background(), level, msg, "checkpoints_decided", n, "last_checkpoint", id, "label", lbl,
+		"committed", committed, "position", pos.String())
+}
+
+// drainedLine is the level and message of logDrained: n checkpoints
+// decided by this run, decided whether the Connector knows a decided
+// position, id and committed the store's last decision.
+func drainedLine(n int64, decided bool, id uint64, committed bool) (slog.Level, string) {
 	switch {
 	case !decided && id == 0:
-		log.Info("drained: nothing was loaded: no checkpoint was ever decided (the next start uses kafka.start)",
-			"checkpoints_decided", n)
+		return slog.LevelInfo, "drained: nothing was loaded: no checkpoint was ever decided (the next start uses kafka.start)"
+	case id > 0 && !committed:
+		return slog.LevelWarn, "drained, but the last decided checkpoint is not committed: its rows are not visible yet; " +
+			"the next start commits it (or, if Doris aborted it, replays its range into the same label); nothing is lost"
 	case n == 0:
-		log.Info("drained: nothing new was loaded by this run; the next start resumes from the last decided checkpoint",
-			"checkpoints_decided", n, "last_checkpoint", id, "label", lbl, "committed", committed, "position", pos.String())
-	default:
-		log.Info("drained: every record read was checkpointed", "checkpoints_decided", n, "last_checkpoint", id,
-			"label", lbl, "committed", committed, "position", pos.String())
+		return slog.LevelInfo, "drained: nothing new was loaded by this run; the next start resumes from the last decided checkpoint"
 	}
+	return slog.LevelInfo, "drained: every record read was checkpointed"
 }
 
 // crashExit is the failpoint crash hook of run (loader.Failpoints.OnCrash):
