@@ -657,8 +657,15 @@ func TestDrainEndsEveryWaitingState(t *testing.T) {
 		if err == nil || !errors.Is(err, checkpoint.ErrUnsynced) {
 			t.Fatalf("Run: %v, want it to end naming the unsynced store", err)
 		}
-		if s := c.Metrics().Stall(); !s.Fatal || !strings.Contains(s.Reason, "checkpoint store") {
-			t.Errorf("stall %+v, want fatal naming the checkpoint store", s)
+		// Which comes first under load is a race: the drain budget (a
+		// *DrainError, the stall still retriable) or the failed re-sync (a
+		// *FatalError, the stall fatal). Either way the stall names the store.
+		s := c.Metrics().Stall()
+		if !strings.Contains(s.Reason, "checkpoint store") {
+			t.Errorf("stall %+v, want it naming the checkpoint store", s)
+		}
+		if errors.Is(err, checkpoint.ErrResyncFailed) && !s.Fatal {
+			t.Errorf("Run ended on a failed re-sync (%v) but the stall is not fatal: %+v", err, s)
 		}
 	})
 }
