@@ -10,11 +10,11 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 )
 
-// queryStrings runs q and returns its rows as text (NULL as "NULL"), one
-// row per element, columns joined by "|".
-func queryStrings(t *testing.T, db *sql.DB, q string) []string {
+// queryStrings runs q with args and returns its rows as text (NULL as
+// "NULL"), one row per element, columns joined by "|".
+func queryStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
 	t.Helper()
-	rows, err := db.Query(q)
+	rows, err := db.Query(q, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}

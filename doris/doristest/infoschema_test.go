@@ -1,7 +1,6 @@
 package doristest
 
 import (
-	"database/sql"
 	"strings"
 	"testing"
 )
@@ -22,32 +21,7 @@ func TestInformationSchemaConnectorQueries(t *testing.T) {
 	db := openMySQL(t, s)
 	join := func(q string, args ...any) string {
 		t.Helper()
-		rows, err := db.Query(q, args...)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		defer rows.Close()
-		cols, _ := rows.Columns()
-		var out []string
-		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			parts := make([]string, len(vals))
-			for i, v := range vals {
-				parts[i] = "NULL"
-				if v.Valid {
-					parts[i] = v.String
-				}
-			}
-			out = append(out, strings.Join(parts, "|"))
-		}
-		return strings.Join(out, ";")
+		return strings.Join(queryStrings(t, db, q, args...), ";")
 	}
 	wantEq(t, "listDatabases", join("SELECT `SCHEMA_NAME` FROM `INFORMATION_SCHEMA`.`SCHEMATA`;"), "demo;information_schema;mysql")
 	wantEq(t, "databaseExists", join("SELECT `SCHEMA_NAME` FROM `INFORMATION_SCHEMA`.`SCHEMATA` WHERE SCHEMA_NAME = 'demo'"), "demo")
