@@ -18,6 +18,13 @@ import (
 func runDev(t *testing.T, args ...string) Endpoints {
 	t.Helper()
 	f, _, _ := cmdutil.NewTestFactory(false)
+	return startDev(t, f, args...)
+}
+
+// startDev is runDev with the caller's factory (environment, captured
+// streams). Later flags in args override the ephemeral-port defaults.
+func startDev(t *testing.T, f *cmdutil.Factory, args ...string) Endpoints {
+	t.Helper()
 	ready := make(chan Endpoints, 1)
 	cmd := NewCmdDev(f, func(ctx context.Context, o *Options) error {
 		o.Ready = func(ep Endpoints) { ready <- ep }

@@ -24,28 +24,8 @@ func TestDevServesDorisAndKafka(t *testing.T) {
 	t.Parallel()
 	f, out, _ := cmdutil.NewTestFactory(false)
 	f.Environ = func() []string { return []string{PasswordEnv + "=pw"} }
-	ready := make(chan Endpoints, 1)
-	cmd := NewCmdDev(f, func(ctx context.Context, o *Options) error {
-		o.Ready = func(ep Endpoints) { ready <- ep }
-		return Run(ctx, o)
-	})
-	cmd.SetArgs([]string{"--fe-http", "127.0.0.1:0", "--be-http", "127.0.0.1:0", "--mysql", "127.0.0.1:0",
-		"--kafka", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--partitions", "2", "-o", "json"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	var ep Endpoints
-	select {
-	case ep = <-ready:
-	case err := <-done:
-		t.Fatalf("dev exited early: %v", err)
-	}
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("dev returned %v after cancel", err)
-		}
-	}()
+	ep := startDev(t, f, "--partitions", "2")
+	ctx := t.Context()
 	var printed Endpoints
 	if err := json.Unmarshal(out.Bytes(), &printed); err != nil || !reflect.DeepEqual(printed, ep) {
 		t.Errorf("printed %q (%v), ready %+v", out.String(), err, ep)

@@ -82,28 +82,7 @@ func TestDevNonLoopback(t *testing.T) {
 	}
 
 	f, _, errOut := cmdutil.NewTestFactory(false)
-	ready := make(chan Endpoints, 1)
-	cmd := NewCmdDev(f, func(ctx context.Context, o *Options) error {
-		o.Ready = func(ep Endpoints) { ready <- ep }
-		return Run(ctx, o)
-	})
-	cmd.SetArgs([]string{"--allow-non-loopback", "--fe-http", "127.0.0.1:0", "--be-http", "127.0.0.1:0", "--mysql", "127.0.0.1:0",
-		"--kafka", "127.0.0.1:0", "--admin", "0.0.0.0:0", "-o", "json"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	var ep Endpoints
-	select {
-	case ep = <-ready:
-	case err := <-done:
-		t.Fatalf("dev exited early: %v", err)
-	}
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("dev returned %v after cancel", err)
-		}
-	}()
+	ep := startDev(t, f, "--allow-non-loopback", "--admin", "0.0.0.0:0")
 	if w := errOut.String(); !strings.Contains(w, "WARNING") || !strings.Contains(w, "--admin 0.0.0.0:0") || strings.Contains(w, "--fe-http") {
 		t.Errorf("stderr %q: want a warning naming only --admin", w)
 	}
