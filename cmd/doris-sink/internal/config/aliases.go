@@ -47,7 +47,7 @@ var ignoredFlink = map[string]string{
 	"sink.enable-delete":        "deletes follow records.format: debezium, or records.delete.* for json",
 	"sink.ignore.update-before": "records.format: debezium uses after/before as documented",
 	"sink.ignore.commit-error":  "doris-sink never ignores a commit error",
-	"sink.parallelism":          "scale out with several processes in one consumer group",
+	"sink.parallelism":          "one process runs a job today: group mode (several processes sharing the partitions) is not built yet",
 	"sink.flush.queue-size":     "bodies are streamed",
 	"doris.request.retries":     "reads are not used by the sink",
 }
