@@ -62,19 +62,20 @@ func TestRedactingHandler(t *testing.T) {
 	}
 }
 
-// syncBuf is a goroutine-safe log sink.
-type syncBuf struct {
+// LogBuffer is a goroutine-safe log sink for the package's tests (the
+// doris_test tests use it too).
+type LogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuf) Write(p []byte) (int, error) {
+func (s *LogBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuf) String() string {
+func (s *LogBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -109,7 +110,7 @@ func TestMalformedLocationDoesNotLeakPassword(t *testing.T) {
 			}()
 		}
 	}()
-	logs := &syncBuf{}
+	logs := &LogBuffer{}
 	c, err := NewClient(Config{FE: []string{"http://" + ln.Addr().String()}, User: "root", Password: secret, MaxRetries: 1,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {

@@ -1,7 +1,6 @@
 package doris_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,30 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/doris-sink/doris-sink/doris"
 )
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A real FE redirects to http://<be> even when it serves https itself
 // (docs/doris-facts.md §1.2). By default the client refuses to send the
@@ -59,7 +39,7 @@ func testHTTPSToHTTP(t *testing.T, allow bool) {
 		http.Redirect(w, r, be.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(fe.Close)
-	logs := &syncBuffer{}
+	logs := &doris.LogBuffer{}
 	tc := fe.Client().Transport.(*http.Transport).TLSClientConfig
 	c, err := doris.NewClient(doris.Config{FE: []string{fe.URL}, User: "root", TLS: tc, RedirectAllowHTTP: allow,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})

@@ -71,15 +71,7 @@ type partitionPos struct{ hw, read, loaded int64 }
 // and the partition's high watermark at the last fetch: how far reading
 // is behind, not loading (see LoadedLag).
 func (m *Metrics) Lag() map[int32]int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := map[int32]int64{}
-	for p, pp := range m.parts {
-		if pp.hw >= 0 && pp.read >= 0 {
-			out[p] = max(pp.hw-pp.read, 0)
-		}
-	}
-	return out
+	return m.lagBehind(func(pp *partitionPos) int64 { return pp.read })
 }
 
 // LoadedLag returns, per partition, the records between the loaded
@@ -87,12 +79,18 @@ func (m *Metrics) Lag() map[int32]int64 {
 // at the last fetch: the records a crash now would leave to load. It
 // grows while nothing is decided, even if records are read.
 func (m *Metrics) LoadedLag() map[int32]int64 {
+	return m.lagBehind(func(pp *partitionPos) int64 { return pp.loaded })
+}
+
+// lagBehind is, per partition whose high watermark and position are known
+// (≥ 0), the high watermark minus the position pos picks, never negative.
+func (m *Metrics) lagBehind(pos func(*partitionPos) int64) map[int32]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[int32]int64{}
 	for p, pp := range m.parts {
-		if pp.hw >= 0 && pp.loaded >= 0 {
-			out[p] = max(pp.hw-pp.loaded, 0)
+		if at := pos(pp); pp.hw >= 0 && at >= 0 {
+			out[p] = max(pp.hw-at, 0)
 		}
 	}
 	return out
