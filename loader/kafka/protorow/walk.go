@@ -53,6 +53,10 @@ func (s *state) scan(b []byte, base int, mp *msgPlan) (start, winStart int, err 
 			return start, winStart, &DecodeError{Offset: base + i, Field: string(mp.name),
 				Reason: "bad field tag", Err: protowire.ParseError(n)}
 		}
+		if num > protowire.MaxValidNumber {
+			return start, winStart, &DecodeError{Offset: base + i, Field: string(mp.name),
+				Reason: fmt.Sprintf("field number %d out of range", num)}
+		}
 		cs, vlen, m := consume(num, wt, b[i+n:])
 		vs := i + n + cs
 		fi := mp.lookup(int32(num))
@@ -202,7 +206,12 @@ func (s *state) walk(dst, b []byte, base int, mp *msgPlan) ([]byte, error) {
 			continue
 		}
 		if f.oneof >= 0 && s.wins[winStart+f.oneof] != int32(fi) {
-			j = k // an earlier member of a oneof set later to another member
+			// An earlier member of a oneof set later to another member: not
+			// written, but still checked.
+			if dst, err = s.check(dst, b, base, mp, f, j, k); err != nil {
+				return dst, err
+			}
+			j = k
 			continue
 		}
 		if !first {
@@ -259,10 +268,29 @@ func (s *state) value(dst, b []byte, base int, mp *msgPlan, f *fieldPlan, j, k i
 			cat = append(cat, b[e.start:e.end]...)
 		}
 		return s.message(dst, cat, base+int(s.ents[j].start), f.msg)
-	default: // a scalar: the last occurrence wins
+	default: // a scalar: the last occurrence wins; the others are checked
+		for i := j; i < k-1; i++ {
+			e := s.ents[i]
+			out, err := s.scalar(dst, b[e.start:e.end], base+int(e.start), e.wt, mp, f)
+			if err != nil {
+				return dst, err
+			}
+			dst = out[:len(dst)]
+		}
 		e := s.ents[k-1]
 		return s.scalar(dst, b[e.start:e.end], base+int(e.start), e.wt, mp, f)
 	}
+}
+
+// check decodes the occurrences [j, k) of field f without writing them, so
+// that a value the row does not show (a oneof member overridden by a later
+// one) is still refused when malformed, as protobuf parsers refuse it.
+func (s *state) check(dst, b []byte, base int, mp *msgPlan, f *fieldPlan, j, k int) ([]byte, error) {
+	out, err := s.value(dst, b, base, mp, f, j, k)
+	if err != nil {
+		return dst, err
+	}
+	return out[:len(dst)], nil
 }
 
 // element appends the values of one occurrence of repeated field f (one
@@ -318,7 +346,7 @@ func (s *state) mapEntry(dst, b []byte, base int, mp *msgPlan, f *fieldPlan) ([]
 	var vcat []byte // value message occurring more than once: merged
 	for i := 0; i < len(b); {
 		num, wt, n := protowire.ConsumeTag(b[i:])
-		if n < 0 {
+		if n < 0 || num > protowire.MaxValidNumber {
 			return dst, &DecodeError{Offset: base + i, Field: string(mp.name) + "." + f.name,
 				Reason: "bad map entry tag", Err: protowire.ParseError(n)}
 		}
@@ -330,8 +358,18 @@ func (s *state) mapEntry(dst, b []byte, base int, mp *msgPlan, f *fieldPlan) ([]
 		}
 		switch {
 		case num == 1 && wt == wireOf(kf.kind):
+			if kStart >= 0 { // overridden: checked, not written
+				if err := s.checkScalar(dst, b[kStart:kEnd], base+kStart, kwt, mp, kf); err != nil {
+					return dst, err
+				}
+			}
 			kStart, kEnd, kwt = vs, vs+vlen, wt
 		case num == 2 && wt == wireOf(vf.kind):
+			if vf.msg == nil && vStart >= 0 {
+				if err := s.checkScalar(dst, b[vStart:vEnd], base+vStart, vwt, mp, vf); err != nil {
+					return dst, err
+				}
+			}
 			if vf.msg != nil && vStart >= 0 {
 				if vcat == nil {
 					vcat = append(vcat, b[vStart:vEnd]...)
@@ -366,6 +404,12 @@ func (s *state) mapEntry(dst, b []byte, base int, mp *msgPlan, f *fieldPlan) ([]
 		return s.message(dst, b[vStart:vEnd], base+vStart, vf.msg)
 	}
 	return s.scalar(dst, b[vStart:vEnd], base+vStart, vwt, mp, vf)
+}
+
+// checkScalar decodes a scalar without writing it.
+func (s *state) checkScalar(dst, v []byte, base int, wt protowire.Type, mp *msgPlan, f *fieldPlan) error {
+	_, err := s.scalar(dst[len(dst):], v, base, wt, mp, f)
+	return err
 }
 
 // key appends a map key as a JSON object key (a string; numbers and bools

@@ -69,13 +69,30 @@ func (s *state) wrapped(dst, b []byte, base int, mp *msgPlan) ([]byte, error) {
 	if mp.wkt == wktValue {
 		fi = s.wins[winStart] // Value has one oneof: kind
 	}
-	j, k := start, start
-	for j < end && s.ents[j].f != fi {
-		j++
+	// Entries are grouped by field: write the winner's, check the others'.
+	for j := start; j < end; {
+		f := s.ents[j].f
+		k := j
+		for k < end && s.ents[k].f == f {
+			k++
+		}
+		if f != fi {
+			if dst, err = s.check(dst, b, base, mp, &mp.fields[f], j, k); err != nil {
+				return dst, err
+			}
+		}
+		j = k
 	}
-	for k = j; k < end && s.ents[k].f == fi; k++ {
+	for j := start; j < end; j++ {
+		if s.ents[j].f == fi {
+			k := j
+			for k < end && s.ents[k].f == fi {
+				k++
+			}
+			return s.value(dst, b, base, mp, &mp.fields[fi], j, k)
+		}
 	}
-	return s.value(dst, b, base, mp, &mp.fields[fi], j, k)
+	return dst, nil // not reached: fi has entries
 }
 
 // secondsNanos reads the seconds (1) and nanos (2) fields shared by
