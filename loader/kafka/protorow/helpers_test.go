@@ -139,3 +139,5 @@ func orderField(t testing.TB, d *Decoder, js, key string) string {
 	}
 	return v
 }
+
+func protoValueOf(s string) protoreflect.Value { return protoreflect.ValueOfString(s) }

@@ -2,6 +2,7 @@ package protorow
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -22,6 +23,13 @@ func appendString(dst, s []byte, validate bool) (out []byte, bad int) {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip 8 plain ASCII bytes at a time.
+		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -102,4 +110,16 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 		}
 	}
 	return dst
+}
+
+// plain8 reports whether the 8 bytes of w are all printable ASCII other
+// than '"' and '\\' (bytes a JSON string holds as they are).
+func plain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	ctl := (w - 0x20*ones) &^ w // a byte < 0x20 (or >= 0x80) sets its high bit
+	q := w ^ ('"' * ones)       // zero where a byte is '"'
+	bs := w ^ ('\\' * ones)     // zero where a byte is '\\'
+	zq := (q - ones) &^ q       // high bit set where q has a zero byte
+	zb := (bs - ones) &^ bs
+	return (w|ctl|zq|zb)&highs == 0
 }
