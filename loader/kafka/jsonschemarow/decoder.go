@@ -72,11 +72,16 @@ func (d *Decoder) AppendJSON(dst, payload []byte) ([]byte, error) {
 	if i == len(payload) {
 		return dst, &DecodeError{Offset: 0, Reason: "empty payload, want a JSON object"}
 	}
-	if !json.Valid(payload) {
-		return dst, invalidJSON(payload)
-	}
 	if payload[i] != '{' {
+		if _, ok := compactValid(nil, payload, false); !ok {
+			return dst, invalidJSON(payload)
+		}
 		return dst, &DecodeError{Offset: i, Reason: fmt.Sprintf("payload is a JSON %s, want an object", kindOf(payload[i]))}
+	}
+	// Check and compact in one pass; with date-time rewriting, only check.
+	out, ok := compactValid(dst, payload, d.dt == nil)
+	if !ok {
+		return dst, invalidJSON(payload)
 	}
 	if d.schema != nil {
 		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
@@ -88,7 +93,7 @@ func (d *Decoder) AppendJSON(dst, payload []byte) ([]byte, error) {
 		}
 	}
 	if d.dt == nil {
-		return appendCompact(dst, payload[i:]), nil
+		return out, nil
 	}
 	w := rewriter{src: payload, i: i, tz: d.tz}
 	out, err := w.value(dst, d.dt)
@@ -128,7 +133,8 @@ func invalidJSON(payload []byte) error {
 	err := json.Unmarshal(payload, &v)
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &DecodeError{Offset: int(se.Offset), Reason: "invalid JSON", Err: err}
+		// Offset counts the bytes read, the offending one included.
+		return &DecodeError{Offset: max(int(se.Offset)-1, 0), Reason: "invalid JSON", Err: err}
 	}
 	return &DecodeError{Offset: 0, Reason: "invalid JSON", Err: err}
 }
@@ -152,30 +158,4 @@ func kindOf(c byte) string {
 		return "null"
 	}
 	return "number"
-}
-
-// appendCompact appends valid JSON src without the whitespace outside
-// strings.
-func appendCompact(dst, src []byte) []byte {
-	start, inStr := 0, false
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case ' ', '\t', '\n', '\r':
-			dst = append(dst, src[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(dst, src[start:]...)
 }

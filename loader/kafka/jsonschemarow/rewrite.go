@@ -1,6 +1,7 @@
 package jsonschemarow
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 )
@@ -112,40 +113,23 @@ func (w *rewriter) value(dst []byte, n *node) ([]byte, error) {
 
 // skip copies the value at start compactly and moves past it.
 func (w *rewriter) skip(dst []byte, start int) []byte {
-	switch w.src[w.i] {
-	case '"':
-		w.str()
-	case '{', '[':
-		w.i++
-		for depth := 1; depth > 0; {
-			switch w.src[w.i] {
-			case '"':
-				w.str()
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-			}
-			w.i++
-		}
-	default: // a number, true, false or null
-		for w.i < len(w.src) && isScalarByte(w.src[w.i]) {
-			w.i++
-		}
-	}
-	return appendCompact(dst, w.src[start:w.i])
-}
-
-// isScalarByte: a byte that can continue a number or literal.
-func isScalarByte(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '-' || c == '+' || c == '.' || c == 'E'
+	sc := scanner{src: w.src, i: start, start: start, dst: dst, emit: true}
+	sc.value() // valid: checked before
+	sc.flush(sc.i)
+	w.i = sc.i
+	return sc.dst
 }
 
 // str moves past the string starting at w.i.
 func (w *rewriter) str() {
 	w.i++
-	for w.src[w.i] != '"' {
+	for {
+		for w.i+8 <= len(w.src) && plain8(binary.LittleEndian.Uint64(w.src[w.i:])) {
+			w.i += 8
+		}
+		if w.src[w.i] == '"' {
+			break
+		}
 		if w.src[w.i] == '\\' {
 			w.i++
 		}
