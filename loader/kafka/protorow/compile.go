@@ -16,9 +16,11 @@ const schemaFile = "<registry-schema>.proto"
 
 // compile parses and links the schema with its references. Imports of
 // google/protobuf/*.proto that refs does not provide resolve to the
-// well-known types compiled into protocompile.
+// well-known types compiled into protocompile, and the Confluent known
+// dependencies to builtinImports.
 func compile(schema string, refs map[string]string) (protoreflect.FileDescriptor, error) {
-	srcs := make(map[string]string, len(refs)+1)
+	srcs := make(map[string]string, len(refs)+len(builtinImports)+1)
+	maps.Copy(srcs, builtinImports)
 	maps.Copy(srcs, refs)
 	srcs[schemaFile] = schema
 	c := protocompile.Compiler{

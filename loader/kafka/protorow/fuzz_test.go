@@ -30,7 +30,15 @@ func FuzzAppendJSON(f *testing.F) {
 	}
 	f.Add(encode(f, message(f, d, "shop.Item.Note", `{"text":"n"}`), 1, 0))
 	md := findMessage(f, d, "shop.Order")
+	connect, err := New(readTestdata(f, "connect.proto"), nil, Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(encode(f, message(f, connect, "connect.Row", `{"amount":{"value":"AQI=","scale":1},"day":{"year":1},"at":{"hours":1}}`)))
 	f.Fuzz(func(t *testing.T, payload []byte) {
+		if row, err := connect.AppendJSON(nil, payload); err == nil && (len(row) == 0 || row[0] != '{' || !json.Valid(row)) {
+			t.Fatalf("connect.Row: row is not a JSON object: %q", row)
+		}
 		row, err := d.AppendJSON(nil, payload)
 		if err != nil {
 			return

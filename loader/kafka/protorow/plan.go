@@ -18,6 +18,9 @@ const (
 	wktStruct        // google.protobuf.Struct: a JSON object
 	wktValue         // google.protobuf.Value: any JSON value
 	wktList          // google.protobuf.ListValue: a JSON array
+	wktDecimal       // confluent.type.Decimal: a JSON number with its scale
+	wktDate          // google.type.Date: "YYYY-MM-DD"
+	wktTimeOfDay     // google.type.TimeOfDay: "HH:MM:SS.ffffff"
 )
 
 // msgPlan is what the walker needs to know about one message type, computed
@@ -256,6 +259,12 @@ func wellKnown(n protoreflect.FullName) wkt {
 		return wktValue
 	case "google.protobuf.ListValue":
 		return wktList
+	case "confluent.type.Decimal":
+		return wktDecimal
+	case "google.type.Date":
+		return wktDate
+	case "google.type.TimeOfDay":
+		return wktTimeOfDay
 	}
 	return wktNone
 }

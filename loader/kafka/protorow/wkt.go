@@ -29,6 +29,12 @@ func (s *state) message(dst, b []byte, base int, mp *msgPlan) ([]byte, error) {
 		return s.timestamp(dst, b, base, mp)
 	case wktDuration:
 		return s.duration(dst, b, base, mp)
+	case wktDecimal:
+		return s.decimal(dst, b, base, mp)
+	case wktDate:
+		return s.date(dst, b, base, mp)
+	case wktTimeOfDay:
+		return s.timeOfDay(dst, b, base, mp)
 	case wktWrapper, wktValue:
 		return s.wrapped(dst, b, base, mp)
 	case wktStruct, wktList:
