@@ -23,7 +23,10 @@ func appendString(dst, s []byte, validate bool) (out []byte, bad int) {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip 8 plain ASCII bytes at a time.
+		// Skip plain ASCII 16, then 8 bytes at a time.
+		for i+16 <= len(s) && special8(binary.LittleEndian.Uint64(s[i:]))|special8(binary.LittleEndian.Uint64(s[i+8:])) == 0 {
+			i += 16
+		}
 		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
 			i += 8
 		}
@@ -114,12 +117,15 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 
 // plain8 reports whether the 8 bytes of w are all printable ASCII other
 // than '"' and '\\' (bytes a JSON string holds as they are).
-func plain8(w uint64) bool {
+func plain8(w uint64) bool { return special8(w) == 0 }
+
+// special8 is non-zero when a byte of w is not plain (see plain8).
+func special8(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	ctl := (w - 0x20*ones) &^ w // a byte < 0x20 (or >= 0x80) sets its high bit
 	q := w ^ ('"' * ones)       // zero where a byte is '"'
 	bs := w ^ ('\\' * ones)     // zero where a byte is '\\'
 	zq := (q - ones) &^ q       // high bit set where q has a zero byte
 	zb := (bs - ones) &^ bs
-	return (w|ctl|zq|zb)&highs == 0
+	return (w | ctl | zq | zb) & highs
 }
