@@ -115,6 +115,7 @@ type DecodeError struct {
 	Err error
 }
 
+// Error says where and what, and the underlying error.
 func (e *DecodeError) Error() string {
 	msg := fmt.Sprintf("JSON Schema payload at byte %d: %s", e.Offset, e.Reason)
 	if e.Err != nil {

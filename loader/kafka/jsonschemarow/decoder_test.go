@@ -3,6 +3,7 @@ package jsonschemarow
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,4 +162,27 @@ func TestPassThroughAllocs(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("AppendJSON allocates %.1f times per record, want 0", n)
 	}
+}
+
+// TestConcurrentAppendJSON: one Decoder serves many goroutines (run with
+// -race), validating and rewriting.
+func TestConcurrentAppendJSON(t *testing.T) {
+	t.Parallel()
+	d := newOrderDecoder(t, Options{Validate: true})
+	payload := encode(t, `{"id":1,"at":"2024-01-01T00:00:00Z","lines":[{"packed_at":"2024-01-01T00:00:00+01:00"}]}`)
+	want := row(t, d, string(payload))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			var buf []byte
+			for range 100 {
+				var err error
+				if buf, err = d.AppendJSON(buf[:0], payload); err != nil || string(buf) != want {
+					t.Errorf("got %s, %v", buf, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

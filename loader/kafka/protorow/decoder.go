@@ -119,6 +119,7 @@ type DecodeError struct {
 	Err error
 }
 
+// Error says where and what, and the underlying error.
 func (e *DecodeError) Error() string {
 	msg := fmt.Sprintf("protobuf payload at byte %d", e.Offset)
 	if e.Field != "" {
