@@ -254,3 +254,30 @@ func TestStructValue(t *testing.T) {
 		t.Errorf("empty Value: %s", got)
 	}
 }
+
+// TestOtherWellKnownTypes: Any and Empty are objects of their fields.
+func TestOtherWellKnownTypes(t *testing.T) {
+	t.Parallel()
+	d := newOrderDecoder(t, Options{})
+	anyMsg := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "type.googleapis.com/shop.Item")
+	anyMsg = protowire.AppendBytes(protowire.AppendTag(anyMsg, 2, protowire.BytesType), []byte{0x0a, 0x01, 'x'})
+	b := protowire.AppendBytes(protowire.AppendTag([]byte{0}, 41, protowire.BytesType), anyMsg)
+	b = protowire.AppendBytes(protowire.AppendTag(b, 42, protowire.BytesType), nil)
+	f := fields(t, decodeRow(t, d, b))
+	if f["extra"] != `{"type_url":"type.googleapis.com/shop.Item","value":"CgF4"}` || f["nothing"] != "{}" {
+		t.Errorf("extra %s nothing %s", f["extra"], f["nothing"])
+	}
+}
+
+// TestEditions: an edition 2023 schema compiles; its fields have explicit
+// presence by default, so an absent one is omitted.
+func TestEditions(t *testing.T) {
+	t.Parallel()
+	d, err := New(`edition = "2023"; package e; message M { int32 a = 1; string s = 2; repeated int32 r = 3; }`, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(decodeRow(t, d, encode(t, message(t, d, "e.M", `{"a":0,"r":[1,2]}`)))); got != `{"a":0,"r":[1,2]}` {
+		t.Errorf("row %s", got)
+	}
+}
