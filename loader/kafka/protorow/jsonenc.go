@@ -84,9 +84,12 @@ func appendBytes(dst, b []byte) []byte {
 // appendFloat appends f the way encoding/json does (shortest repr that
 // round-trips at the given bit size, exponent form outside [1e-6, 1e21)).
 // NaN and ±Inf have no JSON number: they are written as the strings "NaN",
-// "Infinity" and "-Infinity", which Doris parses into FLOAT/DOUBLE columns
-// (be/src/util/string_parser.hpp string_to_float_internal hands the text to
-// fast_float::from_chars, which accepts nan/inf/infinity in any case).
+// "Infinity" and "-Infinity", which Doris parses into FLOAT/DOUBLE columns:
+// a JSON value for a number column is parsed from its text
+// (be/src/vec/data_types/serde/data_type_number_serde.cpp
+// deserialize_one_cell_from_json; be/src/util/string_parser.hpp
+// string_to_float_internal hands it to fast_float::from_chars, which
+// accepts nan/inf/infinity in any case).
 func appendFloat(dst []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
