@@ -117,6 +117,7 @@ func TestDateTime(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
 		{"top level", `{"at":"2024-02-29T23:59:58.1234567Z"}`, `{"at":"2024-02-29 23:59:58.123456"}`},
 		{"offset", `{"at":"2024-03-01T01:00:00+02:00"}`, `{"at":"2024-02-29 23:00:00.000000"}`},
+		{"lower case t and z (RFC 3339 §5.6)", `{"at":"2024-03-01t01:00:00.5z"}`, `{"at":"2024-03-01 01:00:00.500000"}`},
 		{"nullable oneOf", `{"shipped_at":"2024-01-01T00:00:00Z"}`, `{"shipped_at":"2024-01-01 00:00:00.000000"}`},
 		{"nullable null", `{"shipped_at":null}`, `{"shipped_at":null}`},
 		{"referenced doc", `{"customer":{"name":"a","since":"2020-05-06T07:08:09Z"}}`, `{"customer":{"name":"a","since":"2020-05-06 07:08:09.000000"}}`},

@@ -2,6 +2,7 @@ package jsonschemarow
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -94,7 +95,7 @@ func (w *rewriter) value(dst []byte, n *node) ([]byte, error) {
 		if n == nil || !n.dateTime || hasEscape(s) {
 			return append(dst, w.src[start:w.i]...), nil
 		}
-		t, err := time.Parse(time.RFC3339Nano, string(s))
+		t, err := parseRFC3339(s)
 		if err != nil {
 			return append(dst, w.src[start:w.i]...), nil // not a date-time: Doris decides
 		}
@@ -146,3 +147,23 @@ func hasEscape(s []byte) bool {
 	}
 	return false
 }
+
+// parseRFC3339 parses an RFC 3339 date-time. RFC 3339 §5.6 allows a lower
+// case 't' and 'z', which time.RFC3339Nano does not: they are upper-cased
+// first (the format has no other letters).
+func parseRFC3339(s []byte) (time.Time, error) {
+	var buf [64]byte
+	if len(s) > len(buf) {
+		return time.Time{}, errTooLong
+	}
+	b := buf[:len(s)]
+	copy(b, s)
+	for i, c := range b {
+		if c == 't' || c == 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return time.Parse(time.RFC3339Nano, string(b))
+}
+
+var errTooLong = errors.New("too long for a date-time")
