@@ -1,0 +1,62 @@
+package protorow
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestPlain8: the 8-byte fast path says yes exactly when every byte is
+// printable ASCII other than '"' and '\'.
+func TestPlain8(t *testing.T) {
+	t.Parallel()
+	for c := range 256 {
+		for pos := range 8 {
+			w := []byte("aaaaaaaa")
+			w[pos] = byte(c)
+			want := c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
+			if got := plain8(binary.LittleEndian.Uint64(w)); got != want {
+				t.Fatalf("plain8(%q) = %v, want %v", w, got, want)
+			}
+		}
+	}
+}
+
+// TestAppendString: the JSON string decodes back to the input (invalid
+// UTF-8 replaced) for inputs around the 8-byte fast path.
+func TestAppendString(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"", "plain ascii text!", "0123456\"", "01234567\\x", strings.Repeat("é", 9),
+		"tab\there\x00\x1f\x7f", "bad \xff byte in a longer string", "😀😀😀"} {
+		out, bad := appendString(nil, []byte(in), false)
+		var got string
+		if err := json.Unmarshal(out, &got); err != nil || bad != -1 {
+			t.Fatalf("%q → %s: %v", in, out, err)
+		}
+		if want := strings.ToValidUTF8(in, "\ufffd"); got != want {
+			t.Errorf("%q → %s → %q", in, out, got)
+		}
+	}
+	if _, bad := appendString(nil, []byte("01234567\xff"), true); bad != 8 {
+		t.Errorf("invalid byte at %d, want 8", bad)
+	}
+}
+
+func TestAppendFloat(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		f    float64
+		bits int
+		want string
+	}{
+		{0, 64, "0"}, {math.Copysign(0, -1), 64, "-0"}, {1e20, 64, "100000000000000000000"}, {1e21, 64, "1e+21"}, {1e-6, 64, "0.000001"},
+		{1e-7, 64, "1e-7"}, {float64(float32(0.1)), 32, "0.1"}, {math.MaxFloat64, 64, "1.7976931348623157e+308"},
+		{math.NaN(), 64, `"NaN"`}, {math.Inf(1), 32, `"Infinity"`}, {math.Inf(-1), 64, `"-Infinity"`},
+	} {
+		if got := string(appendFloat(nil, c.f, c.bits)); got != c.want {
+			t.Errorf("appendFloat(%v, %d) = %s, want %s", c.f, c.bits, got, c.want)
+		}
+	}
+}

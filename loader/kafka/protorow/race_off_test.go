@@ -1,0 +1,5 @@
+//go:build !race
+
+package protorow
+
+const raceEnabled = false
