@@ -1,0 +1,97 @@
+package doristest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/doris-sink/doris-sink/doris"
+)
+
+// A partial-update load precommitted before a schema change that lengthens
+// a string column fails its commit with Doris's message and stays
+// PRECOMMITTED (fe DatabaseTransactionMgr.checkTransactionStateBeforeCommit,
+// TransactionState.checkSchemaCompatibility); an added column alone, and a
+// full-row load across the same change, commit.
+func TestCommitSchemaCompatibility(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	db := openMySQL(t, s)
+	mustExec(t, db, "CREATE TABLE u (id BIGINT NOT NULL, name VARCHAR(10), n INT) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "+
+		`PROPERTIES ("enable_unique_key_merge_on_write" = "true")`)
+	partial := func(label, body string) int64 {
+		t.Helper()
+		m, raw := load(t, s, "u", body, hdr{"label": label, "two_phase_commit": "true", "format": "json", "read_json_by_line": "true",
+			"partial_columns": "true", "columns": "id,name"})
+		if m["Status"] != "Success" {
+			t.Fatalf("precommit %s: %s", label, raw)
+		}
+		return num(t, m, "TxnId")
+	}
+	full := func(label, body string) int64 {
+		t.Helper()
+		m, raw := load(t, s, "u", body, hdr{"label": label, "two_phase_commit": "true", "format": "json", "read_json_by_line": "true"})
+		if m["Status"] != "Success" {
+			t.Fatalf("precommit %s: %s", label, raw)
+		}
+		return num(t, m, "TxnId")
+	}
+	commit := func(id int64) (string, string) {
+		st, msg, _ := txn2pc(t, s, hdr{"txn_id": fmt.Sprint(id), "txn_operation": "commit"})
+		return st, msg
+	}
+
+	// ADD COLUMN only: compatible.
+	p1 := partial("p1", `{"id":1,"name":"a"}`)
+	mustExec(t, db, "ALTER TABLE u ADD COLUMN extra INT")
+	if st, msg := commit(p1); st != "Success" {
+		t.Fatalf("partial commit after ADD COLUMN: %s %s", st, msg)
+	}
+
+	// A longer VARCHAR: the partial load's commit fails, the txn stays PRECOMMITTED.
+	p2 := partial("p2", `{"id":2,"name":"b"}`)
+	f2 := full("f2", `{"id":3,"name":"c","n":1}`)
+	mustExec(t, db, "ALTER TABLE u MODIFY COLUMN name VARCHAR(20)")
+	st, msg := commit(p2)
+	want := fmt.Sprintf("transaction [%d] check schema compatibility failed, partial update can't commit with old schema sucessfully .", p2)
+	if st == "Success" || !strings.Contains(msg, want) {
+		t.Fatalf("partial commit after VARCHAR(10)→VARCHAR(20): %s %q, want the message %q", st, msg, want)
+	}
+	if got := s.LabelState(testDB, "p2"); got != doris.TxnPrecommitted {
+		t.Fatalf("after the failed commit: %s, want PRECOMMITTED", got)
+	}
+	if st, msg := commit(f2); st != "Success" {
+		t.Fatalf("full-row commit across the change: %s %s", st, msg)
+	}
+	if st, msg, _ := txn2pc(t, s, hdr{"txn_id": fmt.Sprint(p2), "txn_operation": "abort"}); st != "Success" {
+		t.Fatalf("abort of the refused txn: %s %s", st, msg)
+	}
+	// A partial load planned after the change commits.
+	if st, msg := commit(partial("p3", `{"id":2,"name":"bb"}`)); st != "Success" {
+		t.Fatalf("partial load planned after the change: %s %s", st, msg)
+	}
+	wantEq(t, "rows", strings.Join(queryStrings(t, db, "SELECT id, name, n FROM u ORDER BY id"), ";"), "1|a|NULL;2|bb|NULL;3|c|1")
+}
+
+// A non-2PC partial-update load whose table's string column is lengthened
+// while its body streams fails at commit and is rolled back.
+func TestCommitSchemaCompatibilityNon2PC(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	db := openMySQL(t, s)
+	mustExec(t, db, "CREATE TABLE u (id BIGINT NOT NULL, name VARCHAR(10)) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1")
+	tx := &txn{id: 1}
+	s.mu.Lock()
+	d := s.dbs[testDB]
+	te := d.tables["u"]
+	tx.db, tx.tableID, tx.status = d, te.id, doris.TxnPrepare
+	s.planPartialLocked(tx)
+	s.mu.Unlock()
+	mustExec(t, db, "ALTER TABLE u MODIFY COLUMN name VARCHAR(11)")
+	s.mu.Lock()
+	_, ferr := s.commitLoadLocked(tx, nil)
+	s.mu.Unlock()
+	if ferr == nil || !strings.Contains(ferr.msg, "check schema compatibility failed") {
+		t.Fatalf("commit: %v, want the schema compatibility failure", ferr)
+	}
+}
