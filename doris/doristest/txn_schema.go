@@ -73,4 +73,3 @@ func strLen(typ string) int {
 	}
 	return 2147483643 // ScalarType.MAX_STRING_LENGTH
 }
-

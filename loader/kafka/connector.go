@@ -81,6 +81,9 @@ type Connector struct {
 	inDrain bool
 	// fail is the current run of failures.
 	fail failureRun
+	// evoPending is the schema change the current record needs, kept until
+	// applied (evolve.go).
+	evoPending *Incoming
 }
 
 type pending struct {
@@ -116,6 +119,12 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 			log.Warn("JSON field is not a column of the table: Doris ignores it, its values are not loaded "+
 				"(named once; every occurrence is counted in unknown_fields)", "field", name, "topic", topic)
 		})
+	}
+	if o.evolver != nil {
+		conv.TrackSchemas()
+		if o.columns == nil {
+			conv.WatchFields([]string{}, &o.metrics.UnknownFields, nil) // the evolver names the columns
+		}
 	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
 		fence: newFence()}

@@ -85,6 +85,9 @@ type Converter struct {
 	watch *fieldWatch
 	// del sets the delete sign (DeleteConfig); zero: off.
 	del DeleteConfig
+	// schemas tracks the Connect schema blocks of debezium records
+	// (TrackSchemas, evolve_convert.go); nil: off.
+	schemas *schemaTracker
 }
 
 // NewConverter validates cfg and returns a Converter.

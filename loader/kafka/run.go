@@ -364,7 +364,16 @@ func (c *Connector) handlePartition(ctx context.Context, p *kgo.FetchPartition) 
 		if seen && r.Offset < next {
 			continue // read before (defensive: never load a record twice)
 		}
-		if err := c.record(ctx, r, &t); err != nil {
+		err := c.record(ctx, r, &t)
+		if errors.Is(err, errEvolveFirst) {
+			// The table must change before r loads: decide what the open
+			// Stream Load (planned with the old schema) holds, then retry r.
+			store()
+			if err = c.checkpoint(ctx); err == nil {
+				err = c.record(ctx, r, &t)
+			}
+		}
+		if err != nil {
 			// The record was read (not loaded): a drain that comes while
 			// recovering from this failure re-reads up to and including it,
 			// and a *RejectedError's range covers it.
@@ -408,6 +417,11 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
 	row, err := c.conv.Convert(r)
 	switch {
 	case err == nil:
+		if c.o.evolver != nil {
+			if err := c.evolve(ctx, r, row); err != nil {
+				return err
+			}
+		}
 		if err := c.sink.Write(ctx, row); err != nil {
 			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}

@@ -1,0 +1,129 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/kafka/cdcschema"
+)
+
+// SchemaEvolver keeps the target table able to load the records' rows
+// (doris.create_table, records.schema_evolution; TableEvolver is the Doris
+// implementation). The Connector asks it only when a record's Connect schema
+// block differs from the record before it, or (AddsColumns) when a row has a
+// field that is not a known column: the steady state costs nothing.
+type SchemaEvolver interface {
+	// AddsColumns reports whether new fields of schema-less rows may add
+	// columns; when false only Connect schemas are looked at.
+	AddsColumns() bool
+	// Needs reports whether the table must be created or changed before a
+	// row of in loads, and the table's column names as known now. It may
+	// read the table's schema but never changes it.
+	Needs(ctx context.Context, in Incoming) (columns []string, need bool, err error)
+	// Apply creates the table or changes it for in, idempotently (what is
+	// done already is not done again), and returns the column names after.
+	Apply(ctx context.Context, in Incoming) (columns []string, err error)
+}
+
+// Incoming is the schema of a record the table may not hold yet.
+type Incoming struct {
+	// Topic, Partition and Offset name the record.
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Fields are the row's fields: with FromSchema the whole row image of a
+	// Connect schema, else the row's unknown fields with inferred types.
+	Fields []cdcschema.Field
+	// FromSchema is set when Fields come from the record's Connect schema.
+	FromSchema bool
+	// Keys are the record key's fields (the source's primary key), when the
+	// key carries a Connect schema; nil otherwise.
+	Keys []string
+}
+
+// WithSchemaEvolver makes the Connector create or change the table through
+// ev before the load that needs it (docs/configuration.md "Schema
+// evolution"). When a change is needed while the open checkpoint has rows
+// (its Stream Load was planned with the old schema, which ignores the new
+// fields, docs/doris-facts.md §13), that checkpoint is decided first and
+// the record starts the next one. Default: none.
+func WithSchemaEvolver(ev SchemaEvolver) Opt {
+	return optFunc(func(o *options) { o.evolver = ev })
+}
+
+// errEvolveFirst: the record needs a schema change and the open checkpoint
+// has rows planned with the old schema: decide it, then retry the record.
+var errEvolveFirst = errors.New("schema change needed before this record: checkpoint first")
+
+// evolve runs schema evolution for the converted row of r, before it is
+// written. It returns errEvolveFirst when the open checkpoint must be
+// decided first; a *cdcschema.TypeChangeError (terminal) when the table
+// cannot hold the row; other failures wrap loader.ErrNeedRecover (retried).
+func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte) error {
+	ev := c.o.evolver
+	if c.evoPending == nil {
+		in, ok := c.incoming(r, row)
+		if !ok {
+			return nil
+		}
+		cols, need, err := ev.Needs(ctx, in)
+		if err != nil {
+			return c.evolveErr(r, err)
+		}
+		c.conv.KnowFields(cols)
+		if !need {
+			return nil
+		}
+		c.evoPending = &in
+	}
+	if c.pend.rows > 0 {
+		return errEvolveFirst
+	}
+	cols, err := ev.Apply(ctx, *c.evoPending)
+	if err != nil {
+		return c.evolveErr(r, err)
+	}
+	c.evoPending = nil
+	c.conv.KnowFields(cols)
+	return nil
+}
+
+// incoming describes r's schema when it may need evolution.
+func (c *Connector) incoming(r *kgo.Record, row []byte) (Incoming, bool) {
+	in := Incoming{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+	if block, ok := c.conv.SchemaChanged(); ok {
+		fields, err := cdcschema.RowFieldsOfSchema(block)
+		if err == nil {
+			in.Fields, in.FromSchema = fields, true
+			in.Keys, _ = cdcschema.KeyFields(r.Key)
+			return in, true
+		}
+		c.o.logger.Warn("schema evolution: the record's Connect schema is not a Debezium row schema; looking at its fields instead",
+			"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+	}
+	if !c.o.evolver.AddsColumns() || !c.conv.HasUnknownFields() {
+		return in, false
+	}
+	fields, err := c.conv.unknownFields(row)
+	if err != nil || len(fields) == 0 {
+		return in, false
+	}
+	in.Fields = fields
+	return in, true
+}
+
+// evolveErr wraps a schema evolution failure with the record's position;
+// the next record's schema is looked at again.
+func (c *Connector) evolveErr(r *kgo.Record, err error) error {
+	c.evoPending = nil
+	c.conv.forgetSchema()
+	var tce *cdcschema.TypeChangeError
+	if errors.As(err, &tce) {
+		return fmt.Errorf("schema evolution at %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+	}
+	return fmt.Errorf("schema evolution at %s/%d@%d: %w (retrying: %w)", r.Topic, r.Partition, r.Offset, err, loader.ErrNeedRecover)
+}
