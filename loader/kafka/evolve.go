@@ -55,15 +55,13 @@ func WithSchemaEvolver(ev SchemaEvolver) Opt {
 	return optFunc(func(o *options) { o.evolver = ev })
 }
 
-// errEvolveFirst: the record needs a schema change and the open checkpoint
-// has rows planned with the old schema: decide it, then retry the record.
-var errEvolveFirst = errors.New("schema change needed before this record: checkpoint first")
-
 // evolve runs schema evolution for the converted row of r, before it is
-// written. It returns errEvolveFirst when the open checkpoint must be
-// decided first; a *cdcschema.TypeChangeError (terminal) when the table
-// cannot hold the row; other failures wrap loader.ErrNeedRecover (retried).
-func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte) error {
+// written. When the table must change and the open checkpoint has rows, cut
+// decides them first (their Stream Load was planned with the old schema).
+// It returns a *cdcschema.TypeChangeError (terminal) when the table cannot
+// hold the row; other failures wrap loader.ErrNeedRecover (retried). The
+// row stays valid: cut converts nothing.
+func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte, cut func() error) error {
 	ev := c.o.evolver
 	if c.evoPending == nil {
 		in, ok := c.incoming(r, row)
@@ -71,17 +69,24 @@ func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte) error
 			return nil
 		}
 		cols, need, err := ev.Needs(ctx, in)
-		if err != nil {
+		var tce *cdcschema.TypeChangeError
+		switch {
+		case errors.As(err, &tce):
+			need = true // decide the rows before r, then stop at r (Apply fails the same way)
+		case err != nil:
 			return c.evolveErr(r, err)
+		default:
+			c.conv.KnowFields(cols)
 		}
-		c.conv.KnowFields(cols)
 		if !need {
 			return nil
 		}
 		c.evoPending = &in
 	}
 	if c.pend.rows > 0 {
-		return errEvolveFirst
+		if err := cut(); err != nil {
+			return err // evoPending stays: the re-read applies it
+		}
 	}
 	cols, err := ev.Apply(ctx, *c.evoPending)
 	if err != nil {
