@@ -62,6 +62,9 @@ func (c *Converter) convertDebezium(r *kgo.Record) ([]byte, error) {
 	if err := c.compactObject(image); err != nil {
 		return nil, fmt.Errorf("%q image: %w", which, err)
 	}
+	if c.vals != nil {
+		c.convertValues()
+	}
 	c.field(sign[:len(sign)-1], sign[len(sign)-1:])
 	c.appendMetadata(r)
 	return c.buf.Bytes(), nil

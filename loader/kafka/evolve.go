@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/doris/schema"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/kafka/cdcschema"
 )
@@ -21,12 +22,12 @@ type SchemaEvolver interface {
 	// columns; when false only Connect schemas are looked at.
 	AddsColumns() bool
 	// Needs reports whether the table must be created or changed before a
-	// row of in loads, and the table's column names as known now. It may
-	// read the table's schema but never changes it.
-	Needs(ctx context.Context, in Incoming) (columns []string, need bool, err error)
+	// row of in loads, and the table's columns as known now. It may read
+	// the table's schema but never changes it.
+	Needs(ctx context.Context, in Incoming) (columns []schema.Column, need bool, err error)
 	// Apply creates the table or changes it for in, idempotently (what is
-	// done already is not done again), and returns the column names after.
-	Apply(ctx context.Context, in Incoming) (columns []string, err error)
+	// done already is not done again), and returns the columns after.
+	Apply(ctx context.Context, in Incoming) (columns []schema.Column, err error)
 }
 
 // Incoming is the schema of a record the table may not hold yet.
@@ -56,17 +57,18 @@ func WithSchemaEvolver(ev SchemaEvolver) Opt {
 }
 
 // evolve runs schema evolution for the converted row of r, before it is
-// written. When the table must change and the open checkpoint has rows, cut
-// decides them first (their Stream Load was planned with the old schema).
-// It returns a *cdcschema.TypeChangeError (terminal) when the table cannot
-// hold the row; other failures wrap loader.ErrNeedRecover (retried). The
-// row stays valid: cut converts nothing.
-func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte, cut func() error) error {
+// written, and returns the row to write (converted again when the value
+// conversions changed). When the table must change and the open checkpoint
+// has rows, cut decides them first (their Stream Load was planned with the
+// old schema). It returns a *cdcschema.TypeChangeError (terminal) when the
+// table cannot hold the row; other failures wrap loader.ErrNeedRecover
+// (retried). The row stays valid across cut: cut converts nothing.
+func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte, cut func() error) ([]byte, error) {
 	ev := c.o.evolver
 	if c.evoPending == nil {
 		in, ok := c.incoming(r, row)
 		if !ok {
-			return nil
+			return row, nil
 		}
 		cols, need, err := ev.Needs(ctx, in)
 		var tce *cdcschema.TypeChangeError
@@ -74,27 +76,45 @@ func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte, cut f
 		case errors.As(err, &tce):
 			need = true // decide the rows before r, then stop at r (Apply fails the same way)
 		case err != nil:
-			return c.evolveErr(r, err)
-		default:
-			c.conv.KnowFields(cols)
-		}
-		if !need {
-			return nil
+			return nil, c.evolveErr(r, err)
+		case !need:
+			return c.adopt(r, row, in, cols)
 		}
 		c.evoPending = &in
 	}
 	if c.pend.rows > 0 {
 		if err := cut(); err != nil {
-			return err // evoPending stays: the re-read applies it
+			return nil, err // evoPending stays: the re-read applies it
 		}
 	}
-	cols, err := ev.Apply(ctx, *c.evoPending)
+	in := *c.evoPending
+	cols, err := ev.Apply(ctx, in)
 	if err != nil {
-		return c.evolveErr(r, err)
+		return nil, c.evolveErr(r, err)
 	}
 	c.evoPending = nil
-	c.conv.KnowFields(cols)
-	return nil
+	return c.adopt(r, row, in, cols)
+}
+
+// adopt makes the converter know the table's columns and, for a Connect
+// schema, rewrite the values the columns cannot parse as Debezium encodes
+// them (SetValueConversions); r is converted again when that changed its
+// row.
+func (c *Connector) adopt(r *kgo.Record, row []byte, in Incoming, cols []schema.Column) ([]byte, error) {
+	names := make([]string, len(cols))
+	for i, col := range cols {
+		names[i] = col.Name
+	}
+	c.conv.KnowFields(names)
+	if !in.FromSchema {
+		return row, nil
+	}
+	had := c.conv.vals != nil
+	c.conv.SetValueConversions(in.Fields, cols)
+	if !had && c.conv.vals == nil {
+		return row, nil
+	}
+	return c.conv.Convert(r) // the same schema block: no change is seen again
 }
 
 // incoming describes r's schema when it may need evolution.

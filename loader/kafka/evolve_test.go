@@ -320,3 +320,42 @@ func BenchmarkConvertDebeziumTracked(b *testing.B) {
 		})
 	}
 }
+
+// A created table gets DATE / DATETIME / DECIMAL columns for Debezium's
+// integer dates, epoch timestamps and base64 decimals, and the values are
+// rewritten so that Doris parses them (not NULLs).
+func TestCreatedTableLoadsDebeziumEncodings(t *testing.T) {
+	t.Parallel()
+	e := cdcEnv(t)
+	fields := []dbzField{{"id", "int64", ""}, {"born", "int32", `,"name":"io.debezium.time.Date"`},
+		{"seen", "int64", `,"name":"io.debezium.time.MicroTimestamp"`},
+		{"amt", "bytes", `,"name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2","connect.decimal.precision":"10"}`}}
+	e.produce(dbzRecord(fields, 1, `{"id":1,"born":16816,"seen":1529476623000005,"amt":"MDk="}`))
+	ld := e.loader(nil)
+	var rec recorder
+	c, _ := e.cdcConnector(ld, &rec, ld.RecordTableChange)
+	if err := e.runToEnd(ctxFor(t), c); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	tbl, err := e.srv.Schema(testDB, e.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cols []string
+	for _, col := range tbl.Columns {
+		cols = append(cols, col.Name+" "+col.Type)
+	}
+	if got := strings.Join(cols, ","); got != "id BIGINT,born DATE,seen DATETIME(6),amt DECIMAL(10,2)" {
+		t.Fatalf("columns %s", got)
+	}
+	rows, err := e.srv.Rows(testDB, e.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(rows)
+	for _, w := range []string{"2016-01-16", "2018-06-20 06:37:03.000005", "123.45"} {
+		if !strings.Contains(got, w) {
+			t.Fatalf("rows %s lack %s", got, w)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/doris-sink/doris-sink/doris"
@@ -81,7 +82,7 @@ func (e *TableEvolver) load(ctx context.Context, force bool) (bool, error) {
 }
 
 // Needs implements SchemaEvolver.
-func (e *TableEvolver) Needs(ctx context.Context, in Incoming) ([]string, bool, error) {
+func (e *TableEvolver) Needs(ctx context.Context, in Incoming) ([]schema.Column, bool, error) {
 	ok, err := e.load(ctx, false)
 	if err != nil {
 		return nil, false, err
@@ -120,7 +121,7 @@ func (e *TableEvolver) plan(in Incoming) (cdcschema.Change, error) {
 }
 
 // Apply implements SchemaEvolver.
-func (e *TableEvolver) Apply(ctx context.Context, in Incoming) ([]string, error) {
+func (e *TableEvolver) Apply(ctx context.Context, in Incoming) ([]schema.Column, error) {
 	ok, err := e.load(ctx, false)
 	if err != nil {
 		return nil, err
@@ -226,13 +227,7 @@ func (e *TableEvolver) logf(msg string, in Incoming, kv ...any) {
 	e.Log.Info(msg, append([]any{"table", e.name(), "topic", in.Topic, "partition", in.Partition, "offset", in.Offset}, kv...)...)
 }
 
-func columnNames(t *schema.Table) []string {
-	names := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		names[i] = c.Name
-	}
-	return names
-}
+func columnNames(t *schema.Table) []schema.Column { return slices.Clone(t.Columns) }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -411,7 +411,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	switch {
 	case err == nil:
 		if c.o.evolver != nil {
-			if err := c.evolve(ctx, r, row, cut); err != nil {
+			if row, err = c.evolve(ctx, r, row, cut); err != nil {
 				return err
 			}
 		}
