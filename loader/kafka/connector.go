@@ -113,7 +113,7 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if o.metrics == nil {
 		o.metrics = &Metrics{}
 	}
-	if o.columns != nil {
+	if o.columns != nil && (o.evolver == nil || !o.evolver.AddsColumns()) {
 		log, topic := o.logger, cfg.Topic
 		conv.WatchFields(o.columns, &o.metrics.UnknownFields, func(name string) {
 			log.Warn("JSON field is not a column of the table: Doris ignores it, its values are not loaded "+
@@ -122,8 +122,9 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	}
 	if o.evolver != nil {
 		conv.TrackSchemas()
-		if o.columns == nil {
-			conv.WatchFields([]string{}, &o.metrics.UnknownFields, nil) // the evolver names the columns
+		if o.columns == nil || o.evolver.AddsColumns() {
+			// The evolver names the columns; unknown fields are added, not warned about.
+			conv.WatchFields(append([]string{}, o.columns...), &o.metrics.UnknownFields, nil)
 		}
 	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),

@@ -60,9 +60,8 @@ func WithSchemaEvolver(ev SchemaEvolver) Opt {
 // written, and returns the row to write (converted again when the value
 // conversions changed). When the table must change and the open checkpoint
 // has rows, cut decides them first (their Stream Load was planned with the
-// old schema). It returns a *cdcschema.TypeChangeError (terminal) when the
-// table cannot hold the row; other failures wrap loader.ErrNeedRecover
-// (retried). The row stays valid across cut: cut converts nothing.
+// old schema). A *cdcschema.TypeChangeError or ErrSchemaRefused is
+// terminal; other failures wrap loader.ErrNeedRecover (retried). The row stays valid across cut: cut converts nothing.
 func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte, cut func() error) ([]byte, error) {
 	ev := c.o.evolver
 	if c.evoPending == nil {
@@ -147,7 +146,7 @@ func (c *Connector) evolveErr(r *kgo.Record, err error) error {
 	c.evoPending = nil
 	c.conv.forgetSchema()
 	var tce *cdcschema.TypeChangeError
-	if errors.As(err, &tce) {
+	if errors.As(err, &tce) || errors.Is(err, ErrSchemaRefused) {
 		return fmt.Errorf("schema evolution at %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 	}
 	return fmt.Errorf("schema evolution at %s/%d@%d: %w (retrying: %w)", r.Topic, r.Partition, r.Offset, err, loader.ErrNeedRecover)

@@ -359,3 +359,22 @@ func TestCreatedTableLoadsDebeziumEncodings(t *testing.T) {
 		}
 	}
 }
+
+// A table to create from a record without a Connect schema stops the run
+// at once (retrying cannot help), naming the record and the converter
+// setting.
+func TestCreateTableWithoutSchemaStops(t *testing.T) {
+	t.Parallel()
+	e := cdcEnv(t)
+	e.produce(&kgo.Record{Value: []byte(`{"op":"c","after":{"id":1}}`)})
+	ld := e.loader(nil)
+	var rec recorder
+	c, _ := e.cdcConnector(ld, &rec, ld.RecordTableChange)
+	err := e.runToEnd(ctxFor(t), c)
+	if !errors.Is(err, ErrSchemaRefused) || !strings.Contains(err.Error(), "orders/0@0") || !strings.Contains(err.Error(), "schemas.enable=true") {
+		t.Fatalf("Run: %v, want ErrSchemaRefused naming the record and schemas.enable", err)
+	}
+	if got := c.Metrics().CheckpointFailures.Load(); got != 0 {
+		t.Fatalf("%d checkpoint failures: the refusal must not be retried", got)
+	}
+}

@@ -25,6 +25,11 @@ const (
 	EvolutionAddColumns = "add_columns"
 )
 
+// ErrSchemaRefused is wrapped by the schema evolution failures that
+// retrying cannot fix (the table's key differs from the records' key, a
+// table to create without the records' schema): Run stops with it.
+var ErrSchemaRefused = errors.New("schema evolution refused")
+
 // TableDDL is the Doris a TableEvolver needs (*doris.Client).
 type TableDDL interface {
 	ShowCreateTable(ctx context.Context, db, table string) (*schema.Table, error)
@@ -94,6 +99,9 @@ func (e *TableEvolver) Needs(ctx context.Context, in Incoming) ([]schema.Column,
 		return nil, false, fmt.Errorf("table %s: %w (set doris.create_table: true to create it from the records' Debezium schema)",
 			e.name(), doris.ErrNotFound)
 	}
+	if err := e.compareKey(in); err != nil {
+		return nil, false, err
+	}
 	if !e.AddColumns {
 		return columnNames(e.cur), false, nil
 	}
@@ -133,6 +141,8 @@ func (e *TableEvolver) Apply(ctx context.Context, in Incoming) ([]schema.Column,
 		if err := e.create(ctx, in); err != nil {
 			return nil, err
 		}
+	} else if err := e.compareKey(in); err != nil {
+		return nil, err
 	}
 	if !e.AddColumns {
 		return columnNames(e.cur), nil
@@ -168,18 +178,18 @@ func (e *TableEvolver) Apply(ctx context.Context, in Incoming) ([]schema.Column,
 // kept as it is: Apply then compares it with in like any table.
 func (e *TableEvolver) create(ctx context.Context, in Incoming) error {
 	if !in.FromSchema {
-		return fmt.Errorf("table %s does not exist and doris.create_table needs the record's Debezium schema to create it: "+
+		return fmt.Errorf("%w: table %s does not exist and doris.create_table needs the record's Debezium schema to create it: "+
 			"the record at %s/%d@%d has none (run the source's JSON converter with schemas.enable=true)",
-			e.name(), in.Topic, in.Partition, in.Offset)
+			ErrSchemaRefused, e.name(), in.Topic, in.Partition, in.Offset)
 	}
 	if len(in.Keys) == 0 {
-		return fmt.Errorf("table %s does not exist and doris.create_table needs the primary key from the record key's "+
+		return fmt.Errorf("%w: table %s does not exist and doris.create_table needs the primary key from the record key's "+
 			"Connect schema: the record at %s/%d@%d has none (key.converter.schemas.enable=true)",
-			e.name(), in.Topic, in.Partition, in.Offset)
+			ErrSchemaRefused, e.name(), in.Topic, in.Partition, in.Offset)
 	}
 	t, err := cdcschema.NewTable(e.DB, e.Table, in.Fields, in.Keys, e.TableOptions)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrSchemaRefused, err)
 	}
 	ddl := t.CreateTableIfNotExistsSQL()
 	if err := e.DDL.ExecDDL(ctx, ddl); err != nil {
@@ -192,26 +202,32 @@ func (e *TableEvolver) create(ctx context.Context, in Incoming) error {
 	if !ok {
 		return fmt.Errorf("table %s: not found right after %s", e.name(), firstLine(ddl))
 	}
-	if !sameKeys(e.cur, t) {
-		return fmt.Errorf("table %s exists with another key (%s KEY(%s)), not the one the records' key names (UNIQUE KEY(%s)): "+
-			"doris-sink does not change an existing table's key; drop it or load into another table",
-			e.name(), e.cur.Keys, strings.Join(e.cur.KeyColumns, ", "), strings.Join(t.KeyColumns, ", "))
+	if err := e.compareKey(in); err != nil {
+		return err
 	}
 	e.logf("created the table from the record's Debezium schema", in, "ddl", ddl)
 	e.record(ledger.EventTableCreated, ddl)
 	return nil
 }
 
-func sameKeys(have, want *schema.Table) bool {
-	if have.Keys != want.Keys || len(have.KeyColumns) != len(want.KeyColumns) {
-		return false
+// compareKey checks, with Create, that an existing table is the table
+// doris.create_table would have made as far as the key goes: a Unique Key
+// on the record key's fields in order. An existing table is compared, never
+// replaced. Nothing is compared without a record key schema.
+func (e *TableEvolver) compareKey(in Incoming) error {
+	if !e.Create || !in.FromSchema || len(in.Keys) == 0 || e.cur == nil {
+		return nil
 	}
-	for i := range have.KeyColumns {
-		if !strings.EqualFold(have.KeyColumns[i], want.KeyColumns[i]) {
-			return false
-		}
+	same := e.cur.Keys == schema.UniqueKeys && len(e.cur.KeyColumns) == len(in.Keys)
+	for i := 0; same && i < len(in.Keys); i++ {
+		same = strings.EqualFold(e.cur.KeyColumns[i], in.Keys[i])
 	}
-	return true
+	if same {
+		return nil
+	}
+	return fmt.Errorf("%w: table %s exists with another key (%s KEY(%s)), not the one the records' key names (UNIQUE KEY(%s)): "+
+		"doris-sink does not change an existing table's key; drop it or load into another table",
+		ErrSchemaRefused, e.name(), e.cur.Keys, strings.Join(e.cur.KeyColumns, ", "), strings.Join(in.Keys, ", "))
 }
 
 func (e *TableEvolver) record(kind, ddl string) {
