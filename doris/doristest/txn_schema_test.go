@@ -1,7 +1,11 @@
 package doristest
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -94,4 +98,54 @@ func TestCommitSchemaCompatibilityNon2PC(t *testing.T) {
 	if ferr == nil || !strings.Contains(ferr.msg, "check schema compatibility failed") {
 		t.Fatalf("commit: %v, want the schema compatibility failure", ferr)
 	}
+}
+
+// A Stream Load is planned with the schema of its begin: a column added
+// while its body streams is not in the plan, and the load's JSON key for it
+// is ignored (docs/doris-facts.md §13). A load begun after the ALTER loads it.
+func TestLoadPlannedBeforeAddColumnIgnoresItsKey(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	db := openMySQL(t, s)
+	h, err := s.Fault(Fault{Op: FaultStream, Label: "planned-before", Block: true, Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Remove()
+	pr, pw := io.Pipe()
+	done := make(chan map[string]any, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPut, s.BEURL()+"/api/"+testDB+"/orders/_stream_load", pr)
+		req.SetBasicAuth("root", "")
+		for k, v := range map[string]string{"label": "planned-before", "format": "json", "read_json_by_line": "true"} {
+			req.Header.Set(k, v)
+		}
+		resp, err := noRedirect().Do(req)
+		if err != nil {
+			done <- nil
+			return
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		done <- m
+	}()
+	if _, err := pw.Write([]byte(`{"id":1,"v":"a"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The BE read the first bytes (the load is planned and streaming): ALTER now.
+	if err := h.Wait(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, "ALTER TABLE orders ADD COLUMN qty INT")
+	h.Release()
+	if _, err := pw.Write([]byte(`{"id":2,"v":"b","qty":5}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if m := <-done; m == nil || m["Status"] != "Success" {
+		t.Fatalf("load: %v", m)
+	}
+	load(t, s, "orders", `{"id":3,"v":"c","qty":6}`, hdr{"label": "planned-after", "format": "json", "read_json_by_line": "true"})
+	wantEq(t, "rows", strings.Join(queryStrings(t, db, "SELECT id, v, qty FROM orders ORDER BY id"), ";"), "1|a|NULL;2|b|NULL;3|c|6")
 }
