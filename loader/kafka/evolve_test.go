@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/doris/schema"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/kafka/cdcschema"
 	"github.com/doris-sink/doris-sink/loader/ledger"
@@ -297,19 +298,28 @@ func TestSchemaTrackingSteadyStateAllocs(t *testing.T) {
 
 // BenchmarkConvertDebeziumTracked: Convert of a Debezium record with its
 // schema block, schema tracking and the field watch on (the steady state of
-// records.schema_evolution).
+// records.schema_evolution), and with a Date and a MicroTimestamp rewritten.
 func BenchmarkConvertDebeziumTracked(b *testing.B) {
-	for _, track := range []bool{false, true} {
-		b.Run(fmt.Sprintf("track=%v", track), func(b *testing.B) {
+	temporal := append(append([]dbzField(nil), customersV2...), dbzField{"born", "int32", `,"name":"io.debezium.time.Date"`},
+		dbzField{"seen", "int64", `,"name":"io.debezium.time.MicroTimestamp"`})
+	for _, mode := range []string{"plain", "tracked", "tracked+values"} {
+		b.Run(mode, func(b *testing.B) {
 			conv, err := NewConverter(ConvertConfig{Format: FormatDebezium})
 			if err != nil {
 				b.Fatal(err)
 			}
-			conv.WatchFields([]string{"id", "name", "city"}, nil, nil)
-			if track {
+			conv.WatchFields([]string{"id", "name", "city", "born", "seen"}, nil, nil)
+			if mode != "plain" {
 				conv.TrackSchemas()
 			}
-			r := dbzRecord(customersV2, 1, `{"id":1,"name":"ann","city":"Oslo"}`)
+			if mode == "tracked+values" {
+				fs, err := cdcschema.RowFieldsOfSchema([]byte(dbzSchema(temporal)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				conv.SetValueConversions(fs, []schema.Column{{Name: "born", Type: "DATE"}, {Name: "seen", Type: "DATETIME(6)"}})
+			}
+			r := dbzRecord(temporal, 1, `{"id":1,"name":"ann","city":"Oslo","born":16816,"seen":1529476623000005}`)
 			b.SetBytes(int64(len(r.Value)))
 			b.ReportAllocs()
 			for b.Loop() {
