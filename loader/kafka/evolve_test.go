@@ -284,7 +284,7 @@ func TestSchemaTrackingSteadyStateAllocs(t *testing.T) {
 			t.Fatal("steady state reported a change")
 		}
 	})
-	if allocs != 0 {
+	if allocs != 0 && !raceEnabled {
 		t.Fatalf("%.1f allocs per record, want 0", allocs)
 	}
 	r2 := dbzRecord(customersV1, 2, `{"id":2,"name":"bob"}`)
