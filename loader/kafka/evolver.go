@@ -168,6 +168,15 @@ func (e *TableEvolver) Apply(ctx context.Context, in Incoming) ([]schema.Column,
 	if e.cur == nil {
 		return nil, fmt.Errorf("table %s vanished after %s", e.name(), ddl)
 	}
+	// A light schema change is visible when the ALTER returns; a heavy one
+	// (a table with light_schema_change off) runs as a job, and a load begun
+	// before it ends would not see the column. Not visible yet: retry later
+	// (the next attempt finds the column there, or Doris refusing the
+	// repeated ALTER while the job runs, and re-plans).
+	if ch2, err := e.plan(in); err != nil || !ch2.Empty() {
+		return nil, fmt.Errorf("table %s: %s returned but the change is not visible yet (a heavy schema change job? "+
+			"set the table property light_schema_change to true); retrying", e.name(), ddl)
+	}
 	e.logf("schema evolution: table changed before the load that needs it", in, "ddl", ddl)
 	e.record(ledger.EventSchemaChanged, ddl)
 	return columnNames(e.cur), nil

@@ -142,3 +142,24 @@ func TestTableEvolverModes(t *testing.T) {
 		}
 	}
 }
+
+// An ALTER that returns before its change is visible (a heavy schema
+// change job) is not success: the load must not begin before the column.
+func TestTableEvolverChangeNotVisibleYet(t *testing.T) {
+	t.Parallel()
+	tbl, _ := schema.ParseCreateTable("CREATE TABLE t (id BIGINT NOT NULL) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1")
+	f := &heavyDDL{fakeDDL: fakeDDL{table: tbl}}
+	ev := &TableEvolver{DDL: f, DB: "db", Table: "t", AddColumns: true}
+	_, err := ev.Apply(context.Background(), Incoming{Fields: evolveFields, FromSchema: true})
+	if err == nil || !strings.Contains(err.Error(), "not visible yet") || errors.Is(err, ErrSchemaRefused) {
+		t.Fatalf("Apply: %v, want a retryable error saying the change is not visible", err)
+	}
+}
+
+// heavyDDL accepts an ALTER without applying it (the job still runs).
+type heavyDDL struct{ fakeDDL }
+
+func (h *heavyDDL) ExecDDL(_ context.Context, stmt string) error {
+	h.execs = append(h.execs, stmt)
+	return nil
+}
