@@ -143,11 +143,15 @@ func (c *Connector) incoming(r *kgo.Record, row []byte) (Incoming, bool) {
 // evolveErr wraps a schema evolution failure with the record's position;
 // the next record's schema is looked at again.
 func (c *Connector) evolveErr(r *kgo.Record, err error) error {
+	topic, part, off := r.Topic, r.Partition, r.Offset
+	if p := c.evoPending; p != nil { // the record that needed the change (r may be an earlier one, re-read)
+		topic, part, off = p.Topic, p.Partition, p.Offset
+	}
 	c.evoPending = nil
 	c.conv.forgetSchema()
 	var tce *cdcschema.TypeChangeError
 	if errors.As(err, &tce) || errors.Is(err, ErrSchemaRefused) {
-		return fmt.Errorf("schema evolution at %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+		return fmt.Errorf("schema evolution at %s/%d@%d: %w", topic, part, off, err)
 	}
-	return fmt.Errorf("schema evolution at %s/%d@%d: %w (retrying: %w)", r.Topic, r.Partition, r.Offset, err, loader.ErrNeedRecover)
+	return fmt.Errorf("schema evolution at %s/%d@%d: %w (retrying: %w)", topic, part, off, err, loader.ErrNeedRecover)
 }

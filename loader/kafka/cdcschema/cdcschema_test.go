@@ -237,3 +237,17 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// A STRING key became VARCHAR(65533) at creation: the same field later
+// needs nothing (not a type change).
+func TestPlanStringKey(t *testing.T) {
+	fs := []Field{{Name: "code", Type: "string"}, {Name: "v", Type: "int64"}}
+	tbl, err := NewTable("d", "t", fs, []string{"code"}, TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := Plan(tbl, fs)
+	if err != nil || !ch.Empty() {
+		t.Fatalf("Plan on the created table: %+v %v", ch, err)
+	}
+}

@@ -147,6 +147,9 @@ func Plan(t *schema.Table, fields []Field) (Change, error) {
 			ch.Add = append(ch.Add, schema.Column{Name: f.Name, Type: typ, Nullable: true})
 			continue
 		}
+		if typ == "STRING" && t.IsKey(col.Name) {
+			typ = "VARCHAR(" + strconv.Itoa(MaxVarcharLength) + ")" // the key rule of Columns
+		}
 		switch Compare(col.Type, typ) {
 		case Holds:
 		case Widens:
