@@ -109,7 +109,7 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	km := &kafka.Metrics{}
 	opts := append([]kafka.Opt{kafka.WithLogger(d.Logger), kafka.WithMetrics(km)}, retryOpts(cfg)...)
 	opts = append(opts, d.ConnectorOpts...)
-	evo, err := evolverOpt(cfg, d.Doris, ld, d.Logger)
+	evo, err := evolverOpt(cfg, d.Doris, ld, km, d.Logger)
 	if err != nil {
 		return nil, errors.Join(err, ld.Close(context.Background()))
 	}

@@ -14,8 +14,9 @@ import (
 
 // evolverOpt returns the connector option of doris.create_table and
 // records.schema_evolution (nil when neither is on). The table changes go
-// through ddl (the Doris client) and are recorded in ld's ledger.
-func evolverOpt(cfg *config.Config, ddl any, ld *loader.Loader, log *slog.Logger) (kafka.Opt, error) {
+// through ddl (the Doris client), are recorded in ld's ledger and counted in
+// km.TableChanges.
+func evolverOpt(cfg *config.Config, ddl any, ld *loader.Loader, km *kafka.Metrics, log *slog.Logger) (kafka.Opt, error) {
 	create, add := cfg.Doris.CreateTable.Enabled, cfg.Records.SchemaEvolution == config.EvolutionAddColumns
 	if !create && !add {
 		return nil, nil
@@ -28,8 +29,11 @@ func evolverOpt(cfg *config.Config, ddl any, ld *loader.Loader, log *slog.Logger
 		DDL: td, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
 		Create: create, AddColumns: add,
 		TableOptions: cdcschema.TableOptions{Buckets: int(cfg.Doris.CreateTable.Buckets), Replication: int(cfg.Doris.CreateTable.Replication)},
-		Evidence:     ld.RecordTableChange,
-		Log:          log,
+		Evidence: func(kind, stmt string) {
+			ld.RecordTableChange(kind, stmt)
+			km.TableChanges.Add(1)
+		},
+		Log: log,
 	}), nil
 }
 

@@ -3,12 +3,16 @@ package run
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
@@ -79,5 +83,57 @@ func TestRunCreatesAndEvolvesTable(t *testing.T) {
 	}
 	if strings.Join(kinds, ",") != "table_created,schema_changed" {
 		t.Fatalf("ledger table changes %v", kinds)
+	}
+}
+
+// Build wires the evolver: the table changes are counted in the
+// connector's TableChanges (doris_sink_table_changes_total).
+func TestBuildCountsTableChanges(t *testing.T) {
+	t.Parallel()
+	e := newRunEnv(t)
+	v1 := [][2]string{{"id", "int64"}}
+	v2 := [][2]string{{"id", "int64"}, {"n", "int32"}}
+	key := []byte(`{"schema":{"type":"struct","fields":[{"type":"int64","field":"id"}]},"payload":{"id":1}}`)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Key: key, Value: dbzValue(v1, `{"id":1}`)},
+		&kgo.Record{Key: key, Value: dbzValue(v2, `{"id":1,"n":2}`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	path := e.dir + "/job.yaml"
+	yaml := fmt.Sprintf("job: { name: b, data_dir: %s/data }\nkafka: { brokers: [%s], topic: orders }\n"+
+		"doris: { fe: [%s], mysql: %s, user: root, database: demo, table: made, create_table: true, create_table_replication: 1 }\n"+
+		"records: { format: debezium, schema_evolution: add_columns }\nmetrics: { listen: \"\" }\n",
+		e.dir, strings.Join(e.kc.ListenAddrs(), ", "), e.srv.FEURL(), e.srv.MySQLAddr())
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{File: path, Need: config.NeedRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := doris.NewClient(doris.Config{FE: []string{e.srv.FEURL()}, MySQL: e.srv.MySQLAddr(), User: "root", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	var job *Job
+	job, err = Build(cfg, Deps{Doris: client, ConnectorOpts: []kafka.Opt{kafka.WithTestingKnobs(&kafka.TestingKnobs{
+		AfterPoll: func(p kafka.Position) {
+			if p.Offsets[0] >= 2 {
+				job.Connector.Drain()
+			}
+		}})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := job.Connector.Run(context.Background()); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := job.Connector.Metrics().TableChanges.Load(); got != 2 {
+		t.Fatalf("TableChanges = %d, want 2 (created, one ALTER)", got)
 	}
 }
