@@ -27,6 +27,7 @@ const (
 	MalformedDLQ     FaultKind = "malformed-burst-dlq"
 	MalformedNoDLQ   FaultKind = "malformed-burst-no-dlq"
 	LabelExpiry      FaultKind = "label-expiry-while-down"
+	SchemaChange     FaultKind = "doris-schema-change-mid-run"
 )
 
 // Scenario is one row of the fault table: a kind, its weight in the
@@ -56,6 +57,7 @@ var Scenarios = []Scenario{
 	{KafkaRestart, 6, false, "the Kafka broker restarts on the same port and data dir mid-run, then drain"},
 	{MalformedDLQ, 4, false, "a burst of malformed records with a dead-letter topic configured: dead-lettered, then drain"},
 	{MalformedNoDLQ, 3, false, "a burst of malformed records without a dead-letter topic: the sink refuses naming the record; the operator adds the dead-letter topic"},
+	{SchemaChange, 3, false, "an operator adds a column (and, every other time, lengthens payload) with a light schema change while the sinks load, then more events and drain"},
 	{LabelExpiry, 3, true, "crash after-decide, txn timed out and label expired while down: the sink refuses (UnresolvedError); the operator runs `checkpoint resolve --assume aborted`"},
 }
 

@@ -88,3 +88,12 @@ func TestScenarioEveryFailpoint(t *testing.T) {
 	}
 	requireClean(t, runSteps(t, steps...))
 }
+
+// TestScenarioSchemaChangeMidRun: columns added and payload lengthened on
+// both tables while the sinks load; every event lands exactly once.
+func TestScenarioSchemaChangeMidRun(t *testing.T) {
+	t.Parallel()
+	res := runSteps(t, Step{Kind: SchemaChange, Events: 120, Delay: 50, N: 2},
+		Step{Kind: SchemaChange, Events: 80, Delay: 0, N: 1, Table: StateTable})
+	requireClean(t, res)
+}

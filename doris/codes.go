@@ -27,6 +27,8 @@ var messageCodes = []messageCode{
 		"§3.3 step 2, label with no txn in an accepted state"},
 	{regexp.MustCompile(`transaction \[\d+\] not found|transaction not found, label=|transaction with (label|id) .* does not exist`), ErrTxnNotFound,
 		"§3.3 steps 2-3; §6.2 SHOW TRANSACTION"},
+	{regexp.MustCompile(`check schema compatibility failed, partial update can't commit`), ErrSchemaIncompatible,
+		"§13 checkSchemaCompatibility at commit"},
 	{regexp.MustCompile(`is prepare, not pre-committed`), ErrTxnNotPrecommitted,
 		"§3.3 commit of a PREPARE txn"},
 	{regexp.MustCompile(`current running txns on db .* larger than limit`), ErrRunningTxnQuota,

@@ -20,6 +20,7 @@ func TestClassify(t *testing.T) {
 		"transaction not found, label=x":                                                                                       ErrTxnNotFound,
 		"transaction with label x does not exist":                                                                              ErrTxnNotFound,
 		"transaction with id 3 does not exist":                                                                                 ErrTxnNotFound,
+		"transaction [7] check schema compatibility failed, partial update can't commit with old schema sucessfully .":         ErrSchemaIncompatible,
 		"transaction [1] is prepare, not pre-committed.":                                                                       ErrTxnNotPrecommitted,
 		"[NOT_AUTHORIZED]no valid Basic authorization":                                                                         ErrUnauthorized,
 		"Access denied for user 'root'@'127.0.0.1' (using password: YES)":                                                      ErrUnauthorized,

@@ -31,6 +31,11 @@ var (
 	// operation accepts (commit: PRECOMMITTED; abort: PREPARE/PRECOMMITTED),
 	// e.g. it is already VISIBLE or ABORTED (§3.3 step 2). Look the state up.
 	ErrRunningTxnNotFound = errors.New("doris: running transaction not found")
+	// ErrSchemaIncompatible: the commit of a partial-update load failed
+	// because the table's string column lengths changed after the load was
+	// planned (docs/doris-facts.md §13). The txn stays PRECOMMITTED and can
+	// never commit: abort it and load the rows again.
+	ErrSchemaIncompatible = errors.New("doris: table schema changed incompatibly since the load was planned")
 	// ErrTxnNotPrecommitted: commit of a txn still in PREPARE (§3.3).
 	ErrTxnNotPrecommitted = errors.New("doris: transaction is prepare, not pre-committed")
 	// ErrRunningTxnQuota: the db has max_running_txn_num_per_db running txns

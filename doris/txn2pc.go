@@ -12,7 +12,9 @@ import (
 // Doris answered Success: the txn is COMMITTED and becomes VISIBLE
 // asynchronously. Refusals are a *TxnError: ErrTxnAlreadyCommitted (the
 // commit already happened: treat as success), ErrTxnAlreadyAborted (Reason
-// says why), ErrTxnNotFound, ErrTxnNotPrecommitted, ErrUnauthorized,
+// says why), ErrTxnNotFound, ErrTxnNotPrecommitted, ErrSchemaIncompatible
+// (a partial-update load whose table changed, docs/doris-facts.md §13: it
+// can never commit), ErrUnauthorized,
 // ErrNotFound. Connection errors and 5xx are retried (commit is safe to
 // repeat: a repeat answers ErrTxnAlreadyCommitted); when the outcome stays
 // unknown IsAmbiguous(err) is true.

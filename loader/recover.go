@@ -168,6 +168,18 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 				case err == nil:
 					markCommitted, state = true, doris.TxnVisible
 					l.knob(d.Label, s, "commit")
+				case errors.Is(err, doris.ErrSchemaIncompatible):
+					// Doris refuses the commit for good: the table's schema
+					// changed after this partial-update load was planned
+					// (docs/doris-facts.md §13). Abort it and replay the range
+					// into the same label, planned under the new schema.
+					if err := l.ops.abortLabel(ctx, l.cfg.DB, d.Label); err != nil {
+						return nil, fmt.Errorf("recover decided checkpoint %d: %w", d.ID, err)
+					}
+					l.evidence(ledger.EventAborted, *d, doris.TxnAborted, "decided txn refused at commit: the table's schema "+
+						"changed after the load was planned; Recover heals it")
+					heal = true
+					l.knob(d.Label, s, "heal")
 				case errors.As(err, &ae), errors.Is(err, doris.ErrTxnNotFound):
 					// The decided txn is aborted (or, aborted, then cleaned
 					// from Doris): what is precommitted is an undecided heal

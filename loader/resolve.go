@@ -102,6 +102,11 @@ func (o *txnOps) classifyCommit(ctx context.Context, db, lbl string, err error) 
 		return outAborted, reason, err
 	case errors.Is(err, doris.ErrUnauthorized), errors.Is(err, doris.ErrNotFound):
 		return outFatal, "", err
+	case errors.Is(err, doris.ErrSchemaIncompatible):
+		// A partial-update load whose table changed since it was planned
+		// (docs/doris-facts.md §13): it stays PRECOMMITTED and can never
+		// commit. Recover aborts it and heals the checkpoint.
+		return outFatal, "", err
 	case errors.Is(err, errCrash), ctx.Err() != nil:
 		return outFatal, "", errors.Join(err, ctx.Err())
 	}

@@ -69,6 +69,7 @@ func (s *Server) alterTable(db, name string, ops []mysqlfront.AlterOp) error {
 	if err := te.data.Alter(ns, from); err != nil {
 		return ddlErr("%v", err)
 	}
+	te.schemaVersion++
 	return nil
 }
 

@@ -32,6 +32,10 @@ type database struct {
 type tableEntry struct {
 	id   int64
 	data *table.Table
+	// schemaVersion counts the table's schema changes (fe
+	// MaterializedIndexMeta.schemaVersion, raised by every ALTER TABLE
+	// COLUMN); partial-update txns compare it at commit (txn_schema.go).
+	schemaVersion int64
 }
 
 // schema is the table's current schema (not to be modified).

@@ -168,6 +168,12 @@ func (s *Server) beStreamLoad(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if spec.PartialColumns && t != nil {
+		s.mu.Lock()
+		s.planPartialLocked(t)
+		s.mu.Unlock()
+	}
+
 	if ctypeNotEmulated != "" {
 		msg := fmt.Sprintf("[%s]doristest: compress_type %s is accepted by Doris but not emulated", codeInternal, ctypeNotEmulated)
 		s.rollback(t, msg)

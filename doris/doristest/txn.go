@@ -21,6 +21,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest/internal/table"
+	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
 // Abort reasons (docs/doris-facts.md §3.3, §5).
@@ -47,6 +48,11 @@ type txn struct {
 
 	tbl   *table.Table
 	batch *table.Batch
+	// partialSchema is the table's schema when a partial-update load was
+	// planned, and partialVersion its schema version (txn_schema.go); nil
+	// for other loads.
+	partialSchema  *schema.Table
+	partialVersion int64
 	// groupBatches are the loads an internal group-commit load collected
 	// (group_commit.go), applied after batch at publish.
 	groupBatches []*table.Batch
@@ -179,6 +185,9 @@ func (s *Server) commitLoadLocked(t *txn, b *table.Batch) (visible bool, err *fe
 	if err := s.checkStillPrepareLocked(t); err != nil {
 		return false, err
 	}
+	if err := s.checkSchemaCompatibilityLocked(t); err != nil {
+		return false, err
+	}
 	t.batch = b
 	s.commitLocked(t)
 	return t.status == doris.TxnVisible, nil
@@ -226,6 +235,9 @@ func (t *txn) commit2PCTableLocked() *feError {
 func (s *Server) commit2PCLocked(t *txn) *feError {
 	switch t.status {
 	case doris.TxnPrecommitted:
+		if err := s.checkSchemaCompatibilityLocked(t); err != nil {
+			return err // the txn stays PRECOMMITTED
+		}
 		s.commitLocked(t)
 		return nil
 	case doris.TxnAborted:

@@ -81,6 +81,9 @@ type Connector struct {
 	inDrain bool
 	// fail is the current run of failures.
 	fail failureRun
+	// evoPending is the schema change the current record needs, kept until
+	// applied (evolve.go).
+	evoPending *Incoming
 }
 
 type pending struct {
@@ -110,12 +113,19 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if o.metrics == nil {
 		o.metrics = &Metrics{}
 	}
-	if o.columns != nil {
+	if o.columns != nil && (o.evolver == nil || !o.evolver.AddsColumns()) {
 		log, topic := o.logger, cfg.Topic
 		conv.WatchFields(o.columns, &o.metrics.UnknownFields, func(name string) {
 			log.Warn("JSON field is not a column of the table: Doris ignores it, its values are not loaded "+
 				"(named once; every occurrence is counted in unknown_fields)", "field", name, "topic", topic)
 		})
+	}
+	if o.evolver != nil {
+		conv.TrackSchemas()
+		if o.columns == nil || o.evolver.AddsColumns() {
+			// The evolver names the columns; unknown fields are added, not warned about.
+			conv.WatchFields(append([]string{}, o.columns...), &o.metrics.UnknownFields, nil)
+		}
 	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
 		fence: newFence()}

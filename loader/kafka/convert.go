@@ -85,6 +85,14 @@ type Converter struct {
 	watch *fieldWatch
 	// del sets the delete sign (DeleteConfig); zero: off.
 	del DeleteConfig
+	// schemas tracks the Connect schema blocks of debezium records
+	// (TrackSchemas, evolve_convert.go); nil: off.
+	schemas *schemaTracker
+	// vals rewrites Debezium-encoded values for their columns
+	// (SetValueConversions, convert_values.go); nil: off. vbuf is its
+	// scratch buffer.
+	vals map[string]valueConv
+	vbuf []byte
 }
 
 // NewConverter validates cfg and returns a Converter.

@@ -16,7 +16,7 @@ var (
 
 // envelope holds the raw top-level values of a Debezium change event.
 type envelope struct {
-	op, before, after, payload []byte
+	op, before, after, payload, schema []byte
 }
 
 // convertDebezium loads the image the operation leaves: c (create), u
@@ -35,6 +35,9 @@ func (c *Converter) convertDebezium(r *kgo.Record) ([]byte, error) {
 	env, err := scanEnvelope(v)
 	if err != nil {
 		return nil, err
+	}
+	if c.schemas != nil {
+		c.schemas.see(env.schema)
 	}
 	if env.op == nil && env.payload != nil {
 		if env, err = scanEnvelope(env.payload); err != nil {
@@ -58,6 +61,9 @@ func (c *Converter) convertDebezium(r *kgo.Record) ([]byte, error) {
 	}
 	if err := c.compactObject(image); err != nil {
 		return nil, fmt.Errorf("%q image: %w", which, err)
+	}
+	if c.vals != nil {
+		c.convertValues()
 	}
 	c.field(sign[:len(sign)-1], sign[len(sign)-1:])
 	c.appendMetadata(r)
@@ -116,6 +122,8 @@ func scanEnvelope(v []byte) (envelope, error) {
 			env.after = val
 		case "payload":
 			env.payload = val
+		case "schema":
+			env.schema = val
 		}
 		i = skipSpace(v, vEnd)
 		if i < len(v) && v[i] == ',' {
@@ -142,6 +150,8 @@ func keyName(raw []byte) string {
 		return "after"
 	case "payload":
 		return "payload"
+	case "schema":
+		return "schema"
 	}
 	return ""
 }

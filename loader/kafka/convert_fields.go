@@ -27,6 +27,9 @@ type fieldWatch struct {
 	// replaces the map lookup (Doris's JSON reader does the same).
 	prev   [][]byte
 	prevOK []bool
+	// rowUnknown: the last scanned row has a field that is not known
+	// (schema evolution looks at the row only then).
+	rowUnknown bool
 }
 
 // WatchFields makes c count, in counter, every top-level field of a JSON
@@ -55,6 +58,7 @@ func (c *Converter) WatchFields(columns []string, counter *atomic.Int64, onNew f
 // scan checks the top-level keys of the JSON object row (valid JSON: the
 // converter validated it), like scanEnvelope walks an envelope.
 func (w *fieldWatch) scan(row []byte) {
+	w.rowUnknown = false
 	i := skipSpace(row, 0)
 	if i >= len(row) || row[i] != '{' {
 		return
@@ -102,6 +106,7 @@ func (w *fieldWatch) checkAt(idx int, key []byte) {
 	if idx < len(w.prev) {
 		w.prevOK[idx] = false
 	}
+	w.rowUnknown = true
 	if w.counter != nil {
 		w.counter.Add(1)
 	}

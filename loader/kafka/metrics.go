@@ -36,6 +36,10 @@ type Metrics struct {
 	// columns of the table (WithTableColumns): Doris ignores them, so their
 	// data is not loaded. Re-reads after a rewind count again.
 	UnknownFields atomic.Int64
+	// TableChanges counts the changes schema evolution made to the table
+	// (a created table, an ALTER TABLE): the caller's TableEvolver.Evidence
+	// adds to it.
+	TableChanges atomic.Int64
 	// FetchErrors counts per-partition fetch errors kgo reported (it retries
 	// the retriable ones).
 	FetchErrors atomic.Int64

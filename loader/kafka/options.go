@@ -31,6 +31,7 @@ type options struct {
 	startStore    StartStore
 	fenceCheck    func(context.Context) error
 	fenceEvery    time.Duration
+	evolver       SchemaEvolver
 }
 
 func defaultOptions() options {

@@ -364,7 +364,9 @@ func (c *Connector) handlePartition(ctx context.Context, p *kgo.FetchPartition) 
 		if seen && r.Offset < next {
 			continue // read before (defensive: never load a record twice)
 		}
-		if err := c.record(ctx, r, &t); err != nil {
+		// cut decides the records before r (schema evolution, evolve.go).
+		cut := func() error { store(); return c.checkpoint(ctx) }
+		if err := c.record(ctx, r, &t, cut); err != nil {
 			// The record was read (not loaded): a drain that comes while
 			// recovering from this failure re-reads up to and including it,
 			// and a *RejectedError's range covers it.
@@ -404,10 +406,15 @@ func (t *tally) flush(m *Metrics) {
 // record converts r and hands its row to the loader, or dead-letters it.
 // The caller skips records read before and advances the partition's next
 // offset when record returns nil; t receives the counters.
-func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
+func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut func() error) error {
 	row, err := c.conv.Convert(r)
 	switch {
 	case err == nil:
+		if c.o.evolver != nil {
+			if row, err = c.evolve(ctx, r, row, cut); err != nil {
+				return err
+			}
+		}
 		if err := c.sink.Write(ctx, row); err != nil {
 			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}

@@ -18,13 +18,20 @@ const (
 	EventHealed = "healed"
 	// EventResolved: an operator resolved a label Doris no longer knows.
 	EventResolved = "resolved"
+	// EventTableCreated: the sink created the target table (doris.create_table);
+	// Note holds the DDL. Checkpoint is 0 (no checkpoint's own event).
+	EventTableCreated = "table_created"
+	// EventSchemaChanged: the sink changed the target table before a load
+	// needed it (records.schema_evolution); Note holds the DDL. Checkpoint
+	// is 0.
+	EventSchemaChanged = "schema_changed"
 )
 
 // ValidEvent reports whether Append accepts event: one of the Event
 // constants.
 func ValidEvent(event string) bool {
 	switch event {
-	case EventDecided, EventCommitted, EventAborted, EventHealed, EventResolved:
+	case EventDecided, EventCommitted, EventAborted, EventHealed, EventResolved, EventTableCreated, EventSchemaChanged:
 		return true
 	}
 	return false

@@ -148,6 +148,9 @@ type Doris struct {
 	RedirectAllowHosts []string `json:"redirect_allow_hosts,omitempty"`
 	// RedirectAllowHTTP lets an https request follow a redirect to http.
 	RedirectAllowHTTP bool `json:"redirect_allow_http,omitempty"`
+	// CreateTable creates a missing table from the records' Debezium
+	// schema (doris.create_table*).
+	CreateTable CreateTable `json:"create_table"`
 }
 
 // DorisTLS configures https and MySQL TLS to Doris.
@@ -186,6 +189,8 @@ type Records struct {
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
 	// Delete marks json records as deletes (records.delete.*).
 	Delete Delete `json:"delete"`
+	// SchemaEvolution is none or add_columns (records.schema_evolution).
+	SchemaEvolution string `json:"schema_evolution"`
 }
 
 // Metrics is the Prometheus endpoint.

@@ -254,6 +254,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			MySQLAllowInsecureAuth: d.boolean("doris.mysql_allow_insecure_auth"),
 			RedirectAllowHosts:     d.list("doris.redirect_allow_hosts"),
 			RedirectAllowHTTP:      d.boolean("doris.redirect_allow_http"),
+			CreateTable:            decodeCreateTable(d),
 		},
 		Delivery: Delivery{
 			Guarantee:          strings.ToLower(canonicalGuarantee(d.str("delivery.guarantee"))),
@@ -269,6 +270,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			MetadataColumns: d.subMap("records.metadata_columns"),
 			DeadLetterTopic: d.str("records.dead_letter_topic"),
 			Delete:          decodeDelete(d),
+			SchemaEvolution: strings.ToLower(d.str("records.schema_evolution")),
 		},
 		Metrics: Metrics{Listen: d.str("metrics.listen"), LogInterval: d.duration("metrics.log_interval")},
 		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},

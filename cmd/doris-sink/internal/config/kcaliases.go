@@ -43,7 +43,7 @@ var kcAliases = []kcAlias{
 	{"converter.mode", "records.format", "normal → json, debezium_ingestion → debezium"},
 	{"enable.delete", "doris.properties.hidden_columns", "true with converter.mode normal: rows carrying __DORIS_DELETE_SIGN__ delete (hidden_columns); false with debezium_ingestion is refused (records.format debezium always applies deletes)"},
 	{"load.model", "—", "stream_load accepted; copy_into refused"},
-	{"debezium.schema.evolution", "—", "none accepted; basic refused (schema evolution is not supported yet)"},
+	{"debezium.schema.evolution", "records.schema_evolution", "none → none, basic → add_columns (adds columns, never drops or narrows)"},
 	{"record.tablename.field", "—", "refused: multi-table jobs are not supported yet"},
 	{"doris.table.field", "—", "refused: multi-table jobs are not supported yet"},
 	{"errors.deadletterqueue.topic.name", "records.dead_letter_topic", "Connect's dead-letter queue"},
@@ -339,8 +339,15 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 	if v, ok := take("load.model"); ok && !strings.EqualFold(v, "stream_load") {
 		errs.add(&KeyError{Key: "load.model", Value: v, Allowed: "stream_load (copy_into is not supported)"})
 	}
-	if v, ok := take("debezium.schema.evolution"); ok && !strings.EqualFold(v, "none") {
-		errs.add(&KeyError{Key: "debezium.schema.evolution", Value: v, Allowed: "none: schema evolution is not supported yet (add the columns with ALTER TABLE first)"})
+	if v, ok := take("debezium.schema.evolution"); ok {
+		switch strings.ToLower(v) {
+		case "none":
+			sets = append(sets, kcSet{"records.schema_evolution", "debezium.schema.evolution", EvolutionNone})
+		case "basic":
+			sets = append(sets, kcSet{"records.schema_evolution", "debezium.schema.evolution", EvolutionAddColumns})
+		default:
+			errs.add(&KeyError{Key: "debezium.schema.evolution", Value: v, Allowed: "none or basic (records.schema_evolution add_columns)"})
+		}
 	}
 	if v, ok := take("errors.deadletterqueue.topic.name"); ok && v != "" {
 		sets = append(sets, kcSet{"records.dead_letter_topic", "errors.deadletterqueue.topic.name", v})

@@ -148,7 +148,7 @@ func TestKafkaConnectAliasRefusals(t *testing.T) {
 		{"topics: a\nbuffer.flush.time: 10s\n", "buffer.flush.time", "whole seconds"},
 		{"topics: a\nconverter.mode: avro\n", "converter.mode", "normal or debezium_ingestion"},
 		{"topics: a\nload.model: copy_into\n", "load.model", "copy_into is not supported"},
-		{"topics: a\ndebezium.schema.evolution: basic\n", "debezium.schema.evolution", "not supported yet"},
+		{"topics: a\ndebezium.schema.evolution: full\n", "debezium.schema.evolution", "none or basic"},
 		{"topics: a\ntransforms: unwrap\ntransforms.unwrap.type: io.debezium.transforms.ExtractNewRecordState\n", "transforms", "transforms (SMTs) are not supported"},
 		{"topics: a\ntransforms: unwrap\ntransforms.unwrap.type: io.debezium.transforms.ExtractNewRecordState\n", "transforms.unwrap.type", "transforms (SMTs) are not supported"},
 	} {

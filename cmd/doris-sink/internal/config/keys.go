@@ -64,6 +64,9 @@ var keys = []Key{
 	{Name: "doris.mysql_tls", kind: kindString, Default: "", Doc: "MySQL TLS: required, preferred or off; default required when doris.tls.* is set, else off"},
 	{Name: "doris.mysql_allow_insecure_auth", kind: kindBool, Default: false, Doc: "let the password cross plaintext MySQL (cleartext plugin, RSA with a key the server sends); default refused"},
 	{Name: "doris.redirect_allow_hosts", kind: kindList, Default: []string{}, Doc: "extra hosts a 307 may send credentials to, beyond configured FE/BE, FE-listed BEs and the request's host; * for any"},
+	{Name: "doris.create_table", kind: kindBool, Default: false, Doc: "create a missing table from the first record's Debezium schema (records.format debezium): Unique Key on the record key's fields, merge-on-write"},
+	{Name: "doris.create_table_buckets", kind: kindInt, Default: 0, Doc: "buckets of a created table; 0 for BUCKETS AUTO"},
+	{Name: "doris.create_table_replication", kind: kindInt, Default: 0, Doc: "replication_num of a created table; 0 for Doris's default"},
 	{Name: "doris.redirect_allow_http", kind: kindBool, Default: false, Doc: "let an https request follow a redirect to plain http (Doris FEs redirect to http BEs); default refused"},
 
 	{Name: "delivery.guarantee", kind: kindString, Default: ExactlyOnce, Doc: "exactly-once or at-least-once"},
@@ -80,6 +83,8 @@ var keys = []Key{
 	{Name: "records.delete.field", kind: kindString, Default: "", Doc: "json: top-level field whose value records.delete.value makes the record a delete (__DORIS_DELETE_SIGN__ = 1); Unique Key tables only"},
 	{Name: "records.delete.value", kind: kindString, Default: "", Doc: "the value of records.delete.field that means delete: a string's text or a number/true/false literal"},
 	{Name: "records.delete.tombstones", kind: kindBool, Default: false, Doc: "json: a record with a null value deletes its key, which must be a JSON object of the key columns; Unique Key tables only"},
+
+	{Name: "records.schema_evolution", kind: kindString, Default: EvolutionNone, Doc: "none or add_columns: a Debezium schema change or a new JSON field adds the column (light schema change) before the load that needs it; never drops or narrows"},
 
 	{Name: "metrics.listen", kind: kindString, Default: "127.0.0.1:9108", Doc: "Prometheus listen address; empty disables"},
 	{Name: "metrics.log_interval", kind: kindDuration, Default: "60s", Doc: "period of run's progress line (state, rows/s, bytes/s, lag, last checkpoint); 0 disables, else at least 1s"},

@@ -33,6 +33,7 @@ func (m *Metrics) RegisterConnector(topic, table string, km *kafka.Metrics) erro
 		counter("doris_sink_recovers_total", "loader.Recover calls, the start included.", &km.Recovers),
 		counter("doris_sink_dead_lettered_total", "Records sent to the dead-letter topic.", &km.DeadLettered),
 		counter("doris_sink_unknown_fields_total", "JSON fields of rows that are not columns of the table (Doris ignores them).", &km.UnknownFields),
+		counter("doris_sink_table_changes_total", "Changes the sink made to its table: created (doris.create_table), ALTER TABLE (records.schema_evolution).", &km.TableChanges),
 		&lagCollector{lag: km.Lag, desc: prometheus.NewDesc("doris_sink_lag_records",
 			"Records between the last one read (not loaded: see doris_sink_lag_loaded_records) and the partition's high watermark at the last fetch.",
 			[]string{"partition"}, labels)},

@@ -62,6 +62,9 @@ func checkDoris(ctx context.Context, r *Report, f *cmdutil.Factory, cfg *config.
 
 	t, err := client.ShowCreateTable(ctx, db, table)
 	switch {
+	case errors.Is(err, doris.ErrNotFound) && cfg.Doris.CreateTable.Enabled:
+		r.add(OK, "doris table", "table %s.%s does not exist yet: doris.create_table creates it from the first record's Debezium schema "+
+			"(Unique Key on the record key, merge-on-write) before the first load", db, table)
 	case errors.Is(err, doris.ErrNotFound):
 		r.add(Fail, "doris table", "table %s.%s not found: %v", db, table, err)
 	case errors.Is(err, doris.ErrUnauthorized):

@@ -109,6 +109,13 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	km := &kafka.Metrics{}
 	opts := append([]kafka.Opt{kafka.WithLogger(d.Logger), kafka.WithMetrics(km)}, retryOpts(cfg)...)
 	opts = append(opts, d.ConnectorOpts...)
+	evo, err := evolverOpt(cfg, d.Doris, ld, km, d.Logger)
+	if err != nil {
+		return nil, errors.Join(err, ld.Close(context.Background()))
+	}
+	if evo != nil {
+		opts = append(opts, evo)
+	}
 	if startStore != nil {
 		opts = append(opts, kafka.WithStartStore(startStore))
 	}

@@ -147,7 +147,7 @@ func Run(ctx context.Context, opts *Options) error {
 	defer abort()
 	WarnClocks(runCtx, client, cfg, log)
 	fields := drift.Startup(runCtx, client, cfg, log) // NULLs on type errors; fields the table lacks
-	if err := CheckDeleteTable(runCtx, client, cfg); err != nil {
+	if err := CheckDeleteTable(runCtx, client, cfg); err != nil && !tableToCreate(cfg, err) {
 		return err
 	}
 

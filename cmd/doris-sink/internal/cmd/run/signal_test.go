@@ -96,6 +96,8 @@ type runEnv struct {
 	srv   *doristest.Server
 	dir   string
 	table string
+	// env is the environment config.Load reads (nil: none).
+	env []string
 }
 
 func newRunEnv(t *testing.T) *runEnv {
@@ -144,7 +146,7 @@ log: { format: json, level: info }
 	opts := &Options{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: w},
 		Factory: &cmdutil.Factory{}, Signals: sigs,
 		loadConfig: func() (*config.Config, error) {
-			return config.Load(config.LoadOptions{File: path, Need: config.NeedRun})
+			return config.Load(config.LoadOptions{File: path, Need: config.NeedRun, Environ: func() []string { return e.env }})
 		}}
 	opts.Factory.IO = opts.IO
 	done := make(chan error, 1)
