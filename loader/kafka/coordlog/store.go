@@ -139,21 +139,7 @@ func (s *Store) Load(ctx context.Context) (*checkpoint.State, error) {
 }
 
 func (s *Store) decode(rec Record) (*checkpoint.State, document, error) {
-	var doc document
-	dec := json.NewDecoder(bytes.NewReader(rec.Value))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, doc, fmt.Errorf("state topic %s offset %d: not a doris-sink state document: %w", s.log.Topic(), rec.Offset, err)
-	}
-	if doc.Format != StoreFormatName || doc.Version != StoreFormatVersion {
-		return nil, doc, fmt.Errorf("state topic %s offset %d: format %s/%d, this doris-sink reads %s/%d",
-			s.log.Topic(), rec.Offset, doc.Format, doc.Version, StoreFormatName, StoreFormatVersion)
-	}
-	st, err := checkpoint.Decode(doc.Checkpoint)
-	if err != nil {
-		return nil, doc, fmt.Errorf("state topic %s offset %d: %w", s.log.Topic(), rec.Offset, err)
-	}
-	return st, doc, nil
+	return decodeDocument(s.log.Topic(), rec)
 }
 
 // checkTopic refuses positions recorded for another incarnation of the
