@@ -30,7 +30,7 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 		return parts[p]
 	}
 
-	decided := readStore(cfg, res)
+	decided := readStore(ctx, cfg, res)
 	if decided != nil {
 		res.LastCheckpoint = checkpointStatus(decided, now())
 		pos, ok, err := kafka.ParsePosition(decided.End)
@@ -87,8 +87,8 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 }
 
 // readStore fills res.Store and returns the last decision (nil: none).
-func readStore(cfg *config.Config, res *Result) *checkpoint.Decision {
-	v, err := jobstate.Read(cfg.Job.DataDir)
+func readStore(ctx context.Context, cfg *config.Config, res *Result) *checkpoint.Decision {
+	v, err := jobstate.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -97,8 +97,11 @@ func readStore(cfg *config.Config, res *Result) *checkpoint.Decision {
 		return nil
 	}
 	res.Store.Found = true
+	if v.Kafka != nil {
+		res.Store.StateTopic, res.Store.Offset = v.Kafka.StateTopic, ptr(v.Kafka.Offset)
+	}
 	if o := v.State.Owner; o.Job != cfg.Job.Name {
-		res.Store.Error = fmt.Sprintf("the store in %s belongs to job %q (table %s.%s), not %q", v.Dir, o.Job, o.DB, o.Table, cfg.Job.Name)
+		res.Store.Error = fmt.Sprintf("the store in %s belongs to job %q (table %s.%s), not %q", v.Where(), o.Job, o.DB, o.Table, cfg.Job.Name)
 		return nil
 	}
 	return v.State.Decided

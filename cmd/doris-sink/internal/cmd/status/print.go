@@ -23,6 +23,9 @@ func printResult(io *cmdutil.IOStreams, r *Result, now time.Time) error {
 		lag = strconv.FormatInt(*r.Lag, 10) + " records"
 	}
 	kv.Add("Lag (loaded)", lag)
+	if r.Store.StateTopic != "" && r.Store.Offset != nil {
+		kv.Add("Store", fmt.Sprintf("kafka state topic %s (offset %d)", r.Store.StateTopic, *r.Store.Offset))
+	}
 	if r.Store.Error != "" {
 		kv.Add("Store error", r.Store.Error)
 	}
