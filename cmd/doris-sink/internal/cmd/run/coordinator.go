@@ -47,6 +47,10 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)
 	}
+	if err := applyOperator(ctx, st, cfg, d); err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)
+	}
 	d.Logger.Info("coordinator: decisions in Kafka", "state_topic", st.Log().Topic(),
 		"transactional_id", st.Log().TransactionalID(), "incarnation", st.Log().Incarnation().String())
 	return st, st, nil
