@@ -27,4 +27,3 @@ func decodeDocument(topic string, rec Record) (*checkpoint.State, document, erro
 	}
 	return st, doc, nil
 }
-
