@@ -57,8 +57,9 @@ type Operator struct {
 	Doris string `json:"doris,omitempty"`
 	// StateOffset is the offset of the state record the operator read.
 	StateOffset int64 `json:"state_offset"`
-	// Offset is where the record is in the state topic (not encoded).
-	Offset int64 `json:"-"`
+	// Offset is where the record is in the state topic: set when read
+	// (written as 0, omitted).
+	Offset int64 `json:"offset,omitempty"`
 }
 
 // WriteOperator writes op (Format, Version and Scope filled in) as the

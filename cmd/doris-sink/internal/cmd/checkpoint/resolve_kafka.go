@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"time"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
@@ -74,8 +75,12 @@ func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, c
 	if err := cmdutil.Confirm(o.IO, o.Yes, action); err != nil {
 		return err
 	}
+	now := time.Now
+	if o.Factory.Now != nil {
+		now = o.Factory.Now
+	}
 	op := coordlog.Operator{Kind: coordlog.OperatorResolve, Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID,
-		Assumed: o.Assume, By: whoAmI(), At: o.Factory.Now().UTC(), StateOffset: v.Kafka.Offset}
+		Assumed: o.Assume, By: whoAmI(), At: now().UTC(), StateOffset: v.Kafka.Offset}
 	if p.Doris != nil {
 		op.Doris = p.Doris.String()
 	}
