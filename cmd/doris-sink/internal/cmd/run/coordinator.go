@@ -30,6 +30,12 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("job.data_dir: %w", err)
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), coordinatorOpenTimeout)
+		defer cancel()
+		if err := checkPositions(ctx, cfg, fs, nil, d); err != nil {
+			fs.Close()
+			return nil, nil, err
+		}
 		return fs, nil, nil
 	}
 	kc, err := connectorConfig(cfg)
@@ -50,6 +56,10 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 	if err := applyOperator(ctx, st, cfg, d); err != nil {
 		st.Close()
 		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)
+	}
+	if err := checkPositions(ctx, cfg, st, st, d); err != nil {
+		st.Close()
+		return nil, nil, err
 	}
 	d.Logger.Info("coordinator: decisions in Kafka", "state_topic", st.Log().Topic(),
 		"transactional_id", st.Log().TransactionalID(), "incarnation", st.Log().Incarnation().String())

@@ -310,7 +310,7 @@ func TestCoordinatorRecreatedTopic(t *testing.T) {
 	if !errors.As(err, &rec) || rec.Topic != "orders" || rec.StoredID == rec.CurrentID {
 		t.Fatalf("build on a recreated topic: %v, want a *TopicRecreatedError", err)
 	}
-	for _, want := range []string{"orders", "deleted and recreated", "every partition", "new job.name"} {
+	for _, want := range []string{"orders", "deleted and recreated", "every partition", "checkpoint rebase"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
