@@ -26,6 +26,9 @@ type fenceChecker interface {
 // first-start position, returned as the StartStore; nil for file).
 func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, error) {
 	if cfg.Job.Coordinator != config.CoordinatorKafka {
+		if err := checkNotMigrated(cfg.Job.DataDir); err != nil {
+			return nil, nil, err
+		}
 		fs, err := checkpoint.OpenFile(cfg.Job.DataDir, Owner(cfg))
 		if err != nil {
 			return nil, nil, fmt.Errorf("job.data_dir: %w", err)
@@ -51,6 +54,10 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 		Topic: cfg.Kafka.Topic,
 	})
 	if err != nil {
+		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)
+	}
+	if err := importFileStore(ctx, st, cfg, d); err != nil {
+		st.Close()
 		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)
 	}
 	if err := applyOperator(ctx, st, cfg, d); err != nil {
