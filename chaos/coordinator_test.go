@@ -27,6 +27,22 @@ func TestCampaignKafkaCoordinator(t *testing.T) {
 	}
 }
 
+// flagFileCycles bounds TestCampaignFileCoordinator (16 in CI).
+var flagFileCycles = flag.Int("chaos.file.cycles", 16, "faults injected by TestCampaignFileCoordinator")
+
+// TestCampaignFileCoordinator runs the campaign with job.coordinator: file
+// (the checkpoint store in job.data_dir), which stays selectable now that
+// kafka is the default: the whole fault table.
+func TestCampaignFileCoordinator(t *testing.T) {
+	t.Parallel()
+	res := runCampaign(t, Config{Seed: *flagSeed, Cycles: *flagFileCycles, Guarantee: "exactly-once",
+		Coordinator: "file", Scenarios: Scenarios})
+	requireClean(t, res)
+	if res.Report.Produced == 0 || res.Report.EventsRows == 0 {
+		t.Errorf("seed=%d: nothing produced or loaded: %s", res.Seed, res.Report)
+	}
+}
+
 // TestScenarioKafkaCoordinatorEveryFailpoint crashes at every failpoint and
 // restarts the Kafka broker twice (mid-load, same data dir), with
 // job.coordinator: kafka: the state topic, the producer epochs and the

@@ -342,10 +342,10 @@ func (k *campaign) labelExpiry(ctx context.Context, st Step) error {
 }
 
 // readState reads sink s's checkpoint state where its job.coordinator
-// keeps it: the file store in its data dir, or its Kafka state topic
-// (read-only, as `checkpoint show` reads it).
+// keeps it: the file store in its data dir, or (kafka, the default) its
+// Kafka state topic (read-only, as `checkpoint show` reads it).
 func (k *campaign) readState(ctx context.Context, s *Sink) (*checkpoint.State, error) {
-	if k.cfg.Coordinator != "kafka" {
+	if k.cfg.Coordinator == "file" {
 		return checkpoint.ReadFile(s.DataDir)
 	}
 	sn, err := coordlog.ReadSnapshot(ctx, s.Name, []kgo.Opt{kgo.SeedBrokers(k.c.Brokers())})

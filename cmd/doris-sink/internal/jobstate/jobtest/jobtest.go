@@ -98,13 +98,14 @@ func (j *Job) OpenStore() checkpoint.Store {
 	return st
 }
 
-// New starts an emulator with demo.events and writes the job's config.
+// New starts an emulator with demo.events and writes the job's config
+// (job.coordinator file: the store in Dir).
 func New(t testing.TB) *Job {
 	t.Helper()
 	srv, client := cmdutil.NewTestDoris(t, DDL)
 	root := t.TempDir()
 	j := &Job{T: t, Srv: srv, Client: client, Dir: filepath.Join(root, "data"), Config: filepath.Join(root, "job.yaml")}
-	yaml := fmt.Sprintf("job: {name: %s, data_dir: %s}\nkafka: {brokers: [127.0.0.1:1], topic: t}\n"+
+	yaml := fmt.Sprintf("job: {name: %s, data_dir: %s, coordinator: file}\nkafka: {brokers: [127.0.0.1:1], topic: t}\n"+
 		"doris: {fe: [%s], mysql: %s, user: root, database: %s, table: %s}\n",
 		Name, j.Dir, srv.FEURL(), srv.MySQLAddr(), DB, Table)
 	if err := os.WriteFile(j.Config, []byte(yaml), 0o600); err != nil {
