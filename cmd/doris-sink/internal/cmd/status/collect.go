@@ -14,6 +14,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // collect joins the store, Kafka and process views of cfg's job. Every
@@ -91,6 +92,9 @@ func readStore(ctx context.Context, cfg *config.Config, res *Result) *checkpoint
 	v, err := jobstate.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if cfg.Job.Coordinator == config.CoordinatorKafka {
+			res.Store.StateTopic = coordlog.StateTopic(cfg.Job.Name)
+		}
 		return nil
 	case err != nil:
 		res.Store.Error = err.Error()

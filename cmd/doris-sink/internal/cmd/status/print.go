@@ -67,6 +67,9 @@ func processText(p *Process) string {
 
 func checkpointText(c *metrics.CheckpointStatus, st Store, now time.Time) string {
 	if c == nil {
+		if !st.Found && st.StateTopic != "" {
+			return "none (no state in Kafka state topic " + st.StateTopic + ": the job never ran with job.coordinator kafka)"
+		}
 		if !st.Found {
 			return "none (no checkpoint store in " + st.Dir + ": the job never ran with this data_dir)"
 		}

@@ -41,7 +41,8 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "verify -c config.yaml",
 		Short: "Reconcile the evidence ledger with Doris and Kafka",
-		Long: `verify reads the evidence ledger and checkpoint store in job.data_dir and checks:
+		Long: `verify reads the evidence ledger in job.data_dir and the checkpoint store (in
+job.data_dir, or the Kafka state topic read-only with job.coordinator kafka) and checks:
   - Doris: every decided label is VISIBLE/COMMITTED, under the txn id the ledger names;
   - Kafka: the offset ranges of consecutive checkpoints are contiguous per partition
     (no gap, no overlap) from the first checkpoint, and end at or below the high watermark;
