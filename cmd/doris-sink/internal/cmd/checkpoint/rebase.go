@@ -19,6 +19,8 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/kafkaopts"
+	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
@@ -103,9 +105,11 @@ offsets) and as a ledger entry naming who rebased, from where, to where.
 The job must be stopped: with job.coordinator file the store's lock
 refuses a running job; with kafka the rebase opens the job's transactional
 id, which fences a running process (it stops without deciding anything
-more). A decided checkpoint that is not committed yet is refused: start
-the job (or checkpoint resolve) first. --dry-run reads without writing or
-fencing and prints exactly what would be recorded.`,
+more). A decided checkpoint not yet marked committed is looked up in
+Doris: VISIBLE under its decided txn, it is marked committed first;
+PRECOMMITTED is refused naming "txn commit <txn>"; otherwise start the job
+(or checkpoint resolve) first. --dry-run reads without writing or fencing
+and prints exactly what would be recorded.`,
 		Args: cobra.NoArgs,
 		Example: `  $ doris-sink checkpoint rebase -c orders.yaml --to earliest --dry-run
   $ doris-sink checkpoint rebase -c orders.yaml --offsets 0=120,1=0 --yes`,
@@ -164,7 +168,12 @@ func RunRebase(ctx context.Context, o *RebaseOptions) error {
 	if err != nil {
 		return err
 	}
-	req := RebaseRequest{To: o.To, DryRun: true}
+	client, err := o.Factory.Doris(cfg)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	req := RebaseRequest{To: o.To, DryRun: true, Doris: client}
 	if o.Offsets != "" {
 		if req.Offsets, err = ParseOffsets(o.Offsets); err != nil {
 			return err
@@ -226,6 +235,11 @@ type RebaseRequest struct {
 	// (default time.Now).
 	By  string
 	Now func() time.Time
+	// Doris, when set, is asked about a decided checkpoint that the store
+	// does not mark committed yet: VISIBLE or COMMITTED under its decided
+	// txn id is marked committed (what the job's recovery would do) before
+	// the rebase; any other state is refused, naming it.
+	Doris loader.ResolveDoris
 }
 
 // RebaseRefusedError is a rebase that cannot be recorded as asked.
@@ -279,6 +293,9 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 			return nil, &RebaseRefusedError{Job: cfg.Job.Name, Reason: "the job has no state yet: nothing to rebase; set kafka.start for its first start"}
 		}
 	}
+	if err := settleDecided(ctx, cfg, st, req); err != nil {
+		return nil, err
+	}
 	res, d, err := planRebase(cfg, st, req, starts, ends)
 	if err != nil || req.DryRun {
 		return res, err
@@ -306,6 +323,48 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 		return res, fmt.Errorf("rebase job %s: recorded in the store, but: %w", cfg.Job.Name, err)
 	}
 	return res, nil
+}
+
+// settleDecided marks a decided, uncommitted checkpoint committed when
+// Doris holds its label VISIBLE or COMMITTED under the decided txn id (the
+// job's own recovery would, but a job whose positions are refused cannot
+// start to do it), so that the rebase can follow it. Anything else is
+// left for planRebase to refuse.
+func settleDecided(ctx context.Context, cfg *config.Config, st *checkpoint.State, req RebaseRequest) error {
+	d := st.Decided
+	if d == nil || d.Committed || d.Empty || req.Doris == nil {
+		return nil
+	}
+	state, err := req.Doris.LoadState(ctx, cfg.Doris.Database, d.Label)
+	if err != nil {
+		return fmt.Errorf("rebase job %s: look up label %s of decided checkpoint %d: %w", cfg.Job.Name, d.Label, d.ID, err)
+	}
+	if state != doris.TxnVisible && state != doris.TxnCommitted {
+		return &RebaseRefusedError{Job: cfg.Job.Name, Reason: fmt.Sprintf(
+			"checkpoint %d (label %s, txn %d) is decided and not committed, and Doris holds the label %s: %s", d.ID, d.Label, d.TxnID, state,
+			settleAdvice(cfg, state, d.TxnID))}
+	}
+	t, err := req.Doris.TransactionByLabel(ctx, cfg.Doris.Database, d.Label)
+	if err != nil {
+		return fmt.Errorf("rebase job %s: txn id of label %s (decided txn %d): %w", cfg.Job.Name, d.Label, d.TxnID, err)
+	}
+	if t.ID != d.TxnID {
+		return &RebaseRefusedError{Job: cfg.Job.Name, Reason: fmt.Sprintf(
+			"label %s of checkpoint %d is %s under txn %d, the decision names txn %d: a fencing violation (another writer on the label prefix); nothing was changed",
+			d.Label, d.ID, state, t.ID, d.TxnID)}
+	}
+	d.Committed, d.CommittedAt = true, req.Now()
+	return nil
+}
+
+// settleAdvice says what to do about a decided checkpoint in state before
+// a rebase.
+func settleAdvice(cfg *config.Config, state doris.TxnStatus, txnID int64) string {
+	if state == doris.TxnPrecommitted {
+		return fmt.Sprintf("commit it first (`doris-sink txn commit %d -c <job config> --yes`: the decided txn, what recovery would do), then rebase", txnID)
+	}
+	return "its rows are not in the table; start the job so that it heals the checkpoint (or `doris-sink checkpoint resolve`) before " +
+		"rebasing; if its source range is gone (a recreated topic), the rows cannot be replayed: start the job under a new job.name"
 }
 
 // openForRebase opens the job's store as its writer.

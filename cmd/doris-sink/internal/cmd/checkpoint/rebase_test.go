@@ -19,7 +19,9 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader"
 	cp "github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
@@ -138,6 +140,12 @@ metrics: {listen: ""}
 // those offsets.
 func (e *rebaseEnv) build(drainAt map[int32]int64) (*run.Job, error) {
 	e.t.Helper()
+	return e.buildFP(drainAt, nil)
+}
+
+// buildFP is build with loader failpoints.
+func (e *rebaseEnv) buildFP(drainAt map[int32]int64, fps *loader.Failpoints) (*run.Job, error) {
+	e.t.Helper()
 	cfg := e.config()
 	log, err := run.NewLogger(config.Log{Level: "info"}, &e.logs)
 	if err != nil {
@@ -160,7 +168,8 @@ func (e *rebaseEnv) build(drainAt map[int32]int64) (*run.Job, error) {
 			job.Connector.Drain()
 		}}))
 	}
-	job, err = run.Build(cfg, run.Deps{Doris: client, Logger: log, FenceCheckInterval: time.Millisecond, ConnectorOpts: opts})
+	job, err = run.Build(cfg, run.Deps{Doris: client, Logger: log, FenceCheckInterval: time.Millisecond, ConnectorOpts: opts,
+		Failpoints: fps})
 	return job, err
 }
 
@@ -414,5 +423,78 @@ func TestRebaseFlags(t *testing.T) {
 	}
 	if m, err := ParseOffsets("0=120, 1=0"); err != nil || m[0] != 120 || m[1] != 0 || len(m) != 2 {
 		t.Errorf("ParseOffsets = %v %v", m, err)
+	}
+}
+
+// A decided checkpoint not committed yet blocks a rebase (its rows are
+// promised to Doris): with the topic recreated the job cannot start to
+// commit it. The rebase asks Doris: PRECOMMITTED is refused, naming `txn
+// commit` of the decided txn; once that commit made it VISIBLE the rebase
+// marks it committed and moves on, and every record is loaded once.
+func TestRebaseSettlesDecidedCheckpoint(t *testing.T) {
+	t.Parallel()
+	e := newRebaseEnv(t, config.CoordinatorKafka)
+	e.produce(6)
+	fps := loader.NewFailpoints()
+	if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	job, err := e.buildFP(nil, fps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := job.Connector.Run(ctx); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("run: %v, want a crash after decide", err)
+	}
+	d := readState(t, e).Decided
+	if d == nil || d.Committed {
+		t.Fatalf("decided %+v, want one not committed", d)
+	}
+	e.recreate()
+	e.produce(2)
+	cfg := e.config()
+	client, err := cmdutil.NewDorisClient(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	_, err = Rebase(ctx, cfg, RebaseRequest{To: RebaseEarliest, Doris: client})
+	var re *RebaseRefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "PRECOMMITTED") || !strings.Contains(err.Error(), fmt.Sprintf("txn commit %d", d.TxnID)) {
+		t.Fatalf("rebase over a PRECOMMITTED decision: %v, want a refusal naming txn commit %d", err, d.TxnID)
+	}
+	if err := client.CommitTxn(ctx, "db", d.TxnID); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.doris.LabelState("db", d.Label); st != doris.TxnVisible && st != doris.TxnCommitted {
+		t.Fatalf("label %s is %s after the commit", d.Label, st)
+	}
+	if _, err := Rebase(ctx, cfg, RebaseRequest{To: RebaseEarliest, Doris: client}); err != nil {
+		t.Fatalf("rebase after the commit: %v", err)
+	}
+	st := readState(t, e)
+	if h := st.History[len(st.History)-1]; h.ID != d.ID || !h.Committed {
+		t.Errorf("the decided checkpoint in history: %+v, want it marked committed", h)
+	}
+	e.runTo()
+	rows, err := e.doris.Rows("db", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]int{}
+	for _, r := range rows {
+		seen[r[0].(int64)]++
+	}
+	for _, id := range append(e.ids[0], e.ids[1]...) {
+		if seen[id] != 1 {
+			t.Errorf("new topic's id %d loaded %d times, want once", id, seen[id])
+		}
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("id %d loaded %d times", id, n)
+		}
 	}
 }
