@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -119,6 +120,16 @@ func (e *rebaseEnv) recreate() {
 
 func (e *rebaseEnv) config() *config.Config {
 	e.t.Helper()
+	cfg, err := config.Load(config.LoadOptions{File: e.configFile(), Need: config.NeedRun})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return cfg
+}
+
+// configFile writes the job's config file and returns its path.
+func (e *rebaseEnv) configFile() string {
+	e.t.Helper()
 	yaml := fmt.Sprintf(`job: {name: rb-job, data_dir: %s, coordinator: %s}
 kafka: {brokers: [%s], topic: orders, start: earliest}
 doris: {fe: [%s], mysql: %s, user: root, database: db, table: t}
@@ -129,11 +140,7 @@ metrics: {listen: ""}
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
-	cfg, err := config.Load(config.LoadOptions{File: path, Need: config.NeedRun})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return cfg
+	return path
 }
 
 // build builds the job; drainAt (when not nil) drains it once it read up to
@@ -496,5 +503,59 @@ func TestRebaseSettlesDecidedCheckpoint(t *testing.T) {
 		if n != 1 {
 			t.Errorf("id %d loaded %d times", id, n)
 		}
+	}
+}
+
+// The command as an operator runs it: --dry-run -o json prints the plan and
+// changes nothing; without --yes off a terminal it is not confirmed; with
+// --yes it warns that a running process is fenced and prints the move.
+func TestRebaseCommand(t *testing.T) {
+	t.Parallel()
+	e := newRebaseEnv(t, config.CoordinatorKafka)
+	e.produce(4)
+	e.runTo()
+	if _, err := e.adm.DeleteRecords(context.Background(), kadm.Offsets{"orders": {1: {At: 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.produce(2)
+	path := e.configFile()
+	exec := func(args ...string) (string, string, error) {
+		f, out, errOut := cmdutil.NewTestFactory(false)
+		cmd := NewCmdRebase(f, nil)
+		cmd.SetArgs(append([]string{"-c", path}, args...))
+		cmd.SetOut(out)
+		cmd.SetErr(errOut)
+		cmd.SetContext(context.Background())
+		err := cmd.Execute()
+		return out.String(), errOut.String(), err
+	}
+	before := readState(t, e)
+	out, _, err := exec("--to", "latest", "--dry-run", "-o", "json")
+	var r RebaseResult
+	if err == nil {
+		err = json.Unmarshal([]byte(out), &r)
+	}
+	var target bytes.Buffer
+	if err == nil {
+		err = json.Compact(&target, r.Target)
+	}
+	if err != nil || !r.DryRun || r.To != RebaseLatest || target.String() != `{"topic":"orders","offsets":{"0":6,"1":6}}` ||
+		r.Coordinator != "kafka" || r.Checkpoint != before.NextID {
+		t.Fatalf("dry run: %v %+v", err, r)
+	}
+	var nc *cmdutil.NotConfirmedError
+	if _, _, err := exec("--to", "latest"); !errors.As(err, &nc) {
+		t.Fatalf("without --yes off a terminal: %v, want *cmdutil.NotConfirmedError", err)
+	}
+	if after := readState(t, e); after.NextID != before.NextID {
+		t.Fatalf("dry run or unconfirmed run changed the state: next id %d → %d", before.NextID, after.NextID)
+	}
+	out, errOut, err := exec("--to", "latest", "--yes")
+	if err != nil || !strings.HasPrefix(out, "Rebased job rb-job (kafka) to {\"topic\":\"orders\",\"offsets\":{\"0\":6,\"1\":6}}") ||
+		!strings.Contains(errOut, "fenced") {
+		t.Fatalf("rebase --yes: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+	if d := readState(t, e).Decided; d.ID != before.NextID || !d.Empty || !d.Committed {
+		t.Errorf("decided after the rebase: %+v, want the operator's empty committed checkpoint %d", d, before.NextID)
 	}
 }
