@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
@@ -46,8 +49,10 @@ type RebaseOptions struct {
 	// Exactly one of them is set.
 	To      string
 	Offsets string
-	DryRun  bool
-	Yes     bool
+	// AllPartitions applies --to to every partition.
+	AllPartitions bool
+	DryRun        bool
+	Yes           bool
 }
 
 // RebasePartition is one partition's move.
@@ -91,8 +96,10 @@ topic's log (beyond the log end, behind the log start) or because the
 source topic was deleted and recreated, decide where it continues and
 rebase it:
 
-  --to earliest      every partition from its log start
-  --to latest        every partition from its log end (skips what is there)
+  --to earliest      from its log start, every partition that needs it (no
+                     stored offset, one outside the log, every partition of
+                     a recreated topic); --all-partitions: every partition
+  --to latest        the same from the log end (skips what is there)
   --offsets 0=120,1=0  the partitions named at those offsets; the others keep
                      their stored offset (which must be inside the log)
 
@@ -137,6 +144,7 @@ and prints exactly what would be recorded.`,
 	cmdutil.AddConfigFlag(cmd, &opts.ConfigFile)
 	cmd.Flags().StringVar(&opts.To, "to", "", "earliest or latest")
 	cmd.Flags().StringVar(&opts.Offsets, "offsets", "", "explicit next offsets, e.g. 0=120,1=0")
+	cmd.Flags().BoolVar(&opts.AllPartitions, "all-partitions", false, "with --to: move every partition, not only those outside the log")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would be recorded; change nothing, fence nothing")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
@@ -173,7 +181,7 @@ func RunRebase(ctx context.Context, o *RebaseOptions) error {
 		return err
 	}
 	defer client.Close()
-	req := RebaseRequest{To: o.To, DryRun: true, Doris: client}
+	req := RebaseRequest{To: o.To, DryRun: true, Doris: client, AllPartitions: o.AllPartitions}
 	if o.Offsets != "" {
 		if req.Offsets, err = ParseOffsets(o.Offsets); err != nil {
 			return err
@@ -231,6 +239,10 @@ type RebaseRequest struct {
 	// DryRun reads the state without locking or fencing and writes
 	// nothing.
 	DryRun bool
+	// AllPartitions makes To apply to every partition; without it only
+	// the partitions that need it move (no stored offset, one outside the
+	// log, or every partition of a recreated topic).
+	AllPartitions bool
 	// By names the operator (default user@host); Now is the clock
 	// (default time.Now).
 	By  string
@@ -269,36 +281,43 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 	if err != nil {
 		return nil, fmt.Errorf("rebase job %s: %w", cfg.Job.Name, err)
 	}
-	var store checkpoint.Store
-	var st *checkpoint.State
-	if req.DryRun {
-		v, err := jobstate.Open(ctx, cfg)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &RebaseRefusedError{Job: cfg.Job.Name, Reason: "the job has no state yet (" + err.Error() +
-				"): nothing to rebase; set kafka.start for its first start"}
-		}
-		if err != nil {
-			return nil, err
-		}
-		st = v.State
-	} else {
-		if store, err = openForRebase(ctx, cfg); err != nil {
-			return nil, err
-		}
-		defer store.Close()
-		if st, err = store.Load(ctx); err != nil {
-			return nil, err
-		}
-		if st.Decided == nil && len(st.Announced) == 0 && st.NextID == 1 {
-			return nil, &RebaseRefusedError{Job: cfg.Job.Name, Reason: "the job has no state yet: nothing to rebase; set kafka.start for its first start"}
-		}
+	// Plan on a read-only view first (no lock, no fence), so that a rebase
+	// that is refused never fences the running job.
+	v, err := jobstate.Open(ctx, cfg)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &RebaseRefusedError{Job: cfg.Job.Name, Reason: "the job has no state yet (" + err.Error() +
+			"): nothing to rebase; set kafka.start for its first start"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	recreated, err := topicRecreated(ctx, cfg, v)
+	if err != nil {
+		return nil, err
+	}
+	st := v.State
+	if err := settleDecided(ctx, cfg, st, req); err != nil {
+		return nil, err
+	}
+	res, d, err := planRebase(cfg, st, req, starts, ends, recreated)
+	if err != nil || req.DryRun {
+		return res, err
+	}
+	// Then as the job's writer (file: the lock; kafka: the fence), on the
+	// state as the store holds it now.
+	store, err := openForRebase(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	if st, err = store.Load(ctx); err != nil {
+		return nil, err
 	}
 	if err := settleDecided(ctx, cfg, st, req); err != nil {
 		return nil, err
 	}
-	res, d, err := planRebase(cfg, st, req, starts, ends)
-	if err != nil || req.DryRun {
-		return res, err
+	if res, d, err = planRebase(cfg, st, req, starts, ends, recreated); err != nil {
+		return nil, err
 	}
 	ann, err := st.Announce(d.DecidedAt)
 	if err != nil {
@@ -367,6 +386,32 @@ func settleAdvice(cfg *config.Config, state doris.TxnStatus, txnID int64) string
 		"rebasing; if its source range is gone (a recreated topic), the rows cannot be replayed: start the job under a new job.name"
 }
 
+// topicRecreated reports whether the job's Kafka state records another
+// topic ID for its source topic than the topic has now (file: never known).
+func topicRecreated(ctx context.Context, cfg *config.Config, v *jobstate.View) (bool, error) {
+	if v.Kafka == nil || v.Kafka.Source.TopicID == "" {
+		return false, nil
+	}
+	kopts, err := kafkaopts.Opts(cfg)
+	if err != nil {
+		return false, err
+	}
+	cl, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return false, fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	td, err := kadm.NewClient(cl).ListTopics(ctx, cfg.Kafka.Topic)
+	if err == nil {
+		err = td.Error()
+	}
+	if err != nil {
+		return false, fmt.Errorf("rebase job %s: topic ID of %s: %w", cfg.Job.Name, cfg.Kafka.Topic, err)
+	}
+	id := td[cfg.Kafka.Topic].ID
+	return hex.EncodeToString(id[:]) != v.Kafka.Source.TopicID, nil
+}
+
 // openForRebase opens the job's store as its writer.
 func openForRebase(ctx context.Context, cfg *config.Config) (checkpoint.Store, error) {
 	if cfg.Job.Coordinator != config.CoordinatorKafka {
@@ -391,7 +436,7 @@ func openForRebase(ctx context.Context, cfg *config.Config) (checkpoint.Store, e
 
 // planRebase computes the new positions and the decision that records
 // them, refusing what cannot be rebased.
-func planRebase(cfg *config.Config, st *checkpoint.State, req RebaseRequest, starts, ends map[int32]int64) (*RebaseResult, checkpoint.Decision, error) {
+func planRebase(cfg *config.Config, st *checkpoint.State, req RebaseRequest, starts, ends map[int32]int64, recreated bool) (*RebaseResult, checkpoint.Decision, error) {
 	job := cfg.Job.Name
 	refuse := func(format string, a ...any) (*RebaseResult, checkpoint.Decision, error) {
 		return nil, checkpoint.Decision{}, &RebaseRefusedError{Job: job, Reason: fmt.Sprintf(format, a...)}
@@ -414,10 +459,29 @@ func planRebase(cfg *config.Config, st *checkpoint.State, req RebaseRequest, sta
 	target := map[int32]int64{}
 	to := req.To
 	switch req.To {
-	case RebaseEarliest:
-		maps.Copy(target, starts)
-	case RebaseLatest:
-		maps.Copy(target, ends)
+	case RebaseEarliest, RebaseLatest:
+		// Only the partitions that need it move (no stored offset, or one
+		// outside the log; every partition of a recreated topic), unless
+		// AllPartitions: moving an in-range offset skips or re-reads
+		// records that are fine.
+		moved := 0
+		for p := range ends {
+			o, ok := stored[p]
+			if !req.AllPartitions && !recreated && ok && o >= starts[p] && o <= ends[p] {
+				target[p] = o
+				continue
+			}
+			moved++
+			if req.To == RebaseEarliest {
+				target[p] = starts[p]
+			} else {
+				target[p] = ends[p]
+			}
+		}
+		if moved == 0 {
+			return refuse("every stored offset of topic %s is inside its log: nothing to rebase (--all-partitions moves them all to %s, "+
+				"which skips or re-reads records)", cfg.Kafka.Topic, req.To)
+		}
 	default:
 		to = RebaseOffsets
 		for p, o := range req.Offsets {

@@ -273,10 +273,16 @@ func TestRebaseBehindLogStart(t *testing.T) {
 				}
 			}
 			cfg := e.config()
+			// --to earliest moves only the partition outside the log; with
+			// --all-partitions partition 1 would re-read from 0.
 			dry, err := Rebase(context.Background(), cfg, RebaseRequest{To: RebaseEarliest, DryRun: true})
 			if err != nil || !dry.DryRun || len(dry.Partitions) != 2 || dry.Partitions[0].To != 8 || *dry.Partitions[0].From != 4 ||
-				dry.Partitions[1].To != 0 {
+				dry.Partitions[1].To != 4 {
 				t.Fatalf("dry run: %+v %v", dry, err)
+			}
+			all, err := Rebase(context.Background(), cfg, RebaseRequest{To: RebaseEarliest, DryRun: true, AllPartitions: true})
+			if err != nil || all.Partitions[1].To != 0 {
+				t.Fatalf("dry run --all-partitions: %+v %v", all, err)
 			}
 			if _, err := e.build(nil); !errors.As(err, &oor) {
 				t.Fatalf("the dry run changed the state: start %v", err)
@@ -383,7 +389,14 @@ func TestRebaseRefusesOrFencesLiveJob(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- job.Connector.Run(ctx) }()
 			before := readState(t, e)
-			_, err = Rebase(ctx, e.config(), RebaseRequest{To: RebaseLatest})
+			// Every offset is inside the log: refused before the store is
+			// opened (a refusal never fences the job).
+			var re *RebaseRefusedError
+			if _, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseLatest}); !errors.As(err, &re) ||
+				!strings.Contains(err.Error(), "nothing to rebase") {
+				t.Fatalf("rebase with every offset in the log: %v, want a refusal", err)
+			}
+			_, err = Rebase(ctx, e.config(), RebaseRequest{To: RebaseLatest, AllPartitions: true})
 			if coord == config.CoordinatorFile {
 				var le *cp.LockedError
 				if !errors.As(err, &le) || !strings.Contains(err.Error(), "stop the job first") {
@@ -514,10 +527,10 @@ func TestRebaseCommand(t *testing.T) {
 	e := newRebaseEnv(t, config.CoordinatorKafka)
 	e.produce(4)
 	e.runTo()
-	if _, err := e.adm.DeleteRecords(context.Background(), kadm.Offsets{"orders": {1: {At: 4}}}); err != nil {
+	e.produce(2)
+	if _, err := e.adm.DeleteRecords(context.Background(), kadm.Offsets{"orders": {1: {At: 5}}}); err != nil {
 		t.Fatal(err)
 	}
-	e.produce(2)
 	path := e.configFile()
 	exec := func(args ...string) (string, string, error) {
 		f, out, errOut := cmdutil.NewTestFactory(false)
@@ -539,7 +552,7 @@ func TestRebaseCommand(t *testing.T) {
 	if err == nil {
 		err = json.Compact(&target, r.Target)
 	}
-	if err != nil || !r.DryRun || r.To != RebaseLatest || target.String() != `{"topic":"orders","offsets":{"0":6,"1":6}}` ||
+	if err != nil || !r.DryRun || r.To != RebaseLatest || target.String() != `{"topic":"orders","offsets":{"0":4,"1":6}}` ||
 		r.Coordinator != "kafka" || r.Checkpoint != before.NextID {
 		t.Fatalf("dry run: %v %+v", err, r)
 	}
@@ -551,7 +564,7 @@ func TestRebaseCommand(t *testing.T) {
 		t.Fatalf("dry run or unconfirmed run changed the state: next id %d → %d", before.NextID, after.NextID)
 	}
 	out, errOut, err := exec("--to", "latest", "--yes")
-	if err != nil || !strings.HasPrefix(out, "Rebased job rb-job (kafka) to {\"topic\":\"orders\",\"offsets\":{\"0\":6,\"1\":6}}") ||
+	if err != nil || !strings.HasPrefix(out, "Rebased job rb-job (kafka) to {\"topic\":\"orders\",\"offsets\":{\"0\":4,\"1\":6}}") ||
 		!strings.Contains(errOut, "fenced") {
 		t.Fatalf("rebase --yes: %v\nstdout %q\nstderr %q", err, out, errOut)
 	}
