@@ -22,8 +22,12 @@ type fenceChecker interface {
 }
 
 // openStore opens the checkpoint store of job.coordinator: the file store
-// in job.data_dir, or the Kafka coordinator log (which also persists the
-// first-start position, returned as the StartStore; nil for file).
+// in job.data_dir (refused once the directory was migrated to Kafka), or
+// the Kafka coordinator log (which also persists the first-start position,
+// returned as the StartStore; nil for file). With kafka it then imports a
+// file store once (migrate.go), applies a pending operator record
+// (operator.go). Both coordinators then refuse stored offsets outside the topic's log
+// (positions.go).
 func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, error) {
 	if cfg.Job.Coordinator != config.CoordinatorKafka {
 		if err := checkNotMigrated(cfg.Job.DataDir); err != nil {
