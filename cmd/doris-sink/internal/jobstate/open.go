@@ -16,7 +16,7 @@ import (
 
 // readTimeout bounds reading the Kafka state topic when the caller's
 // context has no deadline.
-const readTimeout = time.Minute
+const readTimeout = 30 * time.Second
 
 // Kafka is what the view read from the job's Kafka state topic
 // (job.coordinator: kafka).
