@@ -26,8 +26,8 @@ type Config struct {
 	Cycles int
 	// Guarantee is delivery.guarantee: "exactly-once" or "at-least-once".
 	Guarantee string
-	// Coordinator is job.coordinator of the sinks: "" or "file" (the
-	// default), or "kafka".
+	// Coordinator is job.coordinator of the sinks: "" or "kafka" (the
+	// default), or "file".
 	Coordinator string
 	// Scenarios is the fault table; nil means Scenarios.
 	Scenarios []Scenario

@@ -8,9 +8,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // cycle runs one planned step. Every cycle starts with the sinks stopped
@@ -310,7 +313,7 @@ func (k *campaign) labelExpiry(ctx context.Context, st Step) error {
 	k.c.Doris.TimeoutPrecommitted()
 	k.c.Doris.ExpireLabels(Database)
 	for _, s := range k.sinks {
-		stt, err := checkpoint.ReadFile(s.DataDir)
+		stt, err := k.readState(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -338,6 +341,24 @@ func (k *campaign) labelExpiry(ctx context.Context, st Step) error {
 		}
 	}
 	return nil
+}
+
+// readState reads sink s's checkpoint state where its job.coordinator
+// keeps it: the file store in its data dir, or (kafka, the default) its
+// Kafka state topic (read-only, as `checkpoint show` reads it).
+func (k *campaign) readState(ctx context.Context, s *Sink) (*checkpoint.State, error) {
+	if k.cfg.Coordinator == "file" {
+		return checkpoint.ReadFile(s.DataDir)
+	}
+	sn, err := coordlog.ReadSnapshot(ctx, s.Name, []kgo.Opt{kgo.SeedBrokers(k.c.Brokers())})
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", s.Name, err)
+	}
+	st, _, _, err := sn.StateOf(coordlog.DefaultScope)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", s.Name, err)
+	}
+	return st, nil
 }
 
 // resolve runs `doris-sink checkpoint resolve` as the operator would.

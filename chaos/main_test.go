@@ -15,7 +15,7 @@ var (
 	flagSeed   = flag.Uint64("chaos.seed", DefaultSeed, "seed of TestCampaign's fault schedule and history")
 	flagMode   = flag.String("chaos.mode", "exactly-once", "delivery.guarantee of TestCampaign: exactly-once or at-least-once")
 	flagRace   = flag.Bool("chaos.race", false, "build the doris-sink binary with -race")
-	flagCoord  = flag.String("chaos.coordinator", "", "job.coordinator of TestCampaign's sinks: file (default) or kafka")
+	flagCoord  = flag.String("chaos.coordinator", "", "job.coordinator of TestCampaign's sinks: kafka (the default) or file")
 )
 
 // DefaultSeed is the CI campaign's fixed seed.

@@ -29,7 +29,7 @@ type SinkOptions struct {
 	CheckpointInterval string
 	// CheckpointMaxRows is delivery.checkpoint_max_rows.
 	CheckpointMaxRows int
-	// Coordinator is job.coordinator; "" keeps the default (file).
+	// Coordinator is job.coordinator; "" keeps the default (kafka).
 	Coordinator string
 }
 

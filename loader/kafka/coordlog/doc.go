@@ -27,6 +27,12 @@
 //   - Load reads the partition with read_committed up to its last stable
 //     offset, after Open fenced the predecessors, so it sees everything they
 //     committed and nothing they left open.
+//   - Readers that must not fence (operator commands) use ReadSnapshot: the
+//     same read_committed scan, without creating the topic or initialising
+//     a producer id. Operator decisions (`checkpoint resolve`) are written
+//     with WriteOperator under OperatorKey and OperatorTransactionalID,
+//     never the job's own, and applied by the owner at its next start
+//     (Store.PendingOperator).
 //
 // # Why a standalone transactional producer, not a group member
 //

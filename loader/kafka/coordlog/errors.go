@@ -93,8 +93,8 @@ func (e *TopicRecreatedError) Error() string {
 	}
 	return fmt.Sprintf("job %s: source topic %s was deleted and recreated: its topic ID is %s, the positions recorded in state topic %s "+
 		"belong to topic ID %s; every partition of the job is affected: the recorded offsets%s point into a log that no longer exists, "+
-		"so applying them would skip or re-read records. Nothing was loaded. There is no rebase command yet: to load the new topic "+
-		"deliberately, stop the job and start it under a new job.name (a new label prefix and state topic) with the kafka.start you want "+
-		"(earliest to load the recreated topic from its start); keep the old state topic as evidence",
+		"so applying them would skip or re-read records. Nothing was loaded. To load the new topic deliberately, stop the job "+
+		"and rebase it: `doris-sink checkpoint rebase -c <job config> --to earliest --dry-run` (or --to latest, or --offsets "+
+		"<partition>=<offset>,...), then the same with --yes; the rebase is recorded as an operator decision in the state topic and the ledger",
 		e.Job, e.Topic, e.CurrentID, e.StateTopic, e.StoredID, pos)
 }

@@ -47,34 +47,60 @@ func (l *Log) checkNoNewer(ctx context.Context) error {
 	return err
 }
 
-// read scans the state topic from its start to its last stable offset.
-func (l *Log) read(ctx context.Context) (Record, bool, error) {
+// read scans the state topic from its start to its last stable offset
+// and returns the latest record of the log's key.
+func (l *Log) read(ctx context.Context) (Record, bool, error) { return l.readKey(ctx, l.key) }
+
+// readKey returns the latest committed record of key.
+func (l *Log) readKey(ctx context.Context, k string) (Record, bool, error) {
 	end, err := l.stableEnd(ctx)
 	if err != nil {
 		return Record{}, false, err
 	}
 	var last Record
 	var found bool
-	if end == 0 {
-		return last, false, nil
+	key := []byte(k)
+	err = scan(ctx, l.cfg.ClientOpts, l.topic, end, func(r *kgo.Record) error {
+		if !bytes.Equal(r.Key, key) {
+			return nil
+		}
+		rec, err := toRecord(l.topic, r)
+		if err != nil {
+			return err
+		}
+		last, found = rec, true
+		return nil
+	})
+	if err != nil {
+		return Record{}, false, err
 	}
-	opts := append(append([]kgo.Opt{}, l.cfg.ClientOpts...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{l.topic: {0: kgo.NewOffset().AtStart()}}),
+	return last, found, nil
+}
+
+// scan reads topic's partition 0 with read_committed from its start up to
+// end (exclusive), calling fn for every data record (control records are
+// kept so the scan reaches the last stable offset, and skipped). It never
+// initialises a producer id: any process may scan.
+func scan(ctx context.Context, clientOpts []kgo.Opt, topic string, end int64, fn func(*kgo.Record) error) error {
+	if end <= 0 {
+		return nil
+	}
+	opts := append(append([]kgo.Opt{}, clientOpts...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(), // control markers advance the scan to the stable end
 	)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("coordinator log %s: reader: %w", l.topic, err)
+		return fmt.Errorf("coordinator log %s: reader: %w", topic, err)
 	}
 	defer cl.Close()
-	key := []byte(l.key)
 	next := int64(0)
 	var bad error
 	for next < end && bad == nil {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return Record{}, false, fmt.Errorf("coordinator log %s: read up to offset %d (at %d): %w", l.topic, end, next, err)
+			return fmt.Errorf("coordinator log %s: read up to offset %d (at %d): %w", topic, end, next, err)
 		}
 		var ferr error
 		fs.EachError(func(_ string, _ int32, err error) {
@@ -83,26 +109,26 @@ func (l *Log) read(ctx context.Context) (Record, bool, error) {
 			}
 		})
 		if ferr != nil {
-			return Record{}, false, fmt.Errorf("coordinator log %s: read at offset %d: %w", l.topic, next, ferr)
+			return fmt.Errorf("coordinator log %s: read at offset %d: %w", topic, next, ferr)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			next = r.Offset + 1
-			if r.Attrs.IsControl() || !bytes.Equal(r.Key, key) || r.Offset >= end {
+			if bad != nil || r.Attrs.IsControl() || r.Offset >= end {
 				return
 			}
-			if f := header(r, HeaderFormat); f != formatHeader() {
-				bad = fmt.Errorf("coordinator log %s: record at offset %d has format %q, this doris-sink reads %q (written by a newer version?)",
-					l.topic, r.Offset, f, formatHeader())
-				return
-			}
-			last = Record{Value: r.Value, Offset: r.Offset, Incarnation: header(r, HeaderIncarnation)}
-			found = true
+			bad = fn(r)
 		})
 	}
-	if bad != nil {
-		return Record{}, false, bad
+	return bad
+}
+
+// toRecord checks the transport format of a state record and returns it.
+func toRecord(topic string, r *kgo.Record) (Record, error) {
+	if f := header(r, HeaderFormat); f != formatHeader() {
+		return Record{}, fmt.Errorf("coordinator log %s: record at offset %d has format %q, this doris-sink reads %q (written by a newer version?)",
+			topic, r.Offset, f, formatHeader())
 	}
-	return last, found, nil
+	return Record{Value: r.Value, Offset: r.Offset, Incarnation: header(r, HeaderIncarnation)}, nil
 }
 
 // formatHeader is the HeaderFormat value this package writes.

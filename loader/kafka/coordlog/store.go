@@ -49,6 +49,10 @@ type StoreConfig struct {
 	Owner checkpoint.Owner
 	// Topic is the source topic whose offsets the decisions hold.
 	Topic string
+	// Rebase opens the store for `checkpoint rebase`: a recreated source
+	// topic (*TopicRecreatedError) is accepted, and the next Save records
+	// the current topic ID with the positions the operator chose.
+	Rebase bool
 }
 
 // Store is a checkpoint.Store whose state lives in the job's Kafka
@@ -59,10 +63,11 @@ type StoreConfig struct {
 // a recreated topic is refused (*TopicRecreatedError). Safe for concurrent
 // use.
 type Store struct {
-	log   *Log
-	owner checkpoint.Owner
-	topic string
-	tid   string // current topic ID of the source topic, hex
+	log    *Log
+	owner  checkpoint.Owner
+	topic  string
+	tid    string // current topic ID of the source topic, hex
+	rebase bool   // StoreConfig.Rebase
 
 	mu   sync.Mutex
 	last *checkpoint.State // last state loaded or saved
@@ -93,7 +98,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{log: l, owner: cfg.Owner, topic: cfg.Topic}
+	s := &Store{log: l, owner: cfg.Owner, topic: cfg.Topic, rebase: cfg.Rebase}
 	id, err := l.TopicID(ctx, cfg.Topic)
 	if err != nil {
 		l.Close()
@@ -131,7 +136,8 @@ func (s *Store) Load(ctx context.Context) (*checkpoint.State, error) {
 	if st.Owner != s.owner {
 		return nil, fmt.Errorf("load checkpoint state: %w", &checkpoint.OwnerError{Dir: s.log.Topic(), Stored: st.Owner, Config: s.owner})
 	}
-	if err := s.checkTopic(doc, st); err != nil {
+	var recreated *TopicRecreatedError
+	if err := s.checkTopic(doc, st); err != nil && !(s.rebase && errors.As(err, &recreated)) {
 		return nil, err
 	}
 	s.last, s.doc = st, doc
@@ -139,21 +145,7 @@ func (s *Store) Load(ctx context.Context) (*checkpoint.State, error) {
 }
 
 func (s *Store) decode(rec Record) (*checkpoint.State, document, error) {
-	var doc document
-	dec := json.NewDecoder(bytes.NewReader(rec.Value))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, doc, fmt.Errorf("state topic %s offset %d: not a doris-sink state document: %w", s.log.Topic(), rec.Offset, err)
-	}
-	if doc.Format != StoreFormatName || doc.Version != StoreFormatVersion {
-		return nil, doc, fmt.Errorf("state topic %s offset %d: format %s/%d, this doris-sink reads %s/%d",
-			s.log.Topic(), rec.Offset, doc.Format, doc.Version, StoreFormatName, StoreFormatVersion)
-	}
-	st, err := checkpoint.Decode(doc.Checkpoint)
-	if err != nil {
-		return nil, doc, fmt.Errorf("state topic %s offset %d: %w", s.log.Topic(), rec.Offset, err)
-	}
-	return st, doc, nil
+	return decodeDocument(s.log.Topic(), rec)
 }
 
 // checkTopic refuses positions recorded for another incarnation of the

@@ -61,7 +61,7 @@ type Job struct {
 	// Default ./var/<job.name>.
 	DataDir string `json:"data_dir"`
 	// Coordinator is where run keeps the commit decisions
-	// (job.coordinator): CoordinatorFile (default) or CoordinatorKafka.
+	// (job.coordinator): CoordinatorKafka (default) or CoordinatorFile.
 	Coordinator string `json:"coordinator"`
 }
 

@@ -34,7 +34,7 @@ type Key struct {
 var keys = []Key{
 	{Name: "job.name", kind: kindString, Default: "", Doc: "job name and Stream Load label prefix, 1-49 of [A-Za-z0-9_-]; required"},
 	{Name: "job.data_dir", kind: kindString, Default: "", Doc: "checkpoint store and ledger directory; default ./var/<job.name>"},
-	{Name: "job.coordinator", kind: kindString, Default: CoordinatorFile, Doc: "where run keeps the commit decisions: file (job.data_dir) or kafka (the compacted state topic doris-sink.state.<job.name>, fenced by Kafka transactions)"},
+	{Name: "job.coordinator", kind: kindString, Default: CoordinatorKafka, Doc: "where run keeps the commit decisions: file (job.data_dir) or kafka (the compacted state topic doris-sink.state.<job.name>, fenced by Kafka transactions)"},
 
 	{Name: "kafka.brokers", kind: kindList, Default: []string{"127.0.0.1:9092"}, Doc: "seed brokers host:port"},
 	{Name: "kafka.topic", kind: kindString, Default: "", Doc: "source topic; required by run"},

@@ -1,6 +1,7 @@
-// Package jobstate reads what a job's data directory knows (checkpoint
-// store and evidence ledger) without taking their locks, so it works while
-// a sink runs, and answers "what does the job know about this label".
+// Package jobstate reads what a job knows (its checkpoint state, from the
+// data directory or the Kafka state topic per job.coordinator, and its
+// evidence ledger) without taking locks or fencing anything, so it works
+// while a sink runs, and answers "what does the job know about this label".
 package jobstate
 
 import (
@@ -42,6 +43,10 @@ type View struct {
 	Ledger []ledger.Entry
 	// Torn describes a torn last ledger line, if any.
 	Torn *ledger.TornTail
+	// Kafka is set when the state was read from the job's Kafka state
+	// topic (Open with job.coordinator kafka); Dir is then the data dir of
+	// the ledger.
+	Kafka *Kafka
 }
 
 // Read reads the store and the ledger in dir. A missing store is an error

@@ -32,6 +32,7 @@ var jsonOutputs = []struct {
 	{"check", reflect.TypeFor[check.Report]()},
 	{"checkpoint show", reflect.TypeFor[checkpoint.ShowResult]()},
 	{"checkpoint resolve", reflect.TypeFor[checkpoint.ResolveResult]()},
+	{"checkpoint rebase", reflect.TypeFor[checkpoint.RebaseResult]()},
 	{"dev", reflect.TypeFor[dev.Endpoints]()},
 	{"label list", reflect.TypeFor[label.ListItem]()},
 	{"label status", reflect.TypeFor[label.StatusResult]()},

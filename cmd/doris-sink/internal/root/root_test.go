@@ -194,7 +194,7 @@ func writeConfig(t *testing.T, e *env, brokers, table, extra string) (path, data
 	t.Helper()
 	dir := t.TempDir()
 	dataDir = filepath.Join(dir, "data")
-	yaml := "job: {name: j3, data_dir: " + dataDir + "}\n" +
+	yaml := "job: {name: j3, data_dir: " + dataDir + ", coordinator: file}\n" +
 		"kafka: {brokers: [" + brokers + "], topic: orders}\n" +
 		"doris: {fe: [" + e.srv.FEURL() + "], mysql: " + e.srv.MySQLAddr() + ", database: demo, table: " + table + "}\n" + extra
 	path = filepath.Join(dir, "c.yaml")

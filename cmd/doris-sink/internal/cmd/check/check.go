@@ -116,7 +116,13 @@ func Run(ctx context.Context, o *Options) error {
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	checkDoris(dctx, r, o.Factory, cfg)
 	cancel()
-	checkStore(r, cfg)
+	if o.SkipKafka && cfg.Job.Coordinator == config.CoordinatorKafka {
+		r.add(Warn, "store", "not checked: job.coordinator kafka keeps it in the state topic and --skip-kafka was given")
+	} else {
+		sctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		checkStore(sctx, r, cfg)
+		cancel()
+	}
 	if !o.SkipKafka {
 		kctx, cancel := context.WithTimeout(ctx, o.Timeout)
 		checkKafka(kctx, r, cfg)

@@ -177,28 +177,17 @@ func checkClocks(ctx context.Context, r *Report, c *doris.Client, cfg *config.Co
 		r.add(Fail, "load timeout", "checkpoint_interval %v ≥ stream_load_default_timeout_second %v: an open load times out before its barrier", iv, lt)
 	}
 
-	keep := sec("streaming_label_keep_max_second")
-	n := vals["label_num_threshold"]
-	window := keep
-	why := "streaming_label_keep_max_second"
-	if n > 0 {
-		if byCount := time.Duration(n) * iv; byCount < window {
-			window, why = byCount, fmt.Sprintf("label_num_threshold %d × one label per %v", n, iv)
-		}
-	}
-	if window < time.Hour {
-		r.add(Warn, "label retention", "Doris forgets a label after about %v (%s): a job stopped longer with a decided, uncommitted checkpoint needs `checkpoint resolve`; raise the checkpoint interval or the threshold", window.Round(time.Second), why)
-	} else {
-		r.add(OK, "label retention", "labels stay resolvable for about %v (%s; other loads in the db shorten it); restart a stopped job within that window", window.Round(time.Second), why)
-	}
+	checkLabelBudget(r, labelBudget{Interval: iv, Tables: budgetTables, Members: budgetMembers,
+		Threshold: vals["label_num_threshold"], Keep: sec("streaming_label_keep_max_second")}, pre, source)
 
+	need := int64(2 * budgetTables * budgetMembers) // per table and member: one committing, one loading
 	switch run := vals["max_running_txn_num_per_db"]; {
-	case run < 2:
-		r.add(Fail, "running txns", "max_running_txn_num_per_db %d: the job needs 2 (one committing, one loading)", run)
-	case run < 10:
-		r.add(Warn, "running txns", "max_running_txn_num_per_db %d is shared with every load of the db; the job uses up to 2", run)
+	case run < need:
+		r.add(Fail, "running txns", "max_running_txn_num_per_db %d: the job needs %d (one committing, one loading per table and member)", run, need)
+	case run < 5*need:
+		r.add(Warn, "running txns", "max_running_txn_num_per_db %d is shared with every load of the db; the job uses up to %d", run, need)
 	default:
-		r.add(OK, "running txns", "max_running_txn_num_per_db %d; the job uses up to 2", run)
+		r.add(OK, "running txns", "max_running_txn_num_per_db %d; the job uses up to %d", run, need)
 	}
 }
 

@@ -1,19 +1,34 @@
 package check
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
-// checkStore checks that the store in job.data_dir belongs to this job
+// checkStore checks that the store (in job.data_dir, or the Kafka state
+// topic with job.coordinator kafka, read-only) belongs to this job
 // (docs/design.md §3, prefix ownership).
-func checkStore(r *Report, cfg *config.Config) {
+func checkStore(ctx context.Context, r *Report, cfg *config.Config) {
 	dir := cfg.Job.DataDir
-	st, err := checkpoint.ReadFile(dir)
+	var st *checkpoint.State
+	var err error
+	if cfg.Job.Coordinator == config.CoordinatorKafka {
+		var v *jobstate.View
+		if v, err = jobstate.Open(ctx, cfg); err == nil {
+			st, dir = v.State, v.Where()
+		}
+	} else {
+		st, err = checkpoint.ReadFile(dir)
+	}
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && cfg.Job.Coordinator == config.CoordinatorKafka:
+		r.add(OK, "store", "no checkpoint state in Kafka yet (%v): the first run creates it", err)
+		return
 	case errors.Is(err, fs.ErrNotExist):
 		r.add(OK, "store", "no checkpoint store in %s yet: the first run creates it", dir)
 		return

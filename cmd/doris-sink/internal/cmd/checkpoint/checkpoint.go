@@ -1,5 +1,5 @@
-// Package checkpoint implements `doris-sink checkpoint show` and
-// `checkpoint resolve`.
+// Package checkpoint implements `doris-sink checkpoint show`,
+// `checkpoint resolve` and `checkpoint rebase`.
 package checkpoint
 
 import (
@@ -12,8 +12,8 @@ import (
 func NewCmdCheckpoint(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "checkpoint <command>",
-		Short: "Inspect a job's checkpoint store or resolve a lost label",
+		Short: "Inspect a job's checkpoint store, resolve a lost label, or rebase its positions",
 	}
-	cmd.AddCommand(NewCmdShow(f, nil), NewCmdResolve(f, nil))
+	cmd.AddCommand(NewCmdShow(f, nil), NewCmdResolve(f, nil), NewCmdRebase(f, nil))
 	return cmd
 }

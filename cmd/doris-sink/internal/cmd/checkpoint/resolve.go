@@ -41,6 +41,11 @@ type ResolveResult struct {
 	Doris  *loader.LabelHeld `json:"doris,omitempty"`
 	By     string            `json:"by,omitempty"`
 	DryRun bool              `json:"dry_run"`
+	// StateTopic and Offset locate the operator record written (or
+	// already pending) with job.coordinator kafka; the job applies it at
+	// its next start.
+	StateTopic string `json:"state_topic,omitempty"`
+	Offset     *int64 `json:"offset,omitempty"`
 }
 
 // NewCmdResolve returns `checkpoint resolve`; runF replaces Run in tests.
@@ -59,7 +64,12 @@ table, then record what happened:
                      checkpoint into the same label on restart
 
 A wrong "visible" loses the checkpoint's rows; a wrong "aborted" loads them
-twice. The job must be stopped (the store is locked while it runs).
+twice. With job.coordinator file the job must be stopped (the store is
+locked while it runs). With kafka the decision is written to the job's
+state topic as an operator record (its own key and transactional id: a
+running job is never fenced); the job applies it at its next start,
+after checking it still names its decided checkpoint and agrees with
+Doris, and records it in its state and ledger.
 
 Doris is asked first. An --assume that contradicts what Doris still holds
 for the label (visible while it is ABORTED, PREPARE or PRECOMMITTED;
@@ -105,6 +115,14 @@ func RunResolve(ctx context.Context, o *ResolveOptions) error {
 	cfg, err := cmdutil.LoadConfig(o.Factory, o.Cmd, o.ConfigFile, config.NeedJob|config.NeedTable)
 	if err != nil {
 		return err
+	}
+	if cfg.Job.Coordinator == config.CoordinatorKafka {
+		client, err := o.Factory.Doris(cfg)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		return o.resolveKafka(ctx, cfg, client)
 	}
 	st, err := checkpoint.ReadFile(cfg.Job.DataDir)
 	if err != nil {

@@ -36,6 +36,10 @@ type ShowResult struct {
 	// LedgerEntries counts the ledger lines; LedgerTorn notes a torn tail.
 	LedgerEntries int    `json:"ledger_entries"`
 	LedgerTorn    string `json:"ledger_torn,omitempty"`
+	// Coordinator is job.coordinator (file or kafka); Kafka is what was
+	// read from the state topic (kafka only).
+	Coordinator string          `json:"coordinator"`
+	Kafka       *jobstate.Kafka `json:"kafka,omitempty"`
 }
 
 // NewCmdShow returns `checkpoint show`; runF replaces Run in tests.
@@ -44,10 +48,13 @@ func NewCmdShow(f *cmdutil.Factory, runF func(context.Context, *ShowOptions) err
 	cmd := &cobra.Command{
 		Use:   "show -c <config>",
 		Short: "Print a job's checkpoint store: decided, announced, positions, history",
-		Long: `Print the checkpoint store of the job in job.data_dir: the last decided
-checkpoint with its source positions [start, end), the announced undecided
-labels, recent history and operator resolutions. It reads the store without
-taking its lock, so it works while the job runs.`,
+		Long: `Print the checkpoint store of the job: the last decided checkpoint with
+its source positions [start, end), the announced undecided labels, recent
+history and operator resolutions. With job.coordinator file it reads the
+store in job.data_dir without taking its lock; with kafka it reads the
+job's state topic read-only (read_committed, no producer id: it never
+fences the job) and also shows the state record, the source topic ID and a
+pending operator record. It works while the job runs and after it stopped.`,
 		Args: cobra.NoArgs,
 		Example: `  $ doris-sink checkpoint show -c orders.yaml
   $ doris-sink checkpoint show -c orders.yaml --history 50 -o json`,
@@ -72,12 +79,12 @@ taking its lock, so it works while the job runs.`,
 }
 
 // RunShow prints the store.
-func RunShow(_ context.Context, o *ShowOptions) error {
+func RunShow(ctx context.Context, o *ShowOptions) error {
 	cfg, err := cmdutil.LoadConfig(o.Factory, o.Cmd, o.ConfigFile, config.NeedJob)
 	if err != nil {
 		return err
 	}
-	v, err := jobstate.Read(cfg.Job.DataDir)
+	v, err := jobstate.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -89,7 +96,7 @@ func RunShow(_ context.Context, o *ShowOptions) error {
 	res := ShowResult{
 		Dir: v.Dir, Owner: st.Owner, NextID: st.NextID, Decided: st.Decided,
 		Announced: nonNil(st.Announced), History: nonNil(hist), Resolved: nonNil(st.Resolved),
-		LedgerEntries: len(v.Ledger),
+		LedgerEntries: len(v.Ledger), Coordinator: coordinator(cfg), Kafka: v.Kafka,
 	}
 	if v.Torn != nil {
 		res.LedgerTorn = v.Torn.String()
@@ -98,6 +105,14 @@ func RunShow(_ context.Context, o *ShowOptions) error {
 		return cmdutil.WriteJSON(o.IO.Out, res)
 	}
 	return printShow(o.IO, &res)
+}
+
+// coordinator returns job.coordinator, "file" when unset.
+func coordinator(cfg *config.Config) string {
+	if cfg.Job.Coordinator == "" {
+		return config.CoordinatorFile
+	}
+	return cfg.Job.Coordinator
 }
 
 func nonNil[T any](s []T) []T {
@@ -110,6 +125,21 @@ func nonNil[T any](s []T) []T {
 func printShow(io *cmdutil.IOStreams, r *ShowResult) error {
 	kv := cmdutil.NewKV(io)
 	kv.Add("Store", r.Dir)
+	if k := r.Kafka; k != nil {
+		kv.Add("Store", fmt.Sprintf("kafka state topic %s, record at offset %d (stable end %d)", k.StateTopic, k.Offset, k.End))
+		kv.Add("Source topic ID", k.Source.TopicID)
+		if len(k.Source.FirstStart) > 0 {
+			kv.Add("First start", string(k.Source.FirstStart))
+		}
+		if op := k.Operator; op != nil {
+			state := "applied or superseded"
+			if k.Pending {
+				state = "pending: the job applies it at its next start"
+			}
+			kv.Add("Operator record", fmt.Sprintf("checkpoint %d --assume %s by %s at %s (offset %d): %s",
+				op.Checkpoint, op.Assumed, op.By, view.Time(op.At), op.Offset, state))
+		}
+	}
 	kv.Add("Job", r.Owner.Job)
 	kv.Add("Table", r.Owner.DB+"."+r.Owner.Table)
 	kv.Add("Source", r.Owner.Source)

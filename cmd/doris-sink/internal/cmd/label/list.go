@@ -92,7 +92,7 @@ func RunList(ctx context.Context, o *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	v, err := jobstate.Read(cfg.Job.DataDir)
+	v, err := jobstate.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}

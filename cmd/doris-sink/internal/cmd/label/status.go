@@ -99,7 +99,7 @@ func RunStatus(ctx context.Context, o *StatusOptions) error {
 		return err
 	}
 	if o.ConfigFile != "" {
-		addStore(res, cfg)
+		addStore(ctx, res, cfg)
 	}
 	if o.Output == cmdutil.OutputJSON {
 		return cmdutil.WriteJSON(o.IO.Out, res)
@@ -131,14 +131,17 @@ func Lookup(ctx context.Context, c *doris.Client, db, l string) (*StatusResult, 
 	return res, nil
 }
 
-func addStore(res *StatusResult, cfg *config.Config) {
+func addStore(ctx context.Context, res *StatusResult, cfg *config.Config) {
 	if cfg.Job.DataDir == "" {
 		res.StoreError = "job.name/job.data_dir not set: no store to read"
 		return
 	}
-	v, err := jobstate.Read(cfg.Job.DataDir)
+	v, err := jobstate.Open(ctx, cfg)
 	if errors.Is(err, fs.ErrNotExist) {
 		res.StoreError = "no checkpoint store in " + cfg.Job.DataDir
+		if cfg.Job.Coordinator == config.CoordinatorKafka {
+			res.StoreError = err.Error()
+		}
 		return
 	}
 	if err != nil {

@@ -22,13 +22,26 @@ type fenceChecker interface {
 }
 
 // openStore opens the checkpoint store of job.coordinator: the file store
-// in job.data_dir, or the Kafka coordinator log (which also persists the
-// first-start position, returned as the StartStore; nil for file).
+// in job.data_dir (refused once the directory was migrated to Kafka), or
+// the Kafka coordinator log (which also persists the first-start position,
+// returned as the StartStore; nil for file). With kafka it then imports a
+// file store once (migrate.go), applies a pending operator record
+// (operator.go). Both coordinators then refuse stored offsets outside the topic's log
+// (positions.go).
 func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, error) {
 	if cfg.Job.Coordinator != config.CoordinatorKafka {
+		if err := checkNotMigrated(cfg.Job.DataDir); err != nil {
+			return nil, nil, err
+		}
 		fs, err := checkpoint.OpenFile(cfg.Job.DataDir, Owner(cfg))
 		if err != nil {
 			return nil, nil, fmt.Errorf("job.data_dir: %w", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), coordinatorOpenTimeout)
+		defer cancel()
+		if err := checkPositions(ctx, cfg, fs, nil, d); err != nil {
+			fs.Close()
+			return nil, nil, err
 		}
 		return fs, nil, nil
 	}
@@ -46,6 +59,18 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)
+	}
+	if err := importFileStore(ctx, st, cfg, d); err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)
+	}
+	if err := applyOperator(ctx, st, cfg, d); err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)
+	}
+	if err := checkPositions(ctx, cfg, st, st, d); err != nil {
+		st.Close()
+		return nil, nil, err
 	}
 	d.Logger.Info("coordinator: decisions in Kafka", "state_topic", st.Log().Topic(),
 		"transactional_id", st.Log().TransactionalID(), "incarnation", st.Log().Incarnation().String())

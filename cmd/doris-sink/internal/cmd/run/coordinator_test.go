@@ -36,6 +36,7 @@ type coordEnv struct {
 	dir      string
 	produced int
 	start    string // kafka.start
+	coord    string // job.coordinator, "" = kafka
 	logs     syncBuffer
 }
 
@@ -82,12 +83,16 @@ func (e *coordEnv) produce(n int) {
 // config is the job's config with job.data_dir dataDir.
 func (e *coordEnv) config(dataDir string) *config.Config {
 	e.t.Helper()
-	yaml := fmt.Sprintf(`job: {name: %s, data_dir: %s, coordinator: kafka}
+	coord := e.coord
+	if coord == "" {
+		coord = config.CoordinatorKafka
+	}
+	yaml := fmt.Sprintf(`job: {name: %s, data_dir: %s, coordinator: %s}
 kafka: {brokers: [%s], topic: orders, start: %s}
 doris: {fe: [%s], mysql: %s, user: root, database: db, table: t}
 delivery: {checkpoint_interval: 30m, checkpoint_max_rows: 4}
 metrics: {listen: ""}
-`, coordJob, dataDir, e.kafka.ListenAddrs()[0], e.start, e.doris.FEURL(), e.doris.MySQLAddr())
+`, coordJob, dataDir, coord, e.kafka.ListenAddrs()[0], e.start, e.doris.FEURL(), e.doris.MySQLAddr())
 	path := filepath.Join(e.t.TempDir(), "c.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
@@ -108,6 +113,12 @@ func (e *coordEnv) build(dataDir string, opts ...kafka.Opt) (*Job, error) {
 // buildWith is build with loader testing knobs.
 func (e *coordEnv) buildWith(dataDir string, knobs *loader.TestingKnobs, opts ...kafka.Opt) (*Job, error) {
 	e.t.Helper()
+	return e.buildWithDeps(dataDir, func(d *Deps) { d.LoaderKnobs = knobs }, opts...)
+}
+
+// buildWithDeps is build with Deps changed by set.
+func (e *coordEnv) buildWithDeps(dataDir string, set func(*Deps), opts ...kafka.Opt) (*Job, error) {
+	e.t.Helper()
 	cfg := e.config(dataDir)
 	log, err := NewLogger(config.Log{Level: "info"}, &e.logs)
 	if err != nil {
@@ -118,8 +129,10 @@ func (e *coordEnv) buildWith(dataDir string, knobs *loader.TestingKnobs, opts ..
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { client.Close() })
-	return Build(cfg, Deps{Doris: client, Logger: log, FenceCheckInterval: time.Millisecond, LoaderKnobs: knobs,
-		ConnectorOpts: append([]kafka.Opt{kafka.WithRecoverBackoff(0, 0)}, opts...)})
+	d := Deps{Doris: client, Logger: log, FenceCheckInterval: time.Millisecond,
+		ConnectorOpts: append([]kafka.Opt{kafka.WithRecoverBackoff(0, 0)}, opts...)}
+	set(&d)
+	return Build(cfg, d)
 }
 
 // drainAtEnd returns an option that drains *job once every produced record
@@ -310,7 +323,7 @@ func TestCoordinatorRecreatedTopic(t *testing.T) {
 	if !errors.As(err, &rec) || rec.Topic != "orders" || rec.StoredID == rec.CurrentID {
 		t.Fatalf("build on a recreated topic: %v, want a *TopicRecreatedError", err)
 	}
-	for _, want := range []string{"orders", "deleted and recreated", "every partition", "new job.name"} {
+	for _, want := range []string{"orders", "deleted and recreated", "every partition", "checkpoint rebase"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
@@ -392,4 +405,74 @@ func TestCoordinatorIdleFirstProcessStops(t *testing.T) {
 		t.Fatalf("second process: %v", err)
 	}
 	e.checkExactlyOnce(0)
+}
+
+// Issue 12, file → kafka: a job that ran with job.coordinator file, the
+// last time crashing right after a decision (PRECOMMITTED, uncommitted),
+// is switched to kafka. The first kafka start imports the file store into
+// the state topic once (the decided checkpoint is committed by recovery,
+// nothing reloaded), writes the migration marker, and every record is
+// loaded exactly once across the switch. A crash between the import and
+// the marker is harmless (the next start finds the Kafka state and skips
+// the import); switching back to file is refused by the marker.
+func TestCoordinatorMigrateFileToKafka(t *testing.T) {
+	t.Parallel()
+	e := newCoordEnv(t)
+	dir := filepath.Join(e.dir, "data")
+	e.coord = config.CoordinatorFile
+	e.produce(10)
+	e.runToEnd(dir)
+	e.produce(10)
+	fps := loader.NewFailpoints()
+	if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	job, err := e.buildWithDeps(dir, func(d *Deps) { d.Failpoints = fps })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := job.Connector.Run(ctx); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("file run: %v, want a crash after decide", err)
+	}
+	fst, err := checkpoint.ReadFile(dir)
+	if err != nil || fst.Decided == nil || fst.Decided.Committed {
+		t.Fatalf("file store after the crash: %+v %v, want an uncommitted decision", fst, err)
+	}
+
+	e.coord = config.CoordinatorKafka
+	e.runToEnd(dir)
+	e.checkExactlyOnce(0)
+	if !strings.Contains(e.logs.String(), "imported the file checkpoint store into Kafka") {
+		t.Errorf("no import logged:\n%s", e.logs.String())
+	}
+	sn, err := coordlog.ReadSnapshot(ctx, coordJob, []kgo.Opt{kgo.SeedBrokers(e.kafka.ListenAddrs()...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kst, _, _, err := sn.StateOf("")
+	if err != nil || kst.Decided == nil || kst.Decided.ID <= fst.Decided.ID || !kst.Decided.Committed {
+		t.Fatalf("kafka state after the switch: %+v %v, want decisions continuing after file checkpoint %d", kst, err, fst.Decided.ID)
+	}
+	// A restart (the marker lost, as after a crash before it was written)
+	// does not import again: the Kafka state is the job's.
+	if err := os.Remove(filepath.Join(dir, MigratedMarker)); err != nil {
+		t.Fatal(err)
+	}
+	e.produce(4)
+	e.runToEnd(dir)
+	e.checkExactlyOnce(0)
+	if n := strings.Count(e.logs.String(), "imported the file checkpoint store into Kafka"); n != 1 {
+		t.Errorf("imported %d times, want once", n)
+	}
+	// Switching back to file is refused once the marker is there.
+	if err := os.WriteFile(filepath.Join(dir, MigratedMarker), []byte("test"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.coord = config.CoordinatorFile
+	var me *MigratedError
+	if _, err := e.build(dir); !errors.As(err, &me) {
+		t.Fatalf("file start in a migrated data dir: %v, want *MigratedError", err)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // collect joins the store, Kafka and process views of cfg's job. Every
@@ -30,7 +31,7 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 		return parts[p]
 	}
 
-	decided := readStore(cfg, res)
+	decided := readStore(ctx, cfg, res)
 	if decided != nil {
 		res.LastCheckpoint = checkpointStatus(decided, now())
 		pos, ok, err := kafka.ParsePosition(decided.End)
@@ -87,18 +88,24 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 }
 
 // readStore fills res.Store and returns the last decision (nil: none).
-func readStore(cfg *config.Config, res *Result) *checkpoint.Decision {
-	v, err := jobstate.Read(cfg.Job.DataDir)
+func readStore(ctx context.Context, cfg *config.Config, res *Result) *checkpoint.Decision {
+	v, err := jobstate.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if cfg.Job.Coordinator == config.CoordinatorKafka {
+			res.Store.StateTopic = coordlog.StateTopic(cfg.Job.Name)
+		}
 		return nil
 	case err != nil:
 		res.Store.Error = err.Error()
 		return nil
 	}
 	res.Store.Found = true
+	if v.Kafka != nil {
+		res.Store.StateTopic, res.Store.Offset = v.Kafka.StateTopic, ptr(v.Kafka.Offset)
+	}
 	if o := v.State.Owner; o.Job != cfg.Job.Name {
-		res.Store.Error = fmt.Sprintf("the store in %s belongs to job %q (table %s.%s), not %q", v.Dir, o.Job, o.DB, o.Table, cfg.Job.Name)
+		res.Store.Error = fmt.Sprintf("the store in %s belongs to job %q (table %s.%s), not %q", v.Where(), o.Job, o.DB, o.Table, cfg.Job.Name)
 		return nil
 	}
 	return v.State.Decided

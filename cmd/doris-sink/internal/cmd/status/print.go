@@ -23,6 +23,9 @@ func printResult(io *cmdutil.IOStreams, r *Result, now time.Time) error {
 		lag = strconv.FormatInt(*r.Lag, 10) + " records"
 	}
 	kv.Add("Lag (loaded)", lag)
+	if r.Store.StateTopic != "" && r.Store.Offset != nil {
+		kv.Add("Store", fmt.Sprintf("kafka state topic %s (offset %d)", r.Store.StateTopic, *r.Store.Offset))
+	}
 	if r.Store.Error != "" {
 		kv.Add("Store error", r.Store.Error)
 	}
@@ -64,6 +67,9 @@ func processText(p *Process) string {
 
 func checkpointText(c *metrics.CheckpointStatus, st Store, now time.Time) string {
 	if c == nil {
+		if !st.Found && st.StateTopic != "" {
+			return "none (no state in Kafka state topic " + st.StateTopic + ": the job never ran with job.coordinator kafka)"
+		}
 		if !st.Found {
 			return "none (no checkpoint store in " + st.Dir + ": the job never ran with this data_dir)"
 		}

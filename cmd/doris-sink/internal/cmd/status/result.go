@@ -56,7 +56,8 @@ type Process struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Store is the checkpoint store in job.data_dir.
+// Store is the checkpoint store read: in job.data_dir, or the job's Kafka
+// state topic (job.coordinator kafka).
 type Store struct {
 	Dir string `json:"dir"`
 	// Found is false when the directory holds no store (the job never ran
@@ -65,6 +66,10 @@ type Store struct {
 	// Error says why the store could not be read, or whose it is when it
 	// belongs to another job.
 	Error string `json:"error,omitempty"`
+	// StateTopic and Offset locate the state record read
+	// (job.coordinator kafka only).
+	StateTopic string `json:"state_topic,omitempty"`
+	Offset     *int64 `json:"offset,omitempty"`
 }
 
 // Partition is one partition's positions; an absent offset is unknown.

@@ -1,6 +1,7 @@
 // Package status implements `doris-sink status`: one job's state per
 // partition, joined from three sources: the checkpoint store in
-// job.data_dir (the position loaded: the last decision), Kafka (the high
+// job.data_dir or, with job.coordinator kafka, the job's state topic (the
+// position loaded: the last decision), Kafka (the high
 // watermark, so the lag to loaded offsets) and, when the job runs, the
 // process itself (GET /status on metrics.listen: state, stall reason,
 // read positions).
@@ -34,7 +35,8 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(context.Context, *Options) error
 		Use:   "status -c <config>",
 		Short: "Show a job's state, positions loaded, lag, last checkpoint and stall reason",
 		Long: `Show one job, per partition: the position loaded (the end of the last
-decided checkpoint in job.data_dir), the high watermark and the lag to the
+decided checkpoint, in job.data_dir or, with job.coordinator kafka, in the
+job's state topic, read without fencing the job), the high watermark and the lag to the
 loaded position (from Kafka), and, while the job runs, its state, its read
 position and why it is stalled (asked from the running process at
 metrics.listen, GET /status). When no process answers there, the state is

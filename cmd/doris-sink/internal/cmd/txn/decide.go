@@ -144,7 +144,7 @@ func (o *DecideOptions) Run(ctx context.Context) error {
 	if res.Label == "" && !o.Force {
 		return fmt.Errorf("cannot tell which job owns %s (pass --force to act without knowing): %w", o.Target, lerr)
 	}
-	note, err := o.guard(o.cfg, res.Label, res.TxnID)
+	note, err := o.guard(ctx, o.cfg, res.Label, res.TxnID)
 	if err != nil {
 		return err
 	}

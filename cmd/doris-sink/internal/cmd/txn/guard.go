@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,7 +43,7 @@ func (e *OwnedLabelError) Error() string {
 // range in the store, so a commit the store recorded would still make the
 // job load its rows again; a decided txn must be committed, never aborted.
 // Everything the job itself would do on restart is allowed.
-func (o *DecideOptions) guard(cfg *config.Config, l string, txnID int64) (string, error) {
+func (o *DecideOptions) guard(ctx context.Context, cfg *config.Config, l string, txnID int64) (string, error) {
 	p, err := lbl.Parse(l)
 	if err != nil {
 		return "", nil // not a doris-sink label
@@ -54,16 +55,20 @@ func (o *DecideOptions) guard(cfg *config.Config, l string, txnID int64) (string
 		return "", fmt.Errorf("label %s belongs to doris-sink job %q: pass that job's config (-c) so its checkpoint "+
 			"store can be checked, or --force if no job's store knows this label", l, p.Prefix)
 	}
-	v, err := jobstate.Read(cfg.Job.DataDir)
+	v, err := jobstate.Open(ctx, cfg)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Sprintf("Warning: job %q has no checkpoint store in %s: nothing guards label %s", p.Prefix, cfg.Job.DataDir, l), nil
+		where := "in " + cfg.Job.DataDir
+		if cfg.Job.Coordinator == config.CoordinatorKafka {
+			where = "(" + err.Error() + ")"
+		}
+		return fmt.Sprintf("Warning: job %q has no checkpoint store %s: nothing guards label %s", p.Prefix, where, l), nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("check label %s against job %q: %w (or pass --force)", l, p.Prefix, err)
 	}
 	if own, err := v.State.Owner.Label(p.Checkpoint); err != nil || own != l {
 		return "", fmt.Errorf("label %s is not of the store in %s (%s): pass the config of the job's table, or --force",
-			l, cfg.Job.DataDir, v.State.Owner)
+			l, v.Where(), v.State.Owner)
 	}
 	labels, _ := v.Find(l)
 	refuse := func(why, instead string) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
@@ -40,7 +41,8 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "verify -c config.yaml",
 		Short: "Reconcile the evidence ledger with Doris and Kafka",
-		Long: `verify reads the evidence ledger and checkpoint store in job.data_dir and checks:
+		Long: `verify reads the evidence ledger in job.data_dir and the checkpoint store (in
+job.data_dir, or the Kafka state topic read-only with job.coordinator kafka) and checks:
   - Doris: every decided label is VISIBLE/COMMITTED, under the txn id the ledger names;
   - Kafka: the offset ranges of consecutive checkpoints are contiguous per partition
     (no gap, no overlap) from the first checkpoint, and end at or below the high watermark;
@@ -122,8 +124,9 @@ func VerifyConfig(ctx context.Context, f *cmdutil.Factory, cfg *config.Config, s
 	return VerifyConfigChecks(ctx, f, cfg, skipDoris, skipKafka, DefaultChecks())
 }
 
-// VerifyConfigChecks reconciles the job of cfg: its ledger and store in
-// job.data_dir, Doris and Kafka as configured (skipped when asked). An
+// VerifyConfigChecks reconciles the job of cfg: its ledger in
+// job.data_dir and its store (job.data_dir, or the Kafka state topic with
+// job.coordinator kafka), Doris and Kafka as configured (skipped when asked). An
 // unreadable ledger is an error; lookup failures are findings.
 func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Config, skipDoris, skipKafka bool, checks Checks) (*Report, error) {
 	dir := cfg.Job.DataDir
@@ -136,7 +139,7 @@ func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Con
 	if checks.LingerMargin > 0 {
 		in.LingerAfter = cfg.Delivery.CheckpointInterval + checks.LingerMargin
 	}
-	st, err := checkpoint.ReadFile(dir)
+	st, err := readState(ctx, cfg)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -161,6 +164,20 @@ func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Con
 		in.Kafka = k
 	}
 	return Reconcile(ctx, in), nil
+}
+
+// readState reads the job's checkpoint state where job.coordinator keeps
+// it: the store in job.data_dir, or the Kafka state topic (read-only,
+// never fencing the running job; jobstate.Open).
+func readState(ctx context.Context, cfg *config.Config) (*checkpoint.State, error) {
+	if cfg.Job.Coordinator != config.CoordinatorKafka {
+		return checkpoint.ReadFile(cfg.Job.DataDir)
+	}
+	v, err := jobstate.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return v.State, nil
 }
 
 // Print writes the report as a table, then the findings and a summary.

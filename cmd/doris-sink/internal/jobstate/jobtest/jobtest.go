@@ -15,11 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // Names of the job's Doris side.
@@ -40,15 +44,68 @@ type Job struct {
 	Dir string
 	// Config is the path of the job's YAML config (job, doris).
 	Config string
+	// Kafka is set by NewKafka: the job keeps its decisions in the Kafka
+	// state topic of this cluster (job.coordinator kafka).
+	Kafka *kfake.Cluster
 }
 
-// New starts an emulator with demo.events and writes the job's config.
+// Topic is the source topic of a NewKafka job (the positions the tests
+// write are not Kafka positions: nothing reads it).
+const Topic = "t"
+
+// NewKafka is New with job.coordinator kafka against an in-process Kafka
+// (kfake) holding the source topic Topic.
+func NewKafka(t testing.TB) *Job {
+	t.Helper()
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, Topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	srv, client := cmdutil.NewTestDoris(t, DDL)
+	root := t.TempDir()
+	j := &Job{T: t, Srv: srv, Client: client, Dir: filepath.Join(root, "data"), Config: filepath.Join(root, "job.yaml"), Kafka: kc}
+	yaml := fmt.Sprintf("job: {name: %s, data_dir: %s, coordinator: kafka}\nkafka: {brokers: [%s], topic: %s}\n"+
+		"doris: {fe: [%s], mysql: %s, user: root, database: %s, table: %s}\n",
+		Name, j.Dir, kc.ListenAddrs()[0], Topic, srv.FEURL(), srv.MySQLAddr(), DB, Table)
+	if err := os.WriteFile(j.Config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// KafkaOpts are the client options of a NewKafka job's cluster.
+func (j *Job) KafkaOpts() []kgo.Opt { return []kgo.Opt{kgo.SeedBrokers(j.Kafka.ListenAddrs()...)} }
+
+// OpenStore opens the job's checkpoint store: the file store, or (NewKafka)
+// the Kafka store, which fences the job's previous incarnation.
+func (j *Job) OpenStore() checkpoint.Store {
+	j.T.Helper()
+	if j.Kafka == nil {
+		st, err := checkpoint.OpenFile(j.Dir, j.Owner())
+		if err != nil {
+			j.T.Fatal(err)
+		}
+		return st
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := coordlog.OpenStore(ctx, coordlog.StoreConfig{Log: coordlog.Config{Job: Name, ClientOpts: j.KafkaOpts()},
+		Owner: j.Owner(), Topic: Topic})
+	if err != nil {
+		j.T.Fatal(err)
+	}
+	return st
+}
+
+// New starts an emulator with demo.events and writes the job's config
+// (job.coordinator file: the store in Dir).
 func New(t testing.TB) *Job {
 	t.Helper()
 	srv, client := cmdutil.NewTestDoris(t, DDL)
 	root := t.TempDir()
 	j := &Job{T: t, Srv: srv, Client: client, Dir: filepath.Join(root, "data"), Config: filepath.Join(root, "job.yaml")}
-	yaml := fmt.Sprintf("job: {name: %s, data_dir: %s}\nkafka: {brokers: [127.0.0.1:1], topic: t}\n"+
+	yaml := fmt.Sprintf("job: {name: %s, data_dir: %s, coordinator: file}\nkafka: {brokers: [127.0.0.1:1], topic: t}\n"+
 		"doris: {fe: [%s], mysql: %s, user: root, database: %s, table: %s}\n",
 		Name, j.Dir, srv.FEURL(), srv.MySQLAddr(), DB, Table)
 	if err := os.WriteFile(j.Config, []byte(yaml), 0o600); err != nil {
@@ -57,19 +114,21 @@ func New(t testing.TB) *Job {
 	return j
 }
 
-// Owner is the store owner of the job.
+// Owner is the store owner of the job (the source is "kafka:t" for a
+// NewKafka job, as `run` names it).
 func (j *Job) Owner() checkpoint.Owner {
-	return checkpoint.Owner{Job: Name, DB: DB, Table: Table, Writer: "0"}
+	o := checkpoint.Owner{Job: Name, DB: DB, Table: Table, Writer: "0"}
+	if j.Kafka != nil {
+		o.Source = "kafka:" + Topic
+	}
+	return o
 }
 
 // open opens a loader on the job's store.
 func (j *Job) open(fps *loader.Failpoints) *loader.Loader {
 	j.T.Helper()
-	st, err := checkpoint.OpenFile(j.Dir, j.Owner())
-	if err != nil {
-		j.T.Fatal(err)
-	}
-	l, err := loader.New(j.Client, loader.Config{Job: Name, DB: DB, Table: Table, Store: st, LedgerDir: j.Dir,
+	st := j.OpenStore()
+	l, err := loader.New(j.Client, loader.Config{Job: Name, DB: DB, Table: Table, Source: j.Owner().Source, Store: st, LedgerDir: j.Dir,
 		Failpoints: fps, Retry: loader.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, MaxElapsed: 5 * time.Second}})
 	if err != nil {
 		st.Close()
@@ -200,9 +259,23 @@ func (j *Job) CheckExactlyOnce(n int) {
 	}
 }
 
-// State reads the job's store.
+// State reads the job's store (read-only: a Kafka job's state topic is
+// read without fencing anything).
 func (j *Job) State() *checkpoint.State {
 	j.T.Helper()
+	if j.Kafka != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		sn, err := coordlog.ReadSnapshot(ctx, Name, j.KafkaOpts())
+		if err != nil {
+			j.T.Fatal(err)
+		}
+		st, _, _, err := sn.StateOf("")
+		if err != nil {
+			j.T.Fatal(err)
+		}
+		return st
+	}
 	st, err := checkpoint.ReadFile(j.Dir)
 	if err != nil {
 		j.T.Fatal(err)

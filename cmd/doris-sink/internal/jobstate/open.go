@@ -1,0 +1,123 @@
+package jobstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/kafkaopts"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+	"github.com/doris-sink/doris-sink/loader/ledger"
+)
+
+// readTimeout bounds reading the Kafka state topic when the caller's
+// context has no deadline.
+const readTimeout = 30 * time.Second
+
+// Kafka is what the view read from the job's Kafka state topic
+// (job.coordinator: kafka).
+type Kafka struct {
+	// StateTopic is the state topic; Offset the state record's offset in
+	// it; End the last stable offset the read stopped at.
+	StateTopic string `json:"state_topic"`
+	Offset     int64  `json:"offset"`
+	End        int64  `json:"end"`
+	// Incarnation is the token of the process that wrote the record.
+	Incarnation string `json:"incarnation,omitempty"`
+	// Source is the source topic, its topic ID and the persisted first
+	// start, as recorded with the positions.
+	Source coordlog.Source `json:"source"`
+	// Scopes lists the writer scopes with a state record.
+	Scopes []string `json:"scopes"`
+	// Operator is the newest operator record (`checkpoint resolve`) of
+	// the scope, nil if none; Pending tells whether the job still has to
+	// apply it (it names the decided checkpoint, not yet resolved).
+	Operator *coordlog.Operator `json:"operator,omitempty"`
+	Pending  bool               `json:"operator_pending,omitempty"`
+}
+
+// Open reads what the job of cfg knows, from where job.coordinator keeps
+// it: the checkpoint store in job.data_dir (file), or the job's Kafka
+// state topic (kafka), read-only with read_committed: no lock, no producer
+// id, so it never disturbs or fences a running job. The evidence ledger is
+// read from job.data_dir in both cases (it stays local). A job without any
+// state is an error wrapping fs.ErrNotExist.
+func Open(ctx context.Context, cfg *config.Config) (*View, error) {
+	if cfg.Job.Coordinator != config.CoordinatorKafka {
+		return Read(cfg.Job.DataDir)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+	}
+	opts, err := kafkaopts.Opts(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sn, err := coordlog.ReadSnapshot(ctx, cfg.Job.Name, opts)
+	if err != nil {
+		return nil, fmt.Errorf("read job %s's decisions from Kafka (job.coordinator kafka): %w", cfg.Job.Name, err)
+	}
+	return FromSnapshot(sn, cfg.Job.DataDir)
+}
+
+// FromSnapshot builds the view of the standalone scope of a Kafka state
+// snapshot, with the ledger of dataDir ("" reads none).
+func FromSnapshot(sn *coordlog.Snapshot, dataDir string) (*View, error) {
+	st, src, rec, err := sn.StateOf(coordlog.DefaultScope)
+	if err != nil {
+		return nil, fmt.Errorf("read job %s's decisions from Kafka: %w", sn.Job, err)
+	}
+	k := &Kafka{StateTopic: sn.Topic, Offset: rec.Offset, End: sn.End, Incarnation: rec.Incarnation, Source: src,
+		Scopes: sn.Scopes()}
+	op, ok, err := sn.OperatorOf(coordlog.DefaultScope)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		k.Operator, k.Pending = op, OperatorPending(st, op)
+	}
+	v := &View{Dir: dataDir, State: st, Kafka: k}
+	if dataDir == "" {
+		return v, nil
+	}
+	entries, torn, err := ledger.ReadFile(dataDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("read ledger in %s: %w", dataDir, err)
+	default:
+		v.Ledger, v.Torn = entries, torn
+	}
+	return v, nil
+}
+
+// OperatorPending reports whether op still applies to st: it resolves the
+// decided checkpoint (same id, label and txn), which is not committed, and
+// st records no resolution of it at or after op.At.
+func OperatorPending(st *checkpoint.State, op *coordlog.Operator) bool {
+	d := st.Decided
+	if d == nil || d.Committed || d.ID != op.Checkpoint || d.Label != op.Label || d.TxnID != op.TxnID {
+		return false
+	}
+	for _, r := range st.Resolved {
+		if r.CheckpointID == d.ID && r.Assumed == op.Assumed && !r.At.Before(op.At) {
+			return false
+		}
+	}
+	return true
+}
+
+// Where says where the view's state was read: the data dir, or the state
+// topic and offset.
+func (v *View) Where() string {
+	if v.Kafka != nil {
+		return fmt.Sprintf("kafka state topic %s (offset %d)", v.Kafka.StateTopic, v.Kafka.Offset)
+	}
+	return v.Dir
+}
