@@ -127,6 +127,13 @@ type Config struct {
 	// DB and Table name the target table (doris.database, doris.table).
 	// Required.
 	DB, Table string
+	// Tables configures further target tables up front (Loader.WriteTo):
+	// their format and Stream Load properties; empty fields take DB,
+	// Format and Properties. A table written with WriteTo that is not
+	// listed gets those defaults (or Loader.AddTable's settings). Every
+	// table's checkpoints are decided by the one store of DB.Table (its
+	// owner): a checkpoint has one txn per table it touched.
+	Tables []Target
 	// Scope is the writer instance in group mode; default "0" (standalone).
 	Scope string
 	// Format is the Stream Load format (doris.format): "json" (one object

@@ -68,6 +68,9 @@ func (s *State) Clone() *State {
 	return &c
 }
 
+// Clone returns a deep copy of d.
+func (d *Decision) Clone() Decision { return d.clone() }
+
 func (d Decision) clone() Decision {
 	d.Start = bytes.Clone(d.Start)
 	d.End = bytes.Clone(d.End)
