@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Failpoint names: the cut points of the exactly-once cycle (docs/design.md §2).
@@ -295,12 +296,20 @@ func (h *Handle) Disarm() {
 
 // fire passes the cut point name: it counts the hit and performs the armed
 // action. It returns nil to go on, the action's error, or errCrash. abandon
-// is closed when the loader crashes or closes (ends a Block).
-func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struct{}) error {
+// is closed when the loader crashes or closes (ends a Block). dying is the
+// loader's: set (under the lock) when a crash action acts, after which
+// every hit, from any goroutine, returns errCrash uncounted: a killed
+// process passes no more cut points, so with several goroutines at cut
+// points at once (one checkpoint's tables) exactly one crash acts.
+func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struct{}, dying *atomic.Bool) error {
 	if f == nil {
 		return nil
 	}
 	f.mu.Lock()
+	if dying.Load() {
+		f.mu.Unlock()
+		return errCrash
+	}
 	f.hits[name]++
 	h := f.armed[name]
 	act := false
@@ -310,6 +319,9 @@ func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struc
 	}
 	if act {
 		h.hits++
+		if h.action.kind == actCrash {
+			dying.Store(true)
+		}
 	}
 	onCrash := f.onCrash
 	close(f.changed)

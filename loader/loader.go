@@ -47,6 +47,7 @@ type Loader struct {
 	abandon chan struct{} // closed by a crash or Close (ends Blocks)
 	endOnce sync.Once
 	crashed atomic.Bool
+	dying   atomic.Bool // a crash failpoint acted (Failpoints.fire)
 
 	smu       sync.Mutex // guards state and store writes
 	state     *checkpoint.State
@@ -189,7 +190,7 @@ func (l *Loader) Position() json.RawMessage { return l.pos }
 
 // fire passes a cut point.
 func (l *Loader) fire(ctx context.Context, name string) error {
-	return l.fp.fire(ctx, name, l.abandon)
+	return l.fp.fire(ctx, name, l.abandon, &l.dying)
 }
 
 // crash abandons the loader (failpoint Crash): in-flight requests are
