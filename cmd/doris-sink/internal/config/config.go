@@ -44,6 +44,7 @@ type Config struct {
 	Doris    Doris    `json:"doris"`
 	Delivery Delivery `json:"delivery"`
 	Records  Records  `json:"records"`
+	Routing  Routing  `json:"routing"`
 	Metrics  Metrics  `json:"metrics"`
 	Log      Log      `json:"log"`
 
@@ -186,6 +187,24 @@ type Records struct {
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
 	// Delete marks json records as deletes (records.delete.*).
 	Delete Delete `json:"delete"`
+}
+
+// Routing picks each record's target table (routing.*, loader/kafka
+// Routing): first match wins, in the order of the fields. All empty: every
+// record goes to doris.table.
+type Routing struct {
+	// TopicTables maps a topic to its table (routing.topic_tables).
+	TopicTables map[string]string `json:"topic_tables,omitempty"`
+	// TableField is a top-level JSON field naming the table.
+	TableField string `json:"table_field,omitempty"`
+	// TableHeader is a record header naming the table.
+	TableHeader string `json:"table_header,omitempty"`
+	// DebeziumTemplate builds the table from source.db and source.table,
+	// e.g. "{db}_{table}" (sanitised to a Doris name).
+	DebeziumTemplate string `json:"debezium_template,omitempty"`
+	// DefaultTable receives the records no other rule routes; empty: such
+	// a record is a dead letter (records.dead_letter_topic) or stops run.
+	DefaultTable string `json:"default_table,omitempty"`
 }
 
 // Metrics is the Prometheus endpoint.

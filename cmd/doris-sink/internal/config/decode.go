@@ -270,6 +270,13 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			DeadLetterTopic: d.str("records.dead_letter_topic"),
 			Delete:          decodeDelete(d),
 		},
+		Routing: Routing{
+			TopicTables:      d.subMap("routing.topic_tables"),
+			TableField:       d.str("routing.table_field"),
+			TableHeader:      d.str("routing.table_header"),
+			DebeziumTemplate: d.str("routing.debezium_template"),
+			DefaultTable:     d.str("routing.default_table"),
+		},
 		Metrics: Metrics{Listen: d.str("metrics.listen"), LogInterval: d.duration("metrics.log_interval")},
 		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},
 	}
