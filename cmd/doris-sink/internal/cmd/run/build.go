@@ -130,12 +130,12 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 // connectorConfig maps the kafka.*, records.* and delivery.* keys.
 func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	kc := kafka.Config{
-		Brokers:            cfg.Kafka.Brokers,
-		Topic:              cfg.Kafka.Topic,
-		Group:              cfg.Kafka.Group,
-		Format:             cfg.Records.Format,
-		DeadLetterTopic:    cfg.Records.DeadLetterTopic,
-		Delete:             deleteConfig(cfg),
+		Brokers:         cfg.Kafka.Brokers,
+		Topic:           cfg.Kafka.Topic,
+		Group:           cfg.Kafka.Group,
+		Format:          cfg.Records.Format,
+		DeadLetterTopic: cfg.Records.DeadLetterTopic,
+		Delete:          deleteConfig(cfg),
 		Routing: kafka.Routing{TopicTables: cfg.Routing.TopicTables, TableField: cfg.Routing.TableField,
 			TableHeader: cfg.Routing.TableHeader, DebeziumTemplate: cfg.Routing.DebeziumTemplate,
 			DefaultTable: cfg.Routing.DefaultTable},
