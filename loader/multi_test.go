@@ -481,3 +481,78 @@ func TestMultiTableAtLeastOnce(t *testing.T) {
 		}
 	}
 }
+
+// A decided checkpoint of three tables whose labels Doris no longer knows
+// (aborted, then expired) is resolved per table: Recover stops naming one
+// unresolved label; resolving without naming a table is refused while
+// several are open; each table's txn is resolved on its own, and once all
+// are, Recover heals them and every table ends exactly right.
+func TestMultiTableResolvePerTable(t *testing.T) {
+	t.Parallel()
+	const n, every = 12, 6
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	e.crashRunMulti(ctx, crashAt(t, loader.FailAfterDecide, 1), n, every)
+	if e.srv.TimeoutPrecommitted() != 3 || e.srv.ExpireLabels(testDB) == 0 {
+		t.Fatal("setup: no precommitted txns to time out and expire")
+	}
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := txnTablesOf(st.Decided)
+	store := func() checkpoint.Store {
+		fs, err := checkpoint.OpenFile(e.dir, e.owner())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	recoverUnresolved := func() *loader.UnresolvedError {
+		t.Helper()
+		l := e.open()
+		defer l.Close(ctx)
+		_, err := l.Recover(ctx)
+		var ue *loader.UnresolvedError
+		if !errors.As(err, &ue) {
+			t.Fatalf("Recover = %v, want *UnresolvedError", err)
+		}
+		return ue
+	}
+	if ue := recoverUnresolved(); !strings.Contains(ue.Label, "-m0:") {
+		t.Fatalf("unresolved label %s, want the first table's", ue.Label)
+	}
+	s := store()
+	_, err = loader.ResolveAssume(ctx, s, 2, checkpoint.ResolvedAborted, loader.ResolveBy("test"))
+	s.Close()
+	if err == nil || !strings.Contains(err.Error(), "uncommitted txns of 3 tables") {
+		t.Fatalf("ResolveAssume without a table = %v, want a refusal listing the tables", err)
+	}
+	for i, table := range tables {
+		s := store()
+		r, err := loader.ResolveAssume(ctx, s, 2, checkpoint.ResolvedAborted, loader.ResolveBy("test"),
+			loader.ResolveTable(table), loader.ResolveCheck(e.client, testDB), loader.ResolveLedger(e.dir))
+		s.Close()
+		if err != nil || r.Table != table {
+			t.Fatalf("ResolveAssume table %s = %+v, %v", table, r, err)
+		}
+		if i < len(tables)-1 {
+			if ue := recoverUnresolved(); !strings.Contains(ue.Label, tables[i+1][len(testDB)+1:]) {
+				t.Fatalf("unresolved label %s, want the one of %s", ue.Label, tables[i+1])
+			}
+		}
+	}
+	e.runToEndMulti(ctx, n, every)
+	e.checkMultiExactlyOnce(n)
+	if got := entriesOf(t, e.dir, 2, ledger.EventResolved); len(got) != 3 {
+		t.Fatalf("resolved entries %+v, want one per table", got)
+	}
+}
+
+func txnTablesOf(d *checkpoint.Decision) []string {
+	var out []string
+	for _, tx := range d.Txns {
+		out = append(out, tx.Table)
+	}
+	return out
+}

@@ -190,11 +190,13 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 			action, s, err := l.recoverTxn(ctx, st, d, t)
 			if err != nil {
 				var ue *UnresolvedError
-				if errors.As(err, &ue) && unresolved == nil {
-					unresolved = err
-					continue
+				if !errors.As(err, &ue) {
+					return nil, err
 				}
-				return nil, err
+				if unresolved == nil {
+					unresolved = err // the first; the others are looked at again after it is resolved
+				}
+				continue
 			}
 			states[t.Table] = s
 			switch action {
