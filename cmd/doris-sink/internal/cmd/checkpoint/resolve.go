@@ -32,7 +32,9 @@ type ResolveOptions struct {
 // ResolveResult is the output of `checkpoint resolve` (stable names).
 type ResolveResult struct {
 	Checkpoint uint64 `json:"checkpoint"`
-	Label      string `json:"label,omitempty"`
+	// Table is the resolved txn's table ("db.table").
+	Table string `json:"table,omitempty"`
+	Label string `json:"label,omitempty"`
 	// TxnID is the decided txn id.
 	TxnID   int64  `json:"txn_id,omitempty"`
 	Assumed string `json:"assumed"`
@@ -139,7 +141,7 @@ func RunResolve(ctx context.Context, o *ResolveOptions) error {
 	if err != nil {
 		return err
 	}
-	res := ResolveResult{Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID, Assumed: p.Assumed,
+	res := ResolveResult{Checkpoint: p.CheckpointID, Table: p.Table, Label: p.Label, TxnID: p.TxnID, Assumed: p.Assumed,
 		Action: p.Action, Reason: p.Reason, Doris: p.Doris, DryRun: o.DryRun}
 	if o.DryRun || p.Action == loader.ResolveNothing {
 		return o.print(res)
