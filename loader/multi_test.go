@@ -399,6 +399,12 @@ func TestMultiTableTargets(t *testing.T) {
 	e.doris = obs
 	l := e.open(func(c *loader.Config) {
 		c.Tables = []loader.Target{{Table: "m1", Format: "csv", Properties: map[string]string{"column_separator": ","}}}
+		c.TargetFor = func(db, table string) loader.Target {
+			if table == "m4" {
+				return loader.Target{DB: "ignored", Format: "csv"}
+			}
+			return loader.Target{}
+		}
 	})
 	defer l.Close(ctx)
 	if err := l.AddTable(loader.Target{Table: "m1"}); err == nil || !strings.Contains(err.Error(), "db.m1 is configured twice") {
@@ -415,19 +421,25 @@ func TestMultiTableTargets(t *testing.T) {
 	if err := l.WriteTo(ctx, "db.m0", row(0)); err != nil {
 		t.Fatal(err)
 	}
+	if err := l.WriteTo(ctx, "m4", []byte("4\td")); err != nil { // TargetFor: csv (tab-separated)
+		t.Fatal(err)
+	}
 	if err := l.WriteTo(ctx, "db.", row(9)); err == nil || errors.Is(err, loader.ErrNeedRecover) {
 		t.Fatalf("WriteTo a table without name = %v, want a refusal that keeps the checkpoint", err)
 	}
-	if err := l.Checkpoint(ctx, pos(2)); err != nil {
+	if err := l.Checkpoint(ctx, pos(3)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(seen, "m1:csv") || !slices.Contains(seen, "m0:json") {
-		t.Fatalf("loads %v: want m1 as csv, m0 as json", seen)
+	if !slices.Contains(seen, "m1:csv") || !slices.Contains(seen, "m0:json") || !slices.Contains(seen, "m4:csv") {
+		t.Fatalf("loads %v: want m1 and m4 as csv, m0 as json", seen)
 	}
-	if got := l.Tables(); !slices.Equal(got, []string{"db.events", "db.m0", "db.m1"}) {
+	if rows, err := e.srv.Rows(testDB, "m4"); err != nil || len(rows) != 1 || rows[0][0].(int64) != 4 {
+		t.Fatalf("m4 rows %v, %v: want the csv row", rows, err)
+	}
+	if got := l.Tables(); !slices.Equal(got, []string{"db.events", "db.m0", "db.m1", "db.m4"}) {
 		t.Fatalf("Tables = %v", got)
 	}
 }

@@ -126,7 +126,8 @@ func (l *Loader) Tables() []string {
 }
 
 // target returns the target of table ("db.table" or a bare name of
-// Config.DB), configuring it with Config's settings on first use.
+// Config.DB), configuring it on first use with Config.TargetFor's
+// settings, or Config's.
 func (l *Loader) target(table string) (*tableTarget, error) {
 	name := l.qualify(table)
 	if tt := l.tables.get(name); tt != nil {
@@ -136,7 +137,12 @@ func (l *Loader) target(table string) (*tableTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loader: write to %w", err)
 	}
-	tt, err := newTableTarget(&l.cfg, Target{DB: db, Table: tbl})
+	t := Target{}
+	if l.cfg.TargetFor != nil {
+		t = l.cfg.TargetFor(db, tbl)
+	}
+	t.DB, t.Table = db, tbl
+	tt, err := newTableTarget(&l.cfg, t)
 	if err != nil {
 		return nil, fmt.Errorf("loader: write to %w", err)
 	}
