@@ -45,8 +45,10 @@ type Config struct {
 	Delivery Delivery `json:"delivery"`
 	Records  Records  `json:"records"`
 	Routing  Routing  `json:"routing"`
-	Metrics  Metrics  `json:"metrics"`
-	Log      Log      `json:"log"`
+	// Tables are the per-table overrides (tables.<table or pattern>.*).
+	Tables  map[string]TableOverride `json:"tables,omitempty"`
+	Metrics Metrics                  `json:"metrics"`
+	Log     Log                      `json:"log"`
 
 	// Warnings lists accepted-but-ignored keys (Flink options with no
 	// doris-sink equivalent) and security warnings (secret files readable

@@ -277,6 +277,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			DebeziumTemplate: d.str("routing.debezium_template"),
 			DefaultTable:     d.str("routing.default_table"),
 		},
+		Tables:  decodeTables(d),
 		Metrics: Metrics{Listen: d.str("metrics.listen"), LogInterval: d.duration("metrics.log_interval")},
 		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},
 	}

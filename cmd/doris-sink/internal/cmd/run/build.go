@@ -84,10 +84,16 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	}
 	maps.Copy(props, kafka.RequiredProperties(cfg.Records.Format))
 	maps.Copy(props, kafka.DeleteProperties(deleteConfig(cfg)))
+	ownerProps, _ := cfg.TableSettings(cfg.Doris.Table, props)
 	ld, err := loader.New(client, loader.Config{
 		Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
 		Format:     cfg.Doris.Format,
-		Properties: props,
+		Properties: ownerProps,
+		// A routed table first written gets its tables.<pattern> override.
+		TargetFor: func(_, table string) loader.Target {
+			p, _ := cfg.TableSettings(table, props)
+			return loader.Target{Properties: p}
+		},
 		Guarantee:  guarantee,
 		BatchMode:  cfg.Delivery.BatchMode,
 		Store:      store,
