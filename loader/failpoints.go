@@ -15,12 +15,18 @@ import (
 // Failpoint names: the cut points of the exactly-once cycle (docs/design.md §2).
 // Each constant says what is durable when it fires, that is, what a crash
 // there leaves behind for Recover. "L(N)" is the label of the checkpoint
-// being written, "N−1" the one before it.
+// being written, "N−1" the one before it. With several tables (WriteTo) the
+// per-load cut points (after-announce, mid-stream, after-precommit,
+// mid-commit and the after-commit ones) fire once per table's txn, so a
+// later hit (Action.Skip) cuts a checkpoint with some tables begun,
+// precommitted or committed and others not.
 const (
 	// FailBeforeAnnounce fires before the store write that announces L(N)
-	// when that write is one of its own: the first checkpoint after Recover
-	// (in steady state the announcement rides on the write deciding N−1,
-	// covered by FailBeforeDecide). Durable: nothing about L(N).
+	// when that write is one of its own: the first checkpoint after Recover,
+	// or a table first written in checkpoint N that N−1 did not touch (in
+	// steady state the announcements ride on the write deciding N−1,
+	// covered by FailBeforeDecide). Durable: nothing about L(N) of that
+	// table.
 	FailBeforeAnnounce = "before-announce"
 	// FailAfterAnnounce fires when L(N) is durably announced and its Stream
 	// Load has not begun (at the first Write of checkpoint N). Durable: the
