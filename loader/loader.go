@@ -88,8 +88,11 @@ type attempt struct {
 	// heal, when set, replays decided checkpoint id into the tables whose
 	// txn Doris aborted.
 	heal *healPlan
-	// loads are the tables written in this attempt, in first-write order.
-	loads []*tableLoad
+	// loads are the tables written in this attempt, in first-write order;
+	// byTarget indexes them.
+	loads    []*tableLoad
+	byTarget map[*tableTarget]*tableLoad
+	last     *tableLoad // the load of the last row (rows often come in runs of one table)
 	// skipped counts rows of a heal not loaded: their table's txn of the
 	// healed decision is committed.
 	skipped int64
@@ -309,7 +312,10 @@ func (l *Loader) WriteTo(ctx context.Context, table string, row []byte) error {
 
 func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error {
 	a := l.cur
-	tl := a.load(tt.name)
+	tl := a.last
+	if tl == nil || tl.tt != tt {
+		tl = a.byTarget[tt]
+	}
 	first := tl == nil
 	if first {
 		if h := a.heal; h != nil {
@@ -328,6 +334,7 @@ func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error
 			return err
 		}
 	}
+	a.last = tl
 	err := tl.s.write(ctx, row)
 	if err == nil && first {
 		// Hand the first row to Doris: the txn is begun (mid-stream).
@@ -417,6 +424,10 @@ func (l *Loader) begin(ctx context.Context, a *attempt, tt *tableTarget) (*table
 	tl.s = startLoad(l.ctx, l.client, loadRequest(tt.t, tl.label, l.cfg.Guarantee == ExactlyOnce), l.cfg.BufferSize, tt.delim)
 	tl.loads++
 	a.loads = append(a.loads, tl)
+	if a.byTarget == nil {
+		a.byTarget = map[*tableTarget]*tableLoad{}
+	}
+	a.byTarget[tt] = tl
 	return tl, nil
 }
 
@@ -527,7 +538,7 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 		tl.s = nil
 		maybeLoaded = maybeLoaded || tl.maybeLoaded
 	}
-	a.loads = nil
+	a.loads, a.byTarget, a.last = nil, nil, nil
 	ce := &CheckpointError{ID: a.id, Label: a.label, Stage: stage, Position: l.pos, Err: err}
 	if l.cfg.Guarantee == AtLeastOnce {
 		// Reuse the labels on the retry only when no load surely committed;

@@ -125,7 +125,7 @@ func (l *Loader) abandonLoads(ctx context.Context, a *attempt, why string) error
 			errs[i] = fmt.Errorf("abort open load of table %s: %w", tl.tt.name, err)
 		}
 	})
-	a.loads = nil
+	a.loads, a.byTarget, a.last = nil, nil, nil
 	return errors.Join(errs...)
 }
 
