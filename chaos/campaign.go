@@ -34,6 +34,11 @@ type Config struct {
 	// Plan, when set, replaces the drawn plan (regression tests pin one
 	// step).
 	Plan []Step
+	// RoutedTables, when > 1, makes the events sink route each event by
+	// its RouteHeader header to one of that many Duplicate Key tables
+	// (RoutedTable: events, events_r1, …): every checkpoint of that sink
+	// then decides txns of several tables (docs/design.md §2).
+	RoutedTables int
 	// Keys is the number of distinct keys (default 50).
 	Keys int
 	// Timeout bounds each wait for progress (default 60 s): a sink that
@@ -111,8 +116,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer cl.Close()
 	k := &campaign{cfg: cfg, c: cl, hist: NewHistory(cfg.Keys), rng: newRand(cfg.Seed, 1), res: res}
 	so := SinkOptions{Guarantee: cfg.Guarantee, CheckpointInterval: "150ms", CheckpointMaxRows: 60, Coordinator: cfg.Coordinator}
+	eventsTables := []string{EventsTable}
+	if cfg.RoutedTables > 1 {
+		if eventsTables, err = cl.CreateRoutedTables(cfg.RoutedTables); err != nil {
+			return nil, err
+		}
+	}
 	for _, t := range []string{EventsTable, StateTable} {
-		s, err := NewSink(cfg.Dir, "chaos-"+t, t, cl, so)
+		o := so
+		if t == EventsTable && cfg.RoutedTables > 1 {
+			o.TableHeader = RouteHeader
+		}
+		s, err := NewSink(cfg.Dir, "chaos-"+t, t, cl, o)
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Records = k.records
 	chk := &Checker{Brokers: cl.Brokers(), MySQL: cl.Doris.MySQLAddr(), User: "root",
-		Events: k.sinks[0], State: k.sinks[1], ExactlyOnce: eos}
+		Events: k.sinks[0], EventsTables: eventsTables, State: k.sinks[1], ExactlyOnce: eos}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	rep, err := chk.Check(cctx)
@@ -152,7 +167,11 @@ func (k *campaign) produce(ctx context.Context, n, bad int) error {
 	rs := make([]*kgo.Record, 0, n+bad)
 	for range n {
 		e := k.hist.Next(k.rng)
-		rs = append(rs, &kgo.Record{Key: e.KeyBytes(), Value: e.Encode()})
+		r := &kgo.Record{Key: e.KeyBytes(), Value: e.Encode()}
+		if k.cfg.RoutedTables > 1 {
+			r.Headers = []kgo.RecordHeader{{Key: RouteHeader, Value: []byte(RoutedTable(e.EID, k.cfg.RoutedTables))}}
+		}
+		rs = append(rs, r)
 	}
 	for range bad {
 		at := k.rng.IntN(len(rs) + 1)

@@ -68,3 +68,17 @@ func TestCampaignAtLeastOnceCatchesDuplicates(t *testing.T) {
 		t.Errorf("seed=%d: at-least-once must not lose or leave txns: %s", res.Seed, res.Report)
 	}
 }
+
+// TestCampaignRoutedTables runs the campaign with the events sink routing
+// every event (record header) to one of three tables, so each of its
+// checkpoints decides txns of several tables: through the same crashes and
+// faults, nothing may be lost, duplicated, misrouted or left lingering in
+// any table.
+func TestCampaignRoutedTables(t *testing.T) {
+	t.Parallel()
+	res := runCampaign(t, Config{Seed: *flagSeed + 1, Cycles: 12, Guarantee: "exactly-once", RoutedTables: 3})
+	requireClean(t, res)
+	if res.Report.EventsRows == 0 {
+		t.Errorf("seed=%d: nothing loaded: %s", res.Seed, res.Report)
+	}
+}

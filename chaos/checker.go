@@ -27,6 +27,9 @@ type Checker struct {
 	Brokers string
 	// MySQL is the Doris FE MySQL address; User its user (no password).
 	MySQL, User string
+	// EventsTables are the tables the events sink loads (routed, see
+	// Config.RoutedTables); nil means EventsTable alone.
+	EventsTables []string
 	// Events and State are the sinks loading EventsTable and StateTable;
 	// either may be nil.
 	Events, State *Sink
@@ -184,31 +187,15 @@ func (c *Checker) Check(ctx context.Context) (*Report, error) {
 }
 
 func (c *Checker) checkEvents(ctx context.Context, db *sql.DB, produced map[int64]Event, r *Report) error {
-	rows, err := db.QueryContext(ctx, "SELECT eid, k, ver, payload, sum FROM "+EventsTable)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", EventsTable, err)
+	tables := c.EventsTables
+	if len(tables) == 0 {
+		tables = []string{EventsTable}
 	}
-	defer rows.Close()
 	count := map[int64]int{}
-	for rows.Next() {
-		var e Event
-		if err := rows.Scan(&e.EID, &e.K, &e.Ver, &e.Payload, &e.Sum); err != nil {
-			return fmt.Errorf("read %s: %w", EventsTable, err)
+	for _, table := range tables {
+		if err := c.readEvents(ctx, db, table, len(tables), produced, count, r); err != nil {
+			return err
 		}
-		r.EventsRows++
-		count[e.EID]++
-		p, ok := produced[e.EID]
-		switch {
-		case !ok:
-			r.Unexpected++
-			r.detail("events: row eid %d was never produced", e.EID)
-		case p != e || !e.Valid():
-			r.Corrupt++
-			r.detail("events: row %+v differs from produced %+v", e, p)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", EventsTable, err)
 	}
 	for eid := range produced {
 		switch n := count[eid]; {
@@ -219,6 +206,41 @@ func (c *Checker) checkEvents(ctx context.Context, db *sql.DB, produced map[int6
 			r.Duplicated += n - 1
 			r.detail("events: eid %d loaded %d times", eid, n)
 		}
+	}
+	return nil
+}
+
+// readEvents counts the rows of one events table (of n routed tables) by
+// eid; a row in a table its event does not route to is unexpected.
+func (c *Checker) readEvents(ctx context.Context, db *sql.DB, table string, n int, produced map[int64]Event,
+	count map[int64]int, r *Report) error {
+	rows, err := db.QueryContext(ctx, "SELECT eid, k, ver, payload, sum FROM "+table)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e Event
+		if err := rows.Scan(&e.EID, &e.K, &e.Ver, &e.Payload, &e.Sum); err != nil {
+			return fmt.Errorf("read %s: %w", table, err)
+		}
+		r.EventsRows++
+		count[e.EID]++
+		p, ok := produced[e.EID]
+		switch {
+		case !ok:
+			r.Unexpected++
+			r.detail("%s: row eid %d was never produced", table, e.EID)
+		case p != e || !e.Valid():
+			r.Corrupt++
+			r.detail("%s: row %+v differs from produced %+v", table, e, p)
+		case n > 1 && RoutedTable(e.EID, n) != table:
+			r.Unexpected++
+			r.detail("%s: row eid %d routes to %s", table, e.EID, RoutedTable(e.EID, n))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", table, err)
 	}
 	return nil
 }

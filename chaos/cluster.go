@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -123,4 +124,32 @@ func (c *Cluster) Close() {
 	defer c.mu.Unlock()
 	c.kafka.Close()
 	c.Doris.Close()
+}
+
+// RouteHeader is the record header naming an event's table when a
+// campaign routes the events sink to several tables (Config.RoutedTables).
+const RouteHeader = "chaos-table"
+
+// RoutedTable is the table of event eid among n routed tables: EventsTable
+// for eid % n == 0, else events_r<eid % n>.
+func RoutedTable(eid int64, n int) string {
+	if i := eid % int64(n); i != 0 {
+		return fmt.Sprintf("%s_r%d", EventsTable, i)
+	}
+	return EventsTable
+}
+
+// CreateRoutedTables creates the routed events tables beyond EventsTable
+// (same schema) and returns all n names, EventsTable first.
+func (c *Cluster) CreateRoutedTables(n int) ([]string, error) {
+	names := []string{EventsTable}
+	for i := 1; i < n; i++ {
+		name := RoutedTable(int64(i), n)
+		ddl := strings.Replace(eventsDDL, "TABLE "+EventsTable+" ", "TABLE "+name+" ", 1)
+		if err := c.Doris.CreateTable(Database, ddl); err != nil {
+			return nil, fmt.Errorf("create routed table %s: %w", name, err)
+		}
+		names = append(names, name)
+	}
+	return names, nil
 }

@@ -13,6 +13,15 @@
 // process dies are real wall-clock races and are not reproduced exactly;
 // the schedule, fault parameters and produced history are.
 //
+// Config.RoutedTables makes the events sink route every event (by the
+// RouteHeader record header, routing.table_header) to one of several
+// tables, so each of its checkpoints decides txns of several tables; the
+// Checker then reads every routed table and counts a row in the wrong
+// table as unexpected (TestCampaignRoutedTables, TestScenarioRouted*).
+// After label expiry each unresolved txn is resolved on its own
+// (`checkpoint resolve --table`), assumed as Doris held it before it
+// forgot.
+//
 // Run it with `go test ./chaos -run TestCampaign` (flags -chaos.cycles,
 // -chaos.seed, -chaos.mode); docs/reliability.md has the fault model, the
 // checker and published figures.

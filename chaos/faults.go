@@ -8,12 +8,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // cycle runs one planned step. Every cycle starts with the sinks stopped
@@ -299,9 +299,9 @@ func (k *campaign) malformedNoDLQ(ctx context.Context, st Step) error {
 // after-commit-before-ledger (committed: rows present). The next start
 // heals or moves on.
 func (k *campaign) labelExpiry(ctx context.Context, st Step) error {
-	fp, assume := loader.FailAfterDecide, checkpoint.ResolvedAborted
+	fp := loader.FailAfterDecide
 	if st.Failpoint == loader.FailAfterCommitBeforeLedger {
-		fp, assume = st.Failpoint, checkpoint.ResolvedVisible
+		fp = st.Failpoint
 	}
 	before := k.res.Kills["failpoint:"+fp]
 	if err := k.failpointCrash(ctx, st, fp+"=crash"); err != nil {
@@ -311,6 +311,22 @@ func (k *campaign) labelExpiry(ctx context.Context, st Step) error {
 		return nil // no sink crashed there: nothing to expire
 	}
 	k.c.Doris.TimeoutPrecommitted()
+	// What the operator knows from elsewhere (the table's contents): which
+	// labels were visible before Doris forgot them. With several tables in
+	// a decision a crash in the commit phase leaves some txns committed and
+	// others aborted by the timeout above: each is assumed as it was.
+	truth := map[string]doris.TxnStatus{}
+	for _, s := range k.sinks {
+		stt, err := checkpoint.ReadFile(s.DataDir)
+		if err != nil {
+			return err
+		}
+		if d := stt.Decided; d != nil {
+			for _, tx := range d.Txns {
+				truth[tx.Label] = k.c.Doris.LabelState(Database, tx.Label)
+			}
+		}
+	}
 	k.c.Doris.ExpireLabels(Database)
 	for _, s := range k.sinks {
 		stt, err := k.readState(ctx, s)
@@ -320,24 +336,20 @@ func (k *campaign) labelExpiry(ctx context.Context, st Step) error {
 		if stt.Decided == nil || stt.Decided.Committed {
 			continue // this sink's crash did not leave a pending decision
 		}
-		p, err := StartProcess(k.cfg.Binary, []string{"run", "-c", s.Config})
-		if err != nil {
-			return err
-		}
-		code, err := k.exit(ctx, p)
-		if err != nil {
-			p.Kill()
-			return fmt.Errorf("sink %s: expected a refusal after label expiry: %w\n%s", s.Name, err, p.Tail(15))
-		}
-		log := p.Tail(maxTail)
-		if code == 0 || !strings.Contains(log, stt.Decided.Label) || !strings.Contains(log, "checkpoint resolve") ||
-			!strings.Contains(log, strconv.FormatInt(stt.Decided.TxnID, 10)) {
-			return fmt.Errorf("sink %s: after label expiry exit %d; want non-zero naming label %s, txn %d and `checkpoint resolve`\n%s",
-				s.Name, code, stt.Decided.Label, stt.Decided.TxnID, p.Tail(15))
-		}
-		k.res.Kills["refused:label-expired"]++
-		if err := k.resolve(ctx, s, stt.Decided.ID, assume); err != nil {
-			return err
+		for _, tx := range stt.Decided.Txns {
+			if tx.Committed {
+				continue
+			}
+			if err := k.refusedAfterExpiry(ctx, s, tx); err != nil {
+				return err
+			}
+			assume := checkpoint.ResolvedAborted
+			if truth[tx.Label] == doris.TxnVisible {
+				assume = checkpoint.ResolvedVisible
+			}
+			if err := k.resolve(ctx, s, stt.Decided.ID, assume, tx.Table); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -361,10 +373,32 @@ func (k *campaign) readState(ctx context.Context, s *Sink) (*checkpoint.State, e
 	return st, nil
 }
 
+// refusedAfterExpiry runs sink s, which must refuse to start, naming the
+// expired label and txn of tx and `checkpoint resolve`.
+func (k *campaign) refusedAfterExpiry(ctx context.Context, s *Sink, tx checkpoint.Txn) error {
+	p, err := StartProcess(k.cfg.Binary, []string{"run", "-c", s.Config})
+	if err != nil {
+		return err
+	}
+	code, err := k.exit(ctx, p)
+	if err != nil {
+		p.Kill()
+		return fmt.Errorf("sink %s: expected a refusal after label expiry: %w\n%s", s.Name, err, p.Tail(15))
+	}
+	log := p.Tail(maxTail)
+	if code == 0 || !strings.Contains(log, tx.Label) || !strings.Contains(log, "checkpoint resolve") ||
+		!strings.Contains(log, strconv.FormatInt(tx.TxnID, 10)) {
+		return fmt.Errorf("sink %s: after label expiry exit %d; want non-zero naming label %s, txn %d and `checkpoint resolve`\n%s",
+			s.Name, code, tx.Label, tx.TxnID, p.Tail(15))
+	}
+	k.res.Kills["refused:label-expired"]++
+	return nil
+}
+
 // resolve runs `doris-sink checkpoint resolve` as the operator would.
-func (k *campaign) resolve(ctx context.Context, s *Sink, id uint64, assume string) error {
+func (k *campaign) resolve(ctx context.Context, s *Sink, id uint64, assume, table string) error {
 	p, err := StartProcess(k.cfg.Binary, []string{"checkpoint", "resolve", "-c", s.Config,
-		"--checkpoint", strconv.FormatUint(id, 10), "--assume", assume, "--yes"})
+		"--checkpoint", strconv.FormatUint(id, 10), "--assume", assume, "--table", table, "--yes"})
 	if err != nil {
 		return err
 	}

@@ -97,3 +97,43 @@ func TestScenarioSchemaChangeMidRun(t *testing.T) {
 		Step{Kind: SchemaChange, Events: 80, Delay: 0, N: 1, Table: StateTable})
 	requireClean(t, res)
 }
+
+// runRoutedSteps is runSteps with the events sink routing to three tables.
+func runRoutedSteps(t *testing.T, steps ...Step) *Result {
+	t.Helper()
+	for i := range steps {
+		steps[i].Cycle = i + 1
+	}
+	return runCampaign(t, Config{Seed: 1, Cycles: len(steps), Guarantee: "exactly-once", Plan: steps, RoutedTables: 3})
+}
+
+// TestScenarioRoutedLabelExpiry: with the events sink's checkpoints
+// holding txns of three tables, a crash after the decision (or in the
+// commit, with some txns committed and the others timed out), then label
+// expiry: the sink refuses naming each unresolved label in turn, each is
+// resolved on its own (`checkpoint resolve --table`, assumed as it was),
+// and every table ends exactly right.
+func TestScenarioRoutedLabelExpiry(t *testing.T) {
+	t.Parallel()
+	for _, fp := range []string{loader.FailAfterDecide, loader.FailAfterCommitBeforeLedger} {
+		t.Run(fp, func(t *testing.T) {
+			t.Parallel()
+			res := runRoutedSteps(t, Step{Kind: LabelExpiry, Failpoint: fp, Events: 100})
+			if got := res.Kills["refused:label-expired"]; got < 2 {
+				t.Errorf("refusals after label expiry = %d, want one per unresolved txn (≥ 2); kills %v", got, res.Kills)
+			}
+			requireClean(t, res)
+		})
+	}
+}
+
+// TestScenarioRoutedEveryFailpoint crashes at every failpoint once with
+// the events sink routing to three tables.
+func TestScenarioRoutedEveryFailpoint(t *testing.T) {
+	t.Parallel()
+	var steps []Step
+	for _, fp := range loader.AllFailpoints {
+		steps = append(steps, Step{Kind: KillFailpoint, Failpoint: fp, Events: 90})
+	}
+	requireClean(t, runRoutedSteps(t, steps...))
+}

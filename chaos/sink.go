@@ -31,6 +31,9 @@ type SinkOptions struct {
 	CheckpointMaxRows int
 	// Coordinator is job.coordinator; "" keeps the default (kafka).
 	Coordinator string
+	// TableHeader, when set, is routing.table_header: each record goes to
+	// the table its header names.
+	TableHeader string
 }
 
 // NewSink writes the config files of job name loading table into dir.
@@ -56,6 +59,9 @@ func NewSink(dir, name, table string, c *Cluster, o SinkOptions) (*Sink, error) 
 			fmt.Fprintf(&b, "records: { format: json, dead_letter_topic: %s }\n", dlq)
 		} else {
 			b.WriteString("records: { format: json }\n")
+		}
+		if o.TableHeader != "" {
+			fmt.Fprintf(&b, "routing: { table_header: %s }\n", o.TableHeader)
 		}
 		b.WriteString("metrics: { listen: \"\" }\nlog: { format: json, level: info }\n")
 		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
@@ -59,37 +61,12 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 		return fmt.Errorf("checkpoint: dead-lettered count %d is negative", info.DeadLettered)
 	}
 	a := l.cur
-	d := checkpoint.Decision{ID: a.id, Label: a.label, Start: l.start(), End: end}
-	var res *doris.LoadResult
-	// ignored is set when Doris committed a load sent to be precommitted
-	// (doris.ErrTwoPhaseCommitIgnored): its rows are visible already.
-	var ignored error
-	if a.s == nil {
-		d.Empty = true
-		if !a.announced && !a.heal {
-			// Nothing was announced for an empty checkpoint: give it its id
-			// on the decide write.
-			d.ID, d.Label = 0, ""
-		}
-	} else {
-		var err error
-		res, err = l.finish(ctx, a)
-		var le *doris.LoadError
-		if l.cfg.Guarantee == ExactlyOnce && errors.Is(err, doris.ErrTwoPhaseCommitIgnored) &&
-			errors.As(err, &le) && le.Result != nil {
-			// Aborting is impossible and a replay would load the rows twice:
-			// record them as decided and committed, then stop (below).
-			res, ignored, err = le.Result, err, nil
-		}
-		if err == nil && l.cfg.Guarantee == AtLeastOnce {
-			a.maybeLoaded = true // a non-2PC load is committed when it returns
-		}
-		if err != nil {
-			return l.fail(ctx, a, "precommit", err, true)
-		}
-		d.TxnID = res.TxnID
+	if err := l.precommitAll(ctx, a); err != nil {
+		return l.fail(ctx, a, "precommit", err, true)
+	}
+	for _, tl := range a.loads {
 		if l.knobs.AfterPrecommit != nil {
-			l.knobs.AfterPrecommit(a.id, res)
+			l.knobs.AfterPrecommit(a.id, tl.res)
 		}
 		if err := l.fire(ctx, FailAfterPrecommit); err != nil {
 			return l.fail(ctx, a, "precommit", err, true)
@@ -102,19 +79,9 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 		return l.fail(ctx, a, "decide", err, true)
 	}
 	now := l.clock.Now()
-	d.DecidedAt = now
-	if a.heal {
-		d.Healed = a.healed + 1
-	}
-	if d.Empty {
-		d.Counts = loadCounts(nil, 0, info.DeadLettered)
-	} else {
-		d.Counts = loadCounts(res, a.loads, info.DeadLettered)
-	}
-	if d.Empty || l.cfg.Guarantee == AtLeastOnce || ignored != nil {
-		d.Committed, d.CommittedAt = true, now
-	}
+	d, fresh := l.decision(a, end, now, info)
 	var next checkpoint.Announcement
+	owner := l.cfg.owner()
 	err := l.save(ctx, func(st *checkpoint.State) error {
 		if d.ID == 0 {
 			ann, err := st.Announce(now)
@@ -125,34 +92,58 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 		}
 		st.Decide(d)
 		var err error
-		next, err = st.Announce(now)
-		return err
+		if next, err = st.Announce(now); err != nil {
+			return err
+		}
+		// The tables of this checkpoint are likely written in the next:
+		// announcing them here spares a store write at their first row.
+		for _, t := range d.Txns {
+			if t.Table != owner.TableName() {
+				if _, err := st.AnnounceTable(next.ID, t.Table, now); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		// The write's outcome may be unknown: never abort a txn that may be
 		// decided; Recover reads the store and finishes the job.
 		return l.fail(ctx, a, "decide", err, false)
 	}
-	a.s = nil
+	d.Sync(owner)
+	for _, tl := range a.loads {
+		tl.s = nil
+	}
 	l.retryID = 0
-	// The ledger's decided entry (docs/design.md §6: fsync'd after decide)
-	// precedes the after-decide cut point. A crash between the save and
-	// this append loses only the entry: Recover writes it from d, which
-	// the store holds with its counts.
+	// The ledger's decided entries (docs/design.md §6: fsync'd after decide)
+	// precede the after-decide cut point. A crash between the save and
+	// these appends loses only the entries: Recover writes them from d,
+	// which the store holds with its counts.
 	event := ledger.EventDecided
-	if a.heal {
+	if a.heal != nil {
 		event = ledger.EventHealed
 	}
-	switch {
-	case d.Empty:
-		l.evidence(ledger.EventCommitted, d, "", "empty checkpoint: no transaction")
-	case l.cfg.Guarantee == AtLeastOnce:
-		l.evidence(ledger.EventCommitted, d, doris.TxnVisible, "at-least-once load")
-	case ignored != nil:
-		l.evidence(ledger.EventCommitted, d, doris.TxnVisible,
-			"two_phase_commit ignored: Doris committed the load without precommit")
-	default:
-		l.evidence(event, d, doris.TxnPrecommitted, "")
+	if d.Empty {
+		l.evidence(ledger.EventCommitted, d, "", "empty checkpoint: no transaction"+skippedNote(a))
+	}
+	var ignored error
+	for i, t := range d.Txns {
+		if !fresh[t.Table] {
+			continue
+		}
+		tl := a.load(t.Table)
+		dl := deadLetteredOf(&d, i)
+		switch {
+		case l.cfg.Guarantee == AtLeastOnce:
+			l.txnEvidence(ledger.EventCommitted, &d, t, dl, doris.TxnVisible, "at-least-once load")
+		case tl.ignored != nil:
+			ignored = errors.Join(ignored, fmt.Errorf("table %s label %s (txn %d): %w", t.Table, t.Label, t.TxnID, tl.ignored))
+			l.txnEvidence(ledger.EventCommitted, &d, t, dl, doris.TxnVisible,
+				"two_phase_commit ignored: Doris committed the load without precommit")
+		default:
+			l.txnEvidence(event, &d, t, dl, doris.TxnPrecommitted, skippedNote(a))
+		}
 	}
 	if err := l.fire(ctx, FailAfterDecide); err != nil {
 		return l.fail(ctx, a, "after decide", err, false)
@@ -165,18 +156,114 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	}
 	l.pos = end
 	l.cur = &attempt{id: next.ID, label: next.Label, announced: true}
-	if ignored != nil {
-		l.broken = fmt.Errorf("checkpoint %d label %s (txn %d): %w: its rows are loaded and recorded as committed "+
-			"(resume position %s), but exactly-once needs the two_phase_commit header to reach the BE: check the "+
-			"proxies between doris-sink and Doris (nginx drops headers with underscores unless underscores_in_headers is on)",
-			d.ID, d.Label, d.TxnID, ignored, posString(end))
-		l.log.Error("stream load committed without precommit: stopping", "id", d.ID, "label", d.Label, "txn_id", d.TxnID)
-		return l.broken
-	}
-	if !d.Empty && l.cfg.Guarantee == ExactlyOnce {
+	if !d.Committed && l.cfg.Guarantee == ExactlyOnce {
 		l.startCommit(d)
 	}
+	if ignored != nil {
+		l.broken = fmt.Errorf("checkpoint %d: %w: its rows are loaded and recorded as committed "+
+			"(resume position %s), but exactly-once needs the two_phase_commit header to reach the BE: check the "+
+			"proxies between doris-sink and Doris (nginx drops headers with underscores unless underscores_in_headers is on)",
+			d.ID, ignored, posString(end))
+		l.log.Error("stream load committed without precommit: stopping", "id", d.ID, "label", d.Label, "err", ignored)
+		return l.broken
+	}
 	return nil
+}
+
+// skippedNote is the ledger note of a heal that skipped rows of tables
+// whose txn was committed, "" otherwise.
+func skippedNote(a *attempt) string {
+	if a.skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("heal: %d rows of tables whose txn was committed skipped", a.skipped)
+}
+
+// precommitAll finishes the body of every load of a, in parallel, and
+// records Doris's answers (tableLoad.res). A load Doris committed without
+// precommit (exactly-once, doris.ErrTwoPhaseCommitIgnored) is recorded as
+// such (tableLoad.ignored): aborting it is impossible and a replay would
+// load its rows twice. The error names every table that failed.
+func (l *Loader) precommitAll(ctx context.Context, a *attempt) error {
+	errs := make([]error, len(a.loads))
+	parallel(len(a.loads), func(i int) {
+		tl := a.loads[i]
+		res, err := l.finish(ctx, tl)
+		var le *doris.LoadError
+		if l.cfg.Guarantee == ExactlyOnce && errors.Is(err, doris.ErrTwoPhaseCommitIgnored) &&
+			errors.As(err, &le) && le.Result != nil {
+			res, tl.ignored, err = le.Result, err, nil
+		}
+		if err == nil && l.cfg.Guarantee == AtLeastOnce {
+			tl.maybeLoaded = true // a non-2PC load is committed when it returns
+		}
+		if err != nil {
+			errs[i] = fmt.Errorf("table %s label %s: %w", tl.tt.name, tl.label, err)
+			return
+		}
+		tl.res = res
+	})
+	return errors.Join(errs...)
+}
+
+// decision builds the decision of a ending at end: one txn per table a
+// loaded (a heal keeps the committed txns of the decision it heals and
+// replaces the healed ones), the checkpoint's counts (the sum of its txns'
+// and info's dead-lettered records). fresh names the tables whose txn a
+// loaded. An empty checkpoint never announced gets id 0 (its id is handed
+// out by the deciding write).
+func (l *Loader) decision(a *attempt, end json.RawMessage, now time.Time, info CheckpointInfo) (checkpoint.Decision, map[string]bool) {
+	d := checkpoint.Decision{ID: a.id, Label: a.label, Start: l.start(), End: end, DecidedAt: now}
+	fresh := make(map[string]bool, len(a.loads))
+	if h := a.heal; h != nil {
+		for _, t := range h.d.Txns {
+			if _, healed := h.tables[t.Table]; !healed {
+				d.Txns = append(d.Txns, t)
+			}
+		}
+		for name := range h.tables {
+			if a.load(name) == nil {
+				l.log.Warn("heal: the replayed range had no rows for a table whose txn was aborted: its txn leaves the decision",
+					"id", a.id, "table", name)
+			}
+		}
+	}
+	committed := l.cfg.Guarantee == AtLeastOnce
+	for _, tl := range a.loads {
+		t := checkpoint.Txn{Table: tl.tt.name, Label: tl.label, TxnID: tl.res.TxnID,
+			Counts: loadCounts(tl.res, tl.loads, 0)}
+		if a.heal != nil {
+			t.Healed = a.heal.tables[tl.tt.name] + 1
+		}
+		if committed || tl.ignored != nil {
+			t.Committed, t.CommittedAt = true, now
+		}
+		d.Txns = append(d.Txns, t)
+		fresh[t.Table] = true
+	}
+	total := loadCounts(nil, 0, info.DeadLettered)
+	for _, t := range d.Txns {
+		if c := t.Counts; c != nil {
+			total.RowsTotal += c.RowsTotal
+			total.RowsLoaded += c.RowsLoaded
+			total.RowsFiltered += c.RowsFiltered
+			total.RowsUnselected += c.RowsUnselected
+			total.Bytes += c.Bytes
+			total.Attempts += c.Attempts
+		}
+		d.Healed = max(d.Healed, t.Healed)
+	}
+	d.Counts = total
+	if len(d.Txns) == 0 {
+		d.Empty, d.Committed, d.CommittedAt = true, true, now
+		if !a.announced && a.heal == nil {
+			// Nothing was announced for an empty checkpoint: give it its id
+			// on the decide write.
+			d.ID, d.Label = 0, ""
+		}
+	}
+	d.Sync(l.cfg.owner())
+	return d, fresh
 }
 
 // LastDecision returns the id and label of the last decided checkpoint in
@@ -193,22 +280,23 @@ func (l *Loader) LastDecision() (id uint64, label string, committed bool) {
 	return d.ID, d.Label, d.Committed
 }
 
-// finish ends a's body and returns Doris's answer, resolving Label Already
-// Exists at begin (restartOnConflict) and, for at-least-once loads, an
-// ambiguous answer by label lookup.
-func (l *Loader) finish(ctx context.Context, a *attempt) (*doris.LoadResult, error) {
+// finish ends tl's body and returns Doris's answer, resolving Label
+// Already Exists at begin (restartOnConflict) and, for at-least-once
+// loads, an ambiguous answer by label lookup. Safe to run for several
+// tables at once.
+func (l *Loader) finish(ctx context.Context, tl *tableLoad) (*doris.LoadResult, error) {
 	var res *doris.LoadResult
 	call := func() error {
 		var err error
-		res, err = a.s.finish(ctx)
+		res, err = tl.s.finish(ctx)
 		return err
 	}
-	err := l.restartOnConflict(ctx, a, call(), call)
+	err := l.restartOnConflict(ctx, tl, call(), call)
 	if err == nil && res.TxnID <= 0 {
-		err = fmt.Errorf("stream load %s: Doris answered %s without a txn id", a.label, res.Status)
+		err = fmt.Errorf("stream load %s: Doris answered %s without a txn id", tl.label, res.Status)
 	}
 	if err != nil && l.cfg.Guarantee == AtLeastOnce && doris.IsAmbiguous(err) {
-		return l.resolveAtLeastOnce(ctx, a, err)
+		return l.resolveAtLeastOnce(ctx, tl, err)
 	}
 	if errors.Is(err, doris.ErrDataQuality) {
 		err = explainFiltered(err)
@@ -269,9 +357,39 @@ func (l *Loader) startCommit(d checkpoint.Decision) {
 	}()
 }
 
-// commit commits decided checkpoint d with retries, then records it: store
-// (Committed) and ledger, with d's counts.
+// commit commits every uncommitted txn of decided checkpoint d, in
+// parallel, with retries, then records the commits: one store write
+// marking them (Decision.MarkCommitted), then one ledger entry per txn,
+// with its counts. A txn that failed (aborted by Doris, retries given up)
+// is left uncommitted; the error names it, the others are recorded.
 func (l *Loader) commit(ctx context.Context, d checkpoint.Decision) error {
+	var txns []checkpoint.Txn
+	for _, t := range d.Txns {
+		if !t.Committed {
+			txns = append(txns, t)
+		}
+	}
+	errs := make([]error, len(txns))
+	parallel(len(txns), func(i int) { errs[i] = l.commitTxn(ctx, d, txns[i]) })
+	if l.crashed.Load() {
+		return ErrCrashed
+	}
+	var done []checkpoint.Txn
+	for i, t := range txns {
+		if errs[i] == nil {
+			done = append(done, t)
+		}
+	}
+	if len(done) > 0 {
+		if err := l.markCommitted(ctx, d, done, doris.TxnVisible); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// commitTxn commits txn t of decided checkpoint d with retries.
+func (l *Loader) commitTxn(ctx context.Context, d checkpoint.Decision, t checkpoint.Txn) error {
 	ops := *l.ops
 	ops.beforeAttempt = func(ctx context.Context, attempt int) error {
 		if l.knobs.BeforeCommitAttempt != nil {
@@ -283,36 +401,56 @@ func (l *Loader) commit(ctx context.Context, d checkpoint.Decision) error {
 		return nil
 	}
 	ops.afterApplied = func(ctx context.Context) error { return l.fire(ctx, FailAfterCommitResponseLost) }
-	err := ops.commit(ctx, l.cfg.DB, d.Label, d.TxnID)
+	db, _, _ := checkpoint.SplitTable(t.Table)
+	err := ops.commit(ctx, db, t.Label, t.TxnID)
 	if err != nil {
 		err = l.crashErr("commit", err)
 		var ae *AbortedError
 		if errors.As(err, &ae) {
-			l.evidence(ledger.EventAborted, d, doris.TxnAborted, "decided txn aborted by Doris: "+ae.Reason+
+			l.txnEvidence(ledger.EventAborted, &d, t, 0, doris.TxnAborted, "decided txn aborted by Doris: "+ae.Reason+
 				"; Recover heals it")
 		}
 		return err
 	}
 	if err := l.fire(ctx, FailAfterCommitBeforeLedger); err != nil {
-		return l.crashErr("commit bookkeeping", fmt.Errorf("record commit of checkpoint %d: %w", d.ID, err))
+		return l.crashErr("commit bookkeeping", fmt.Errorf("record commit of checkpoint %d table %s: %w", d.ID, t.Table, err))
 	}
-	return l.markCommitted(ctx, d, doris.TxnVisible)
+	return nil
 }
 
-// markCommitted records a committed checkpoint in the store (if it is still
-// the decided one) and the ledger, with d's counts.
-func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, st doris.TxnStatus) error {
+// markCommitted records committed txns of checkpoint d in the store (if d
+// is still the decided one) and the ledger, with their counts.
+func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, txns []checkpoint.Txn, st doris.TxnStatus) error {
 	now := l.clock.Now()
+	owner := l.cfg.owner()
 	err := l.save(ctx, func(s *checkpoint.State) error {
-		if s.Decided != nil && s.Decided.ID == d.ID && !s.Decided.Committed {
-			s.Decided.Committed, s.Decided.CommittedAt = true, now
+		if s.Decided != nil && s.Decided.ID == d.ID {
+			for _, t := range txns {
+				s.Decided.MarkCommitted(owner, t.Table, now)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return l.crashErr("mark committed", fmt.Errorf("record commit of checkpoint %d: %w", d.ID, err))
 	}
-	d.Committed, d.CommittedAt = true, now
-	l.evidence(ledger.EventCommitted, d, st, "")
+	for _, t := range txns {
+		d.MarkCommitted(owner, t.Table, now)
+	}
+	for i, t := range d.Txns {
+		if slices.ContainsFunc(txns, func(c checkpoint.Txn) bool { return c.Table == t.Table }) {
+			l.txnEvidence(ledger.EventCommitted, &d, t, deadLetteredOf(&d, i), st, "")
+		}
+	}
 	return nil
+}
+
+// deadLetteredOf is the dead-lettered count the ledger entry of d's i-th
+// txn carries: the checkpoint's count on its first txn, 0 on the others
+// (each dead letter is counted once).
+func deadLetteredOf(d *checkpoint.Decision, i int) int64 {
+	if i == 0 && d.Counts != nil {
+		return d.Counts.DeadLettered
+	}
+	return 0
 }

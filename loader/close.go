@@ -36,10 +36,8 @@ func (l *Loader) Close(ctx context.Context) error {
 		l.wg.Wait()
 		return ErrCrashed
 	}
-	if a := l.cur; a != nil && a.s != nil {
-		a.s.abandon()
-		a.s = nil
-		if err := l.ops.abortLabel(ctx, l.cfg.DB, a.label); err != nil {
+	if a := l.cur; a != nil && a.open() {
+		if err := l.abandonLoads(ctx, a, "close"); err != nil {
 			errs = append(errs, fmt.Errorf("close: abort open checkpoint %d: %w", a.id, err))
 		}
 	}

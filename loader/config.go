@@ -127,6 +127,18 @@ type Config struct {
 	// DB and Table name the target table (doris.database, doris.table).
 	// Required.
 	DB, Table string
+	// Tables configures further target tables up front (Loader.WriteTo):
+	// their format and Stream Load properties; empty fields take DB,
+	// Format and Properties. A table written with WriteTo that is not
+	// listed gets those defaults (or Loader.AddTable's settings). Every
+	// table's checkpoints are decided by the one store of DB.Table (its
+	// owner): a checkpoint has one txn per table it touched.
+	Tables []Target
+	// TargetFor, when set, gives the settings of a table first written
+	// (WriteTo) that Tables and AddTable did not configure: per-table
+	// overrides such as a table pattern's properties. Its result's DB and
+	// Table are ignored; its empty fields take DB, Format and Properties.
+	TargetFor func(db, table string) Target
 	// Scope is the writer instance in group mode; default "0" (standalone).
 	Scope string
 	// Format is the Stream Load format (doris.format): "json" (one object

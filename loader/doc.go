@@ -21,6 +21,25 @@
 //     checkpoint streams. After an error wrapping ErrNeedRecover call
 //     Recover again and rewind to the position it returns.
 //
+// # Many tables
+//
+// A Loader loads one table (Config.Table, Write) or many: WriteTo names a
+// table per row ("db.table" or a table of Config.DB); Config.Tables and
+// AddTable configure a table's format and properties up front, others get
+// Config's on their first row. A checkpoint has one Stream Load txn per
+// table it touched and none for the others (no label spent); its first
+// row in a table announces that table's label with its own store write
+// (unless the table was touched in the previous checkpoint: the decision
+// announced it for this one), then begins its load. At Checkpoint every
+// load is precommitted (in parallel), one decision records every txn
+// (checkpoint.Decision.Txns), and the txns are committed in the
+// background; a failure before the decision aborts the txns of every
+// table. Recover applies the recovery table to each txn and heals only the
+// tables whose txn Doris aborted: while healing, rows of the other tables
+// are skipped (counted in the ledger). Memory is Config.BufferSize per
+// table open in the current checkpoint; Doris requests of one checkpoint
+// run at most 8 at once.
+//
 // Stream Load bodies are streamed through an io.Pipe with a bounded buffer
 // (Config.BufferSize), so memory does not grow with checkpoint size.
 //
@@ -38,7 +57,8 @@
 // # Evidence
 //
 // With Config.LedgerDir each checkpoint leaves ledger entries (package
-// loader/ledger, docs/design.md §6): "decided" with Doris's row counters,
+// loader/ledger, docs/design.md §6), one set per txn, naming its table:
+// "decided" with Doris's row counters,
 // appended and fsync'd right after the decision is durable and before the
 // commit starts, then "committed" with the same counters (read back from
 // the decided entry when Recover commits it). CheckpointWith adds the

@@ -59,6 +59,52 @@ func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnSt
 	}
 }
 
+// txnEvidence appends the ledger entry (docs/design.md §6) of txn t of
+// checkpoint d: one entry per txn, naming its table, label and txn id,
+// with t's counts and deadLettered (the checkpoint's dead-lettered count
+// rides on the entry of its first txn, deadLetteredOf). Like evidence, a
+// failed append is logged, never fatal.
+func (l *Loader) txnEvidence(event string, d *checkpoint.Decision, t checkpoint.Txn, deadLettered int64, state doris.TxnStatus, note string) {
+	if l.ledger == nil {
+		return
+	}
+	db, table, err := checkpoint.SplitTable(t.Table)
+	if err != nil {
+		db, table = l.cfg.DB, t.Table
+	}
+	e := ledger.Entry{
+		Time:         l.clock.Now(),
+		Event:        event,
+		Checkpoint:   d.ID,
+		Job:          l.cfg.Job,
+		DB:           db,
+		Table:        table,
+		Sub:          t.Sub,
+		Label:        t.Label,
+		TxnID:        t.TxnID,
+		State:        string(state),
+		DecidedAt:    d.DecidedAt,
+		Note:         note,
+		DeadLettered: deadLettered,
+	}
+	if n := len(d.Txns); n > 1 {
+		e.Txns = n
+	}
+	if len(d.Start) > 0 || len(d.End) > 0 {
+		e.Ranges = rangesJSON(d.Start, d.End)
+	}
+	if t.Committed {
+		e.CommittedAt = t.CommittedAt
+	}
+	if c := t.Counts; c != nil {
+		e.RowsTotal, e.RowsLoaded, e.RowsFiltered, e.RowsUnselected = c.RowsTotal, c.RowsLoaded, c.RowsFiltered, c.RowsUnselected
+		e.Bytes, e.Attempts = c.Bytes, c.Attempts
+	}
+	if err := l.ledger.Append(e); err != nil {
+		l.log.Warn("ledger append failed", "event", event, "label", t.Label, "err", err)
+	}
+}
+
 // rangesJSON renders {"start":…,"end":…} (null for a missing position).
 func rangesJSON(start, end []byte) []byte {
 	b := []byte(`{"start":`)

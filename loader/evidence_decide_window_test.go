@@ -283,8 +283,14 @@ func stripCounts(t *testing.T, e *env) {
 		t.Fatalf("store before stripping: decided %+v, want counts", st.Decided)
 	}
 	st.Decided.Counts = nil
+	for i := range st.Decided.Txns {
+		st.Decided.Txns[i].Counts = nil
+	}
 	for i := range st.History {
 		st.History[i].Counts = nil
+		for j := range st.History[i].Txns {
+			st.History[i].Txns[j].Counts = nil
+		}
 	}
 	if err := fs.Save(ctx, st); err != nil {
 		t.Fatal(err)

@@ -34,56 +34,69 @@ const ledgerTailWindow = 1 << 20
 //     Recover, which trusts the mark, would never look at d again. The
 //     "committed" entry is appended. An operator's "resolved" entry for d
 //     stands for its commit (assumed visible): nothing is added then.
+//
+// Each txn of d has its own entries (txnEvidence): the check and repair
+// are per txn.
 func (l *Loader) repairEvidence(d *checkpoint.Decision) {
 	if l.ledger == nil || d == nil || (d.Empty && !d.Committed) {
 		return
 	}
 	entries := l.ledgerTail(d)
-	if !d.Committed {
-		if hasEntry(entries, d, ledger.EventDecided, ledger.EventHealed) {
+	if d.Empty {
+		e := checkpoint.Txn{Label: d.Label}
+		if hasEntry(entries, d, e, ledger.EventCommitted, ledger.EventResolved) {
 			return
 		}
-		event := ledger.EventDecided
-		if d.Healed > 0 {
-			event = ledger.EventHealed
+		l.log.Warn("recover: the ledger lacked the committed entry of the last decided checkpoint; appending it",
+			"id", d.ID, "label", d.Label)
+		l.evidence(ledger.EventCommitted, *d, "", "recovery: the store recorded the commit, the ledger had no committed "+
+			"entry (crash between the two writes); empty checkpoint: no transaction")
+		return
+	}
+	for i, t := range d.Txns {
+		dl := deadLetteredOf(d, i)
+		if !t.Committed {
+			if hasEntry(entries, d, t, ledger.EventDecided, ledger.EventHealed) {
+				continue
+			}
+			event := ledger.EventDecided
+			if t.Healed > 0 {
+				event = ledger.EventHealed
+			}
+			l.log.Warn("recover: the ledger lacked the "+event+" entry of the last decided checkpoint; appending it",
+				"id", d.ID, "table", t.Table, "label", t.Label, "txn_id", t.TxnID)
+			l.txnEvidence(event, d, t, dl, doris.TxnPrecommitted, "recovery: the store recorded the decision, the ledger had no "+
+				event+" entry (crash between the two writes)"+countsUnknown(t))
+			continue
 		}
-		l.log.Warn("recover: the ledger lacked the "+event+" entry of the last decided checkpoint; appending it",
-			"id", d.ID, "label", d.Label, "txn_id", d.TxnID)
-		l.evidence(event, *d, doris.TxnPrecommitted, "recovery: the store recorded the decision, the ledger had no "+
-			event+" entry (crash between the two writes)"+countsUnknown(d))
-		return
+		if hasEntry(entries, d, t, ledger.EventCommitted, ledger.EventResolved) {
+			continue
+		}
+		l.log.Warn("recover: the ledger lacked the committed entry of the last decided checkpoint; appending it",
+			"id", d.ID, "table", t.Table, "label", t.Label, "txn_id", t.TxnID)
+		l.txnEvidence(ledger.EventCommitted, d, t, dl, doris.TxnVisible,
+			"recovery: the store recorded the commit, the ledger had no committed entry (crash between the two writes)"+
+				countsUnknown(t))
 	}
-	if hasEntry(entries, d, ledger.EventCommitted, ledger.EventResolved) {
-		return
-	}
-	note := "recovery: the store recorded the commit, the ledger had no committed entry (crash between the two writes)"
-	state := doris.TxnVisible
-	if d.Empty {
-		state = ""
-		note += "; empty checkpoint: no transaction"
-	}
-	l.log.Warn("recover: the ledger lacked the committed entry of the last decided checkpoint; appending it",
-		"id", d.ID, "label", d.Label, "txn_id", d.TxnID)
-	l.evidence(ledger.EventCommitted, *d, state, note+countsUnknown(d))
 }
 
-// countsUnknown is the note suffix of an entry written from a decision
-// without counts (saved by a doris-sink that did not record them), "" when
-// d has counts or is Empty (no rows).
-func countsUnknown(d *checkpoint.Decision) string {
-	if d.Counts != nil || d.Empty {
+// countsUnknown is the note suffix of an entry written from a txn without
+// counts (its decision saved by a doris-sink that did not record them), ""
+// when t has counts.
+func countsUnknown(t checkpoint.Txn) string {
+	if t.Counts != nil {
 		return ""
 	}
 	return "; row counts unknown: the decision was saved without them (older doris-sink)"
 }
 
-// hasEntry reports whether entries hold one of events about d's
-// transaction (same checkpoint id, label and txn id: a heal's entries name
-// its new txn).
-func hasEntry(entries []ledger.Entry, d *checkpoint.Decision, events ...string) bool {
+// hasEntry reports whether entries hold one of events about txn t of d
+// (same checkpoint id, label and txn id: a heal's entries name its new
+// txn).
+func hasEntry(entries []ledger.Entry, d *checkpoint.Decision, t checkpoint.Txn, events ...string) bool {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		if e.Checkpoint == d.ID && e.Label == d.Label && e.TxnID == d.TxnID && slices.Contains(events, e.Event) {
+		if e.Checkpoint == d.ID && e.Label == t.Label && e.TxnID == t.TxnID && slices.Contains(events, e.Event) {
 			return true
 		}
 	}

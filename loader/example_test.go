@@ -114,3 +114,54 @@ func ExampleParticipant() {
 	// Output:
 	// label: my-app:demo-orders:0:1 rows: 3
 }
+
+func ExampleLoader_WriteTo() {
+	srv, client := exampleDoris()
+	defer srv.Close()
+	defer client.Close()
+	if err := srv.CreateTable("demo", "CREATE TABLE payments (id BIGINT, amount BIGINT) DUPLICATE KEY(id) "+
+		"DISTRIBUTED BY HASH(id) BUCKETS 1"); err != nil {
+		panic(err)
+	}
+	dir, _ := os.MkdirTemp("", "loader-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	// The store belongs to the job's main table (Config.Table); it decides
+	// the checkpoints of every table the job writes.
+	store, err := checkpoint.OpenFile(dir, checkpoint.Owner{Job: "shop", DB: "demo", Table: "orders", Writer: "0"})
+	if err != nil {
+		panic(err)
+	}
+	l, err := loader.New(client, loader.Config{Job: "shop", DB: "demo", Table: "orders", Store: store, LedgerDir: dir})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := l.Recover(ctx); err != nil {
+		panic(err)
+	}
+	for i := range 4 {
+		table := "orders"
+		if i%2 == 1 {
+			table = "payments"
+		}
+		if err := l.WriteTo(ctx, table, fmt.Appendf(nil, `{"id":%d,"amount":%d}`, i, i*10)); err != nil {
+			panic(err)
+		}
+	}
+	// One decision for both tables: a txn each, committed after it.
+	if err := l.Checkpoint(ctx, json.RawMessage(`{"next":4}`)); err != nil {
+		panic(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		panic(err)
+	}
+	st, _ := checkpoint.ReadFile(dir)
+	for _, tx := range st.Decided.Txns {
+		rows, _ := srv.Rows("demo", tx.Table[len("demo."):])
+		fmt.Println(tx.Table, tx.Label, "committed:", tx.Committed, "rows:", len(rows))
+	}
+	// Output:
+	// demo.orders shop:demo-orders:0:1 committed: true rows: 2
+	// demo.payments shop:demo-payments:0:1 committed: true rows: 2
+}

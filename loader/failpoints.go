@@ -9,17 +9,24 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Failpoint names: the cut points of the exactly-once cycle (docs/design.md §2).
 // Each constant says what is durable when it fires, that is, what a crash
 // there leaves behind for Recover. "L(N)" is the label of the checkpoint
-// being written, "N−1" the one before it.
+// being written, "N−1" the one before it. With several tables (WriteTo) the
+// per-load cut points (after-announce, mid-stream, after-precommit,
+// mid-commit and the after-commit ones) fire once per table's txn, so a
+// later hit (Action.Skip) cuts a checkpoint with some tables begun,
+// precommitted or committed and others not.
 const (
 	// FailBeforeAnnounce fires before the store write that announces L(N)
-	// when that write is one of its own: the first checkpoint after Recover
-	// (in steady state the announcement rides on the write deciding N−1,
-	// covered by FailBeforeDecide). Durable: nothing about L(N).
+	// when that write is one of its own: the first checkpoint after Recover,
+	// or a table first written in checkpoint N that N−1 did not touch (in
+	// steady state the announcements ride on the write deciding N−1,
+	// covered by FailBeforeDecide). Durable: nothing about L(N) of that
+	// table.
 	FailBeforeAnnounce = "before-announce"
 	// FailAfterAnnounce fires when L(N) is durably announced and its Stream
 	// Load has not begun (at the first Write of checkpoint N). Durable: the
@@ -295,12 +302,20 @@ func (h *Handle) Disarm() {
 
 // fire passes the cut point name: it counts the hit and performs the armed
 // action. It returns nil to go on, the action's error, or errCrash. abandon
-// is closed when the loader crashes or closes (ends a Block).
-func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struct{}) error {
+// is closed when the loader crashes or closes (ends a Block). dying is the
+// loader's: set (under the lock) when a crash action acts, after which
+// every hit, from any goroutine, returns errCrash uncounted: a killed
+// process passes no more cut points, so with several goroutines at cut
+// points at once (one checkpoint's tables) exactly one crash acts.
+func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struct{}, dying *atomic.Bool) error {
 	if f == nil {
 		return nil
 	}
 	f.mu.Lock()
+	if dying.Load() {
+		f.mu.Unlock()
+		return errCrash
+	}
 	f.hits[name]++
 	h := f.armed[name]
 	act := false
@@ -310,6 +325,9 @@ func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struc
 	}
 	if act {
 		h.hits++
+		if h.action.kind == actCrash {
+			dying.Store(true)
+		}
 	}
 	onCrash := f.onCrash
 	close(f.changed)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -14,19 +16,26 @@ import (
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
-// Loader loads rows into one table exactly once (or at least once), acting
-// as its own 2PC coordinator with a durable checkpoint store (docs/design.md
-// §2). Use it from one goroutine: Recover, then Write rows and Checkpoint
-// their end position, repeatedly; Close at the end. After an error
-// wrapping ErrNeedRecover, call Recover and rewind the source to the
-// position it returns. The Loader commits each checkpoint in the
-// background while the next one streams.
+// Loader loads rows into one table, or several, exactly once (or at least
+// once), acting as its own 2PC coordinator with a durable checkpoint store
+// (docs/design.md §2). Use it from one goroutine: Recover, then Write rows
+// (WriteTo for a table other than Config.Table) and Checkpoint their end
+// position, repeatedly; Close at the end. After an error wrapping
+// ErrNeedRecover, call Recover and rewind the source to the position it
+// returns. The Loader commits each checkpoint in the background while the
+// next one streams.
+//
+// A checkpoint has one Stream Load transaction per table it touched (none
+// for an untouched table); at the barrier all are precommitted, one
+// decision records them all, and each is committed (docs/design.md §2).
+// Memory is bounded by Config.BufferSize per table open in the current
+// checkpoint.
 type Loader struct {
 	cfg    Config
 	client Doris
 	ops    *txnOps
-	target Target
-	delim  []byte
+	owner  *tableTarget // Config.DB.Config.Table
+	tables *tableSet
 	log    *slog.Logger
 	clock  Clock
 	fp     *Failpoints
@@ -38,6 +47,7 @@ type Loader struct {
 	abandon chan struct{} // closed by a crash or Close (ends Blocks)
 	endOnce sync.Once
 	crashed atomic.Bool
+	dying   atomic.Bool // a crash failpoint acted (Failpoints.fire)
 
 	smu       sync.Mutex // guards state and store writes
 	state     *checkpoint.State
@@ -73,17 +83,57 @@ func (w *commitWatch) fail() { w.once.Do(func() { close(w.ch) }) }
 // attempt is the checkpoint being written.
 type attempt struct {
 	id        uint64
-	label     string
-	heal      bool // replays a decided checkpoint found ABORTED
-	healed    int  // its Healed count so far
-	announced bool // the label is durable in the store
-	s         *loadStream
-	loads     int // Stream Loads begun (Label Already Exists restarts)
+	label     string // the owner table's label of id (Decision.Label)
+	announced bool   // id is handed out: the owner table's label is durable in the store
+	// heal, when set, replays decided checkpoint id into the tables whose
+	// txn Doris aborted.
+	heal *healPlan
+	// loads are the tables written in this attempt, in first-write order;
+	// byTarget indexes them.
+	loads    []*tableLoad
+	byTarget map[*tableTarget]*tableLoad
+	last     *tableLoad // the load of the last row (rows often come in runs of one table)
+	// skipped counts rows of a heal not loaded: their table's txn of the
+	// healed decision is committed.
+	skipped int64
+}
+
+// healPlan is what a heal replays: the decision being healed and, by
+// table, the Healed count of each txn found ABORTED (the tables the heal
+// loads again).
+type healPlan struct {
+	d      checkpoint.Decision
+	tables map[string]int
+}
+
+// tableLoad is the load of one table in an attempt.
+type tableLoad struct {
+	tt    *tableTarget
+	label string
+	s     *loadStream
+	loads int // Stream Loads begun (Label Already Exists restarts)
 	// maybeLoaded (at-least-once) is set once the load may have committed:
 	// it returned success, or its ambiguous outcome could not be settled.
 	// Its label is then never reused: Doris would hold it FINISHED.
 	maybeLoaded bool
+	res         *doris.LoadResult
+	// ignored is set when Doris committed a load sent to be precommitted
+	// (doris.ErrTwoPhaseCommitIgnored): its rows are visible already.
+	ignored error
 }
+
+// load returns a's load of table name, nil if a has none.
+func (a *attempt) load(name string) *tableLoad {
+	for _, tl := range a.loads {
+		if tl.tt.name == name {
+			return tl
+		}
+	}
+	return nil
+}
+
+// open reports whether a has a Stream Load begun.
+func (a *attempt) open() bool { return len(a.loads) > 0 }
 
 // pendingCommit is the background commit of a decided checkpoint.
 type pendingCommit struct {
@@ -103,16 +153,22 @@ func New(client Doris, cfg Config) (*Loader, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t := Target{DB: cfg.DB, Table: cfg.Table, Format: cfg.Format, Properties: cfg.Properties}
-	delim, err := lineDelimiter(t)
+	owner, err := newTableTarget(&cfg, Target{DB: cfg.DB, Table: cfg.Table, Format: cfg.Format, Properties: cfg.Properties})
 	if err != nil {
 		return nil, fmt.Errorf("loader config: %w", err)
 	}
-	if _, err := bodyCompression(t); err != nil {
-		return nil, fmt.Errorf("loader config: %w", err)
+	tables := &tableSet{byName: map[string]*tableTarget{owner.name: owner}}
+	for _, t := range cfg.Tables {
+		tt, err := newTableTarget(&cfg, t)
+		if err == nil {
+			err = tables.add(tt)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("loader config: tables: %w", err)
+		}
 	}
 	l := &Loader{
-		cfg: cfg, client: client, target: t, delim: delim, log: cfg.Logger.With("job", cfg.Job, "table", cfg.DB+"."+cfg.Table),
+		cfg: cfg, client: client, owner: owner, tables: tables, log: cfg.Logger.With("job", cfg.Job, "table", cfg.DB+"."+cfg.Table),
 		clock: cfg.Clock, fp: cfg.Failpoints, knobs: cfg.Knobs, abandon: make(chan struct{}), watch: newCommitWatch(),
 	}
 	if l.knobs == nil {
@@ -137,7 +193,7 @@ func (l *Loader) Position() json.RawMessage { return l.pos }
 
 // fire passes a cut point.
 func (l *Loader) fire(ctx context.Context, name string) error {
-	return l.fp.fire(ctx, name, l.abandon)
+	return l.fp.fire(ctx, name, l.abandon, &l.dying)
 }
 
 // crash abandons the loader (failpoint Crash): in-flight requests are
@@ -216,30 +272,77 @@ func (l *Loader) save(ctx context.Context, mutate func(*checkpoint.State) error)
 }
 
 // Write appends row (one JSON object or CSV line, without the line
-// delimiter) to the current checkpoint. The first Write of a checkpoint
-// begins its Stream Load (announcing its label first when that was not
-// done yet, docs/design.md §2 invariant 1). ctx bounds this call; the load
-// itself runs until Checkpoint or Close. An error wrapping ErrNeedRecover
-// means the checkpoint failed and was aborted.
+// delimiter) to the current checkpoint's load of Config.Table: WriteTo
+// of that table.
 func (l *Loader) Write(ctx context.Context, row []byte) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
+	return l.writeTo(ctx, l.owner, row)
+}
+
+// WriteTo appends row (one JSON object or CSV line, without the line
+// delimiter) to the current checkpoint's load of table: "db.table", or a
+// table of Config.DB. A table not configured (Config.Table,
+// Config.Tables, AddTable) is configured on its first row with Config's
+// format and properties; one that cannot be (a name no label can hold)
+// is refused with an error that does not end the checkpoint.
+//
+// The first row of a checkpoint for a table begins that table's Stream
+// Load, announcing its label first when that was not done yet
+// (docs/design.md §2 invariant 1): a table first written in the middle of
+// a checkpoint costs one store write before its load begins; a table
+// written in the previous checkpoint was announced with its decision.
+// While a checkpoint heals (Healing), rows of a table whose txn of the
+// healed decision is committed are skipped (counted in the ledger), and a
+// row of a table the decision has no txn of is refused: routing changed
+// since the decision. ctx bounds this call; the load itself runs until
+// Checkpoint or Close. An error wrapping ErrNeedRecover means the
+// checkpoint failed and every txn of it was aborted.
+func (l *Loader) WriteTo(ctx context.Context, table string, row []byte) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
+	tt, err := l.target(table)
+	if err != nil {
+		return err
+	}
+	return l.writeTo(ctx, tt, row)
+}
+
+func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error {
 	a := l.cur
-	first := a.s == nil
+	tl := a.last
+	if tl == nil || tl.tt != tt {
+		tl = a.byTarget[tt]
+	}
+	first := tl == nil
 	if first {
-		if err := l.begin(ctx, a); err != nil {
+		if h := a.heal; h != nil {
+			if _, ok := h.tables[tt.name]; !ok {
+				if h.d.Txn(tt.name) != nil {
+					a.skipped++ // its txn is committed
+					return nil
+				}
+				return l.fail(ctx, a, "heal", fmt.Errorf("heal of checkpoint %d: a row routes to table %s, which the "+
+					"decision has no txn of (its txns: %s): the routing changed since the checkpoint was decided; "+
+					"restore the routing of that time to heal it", a.id, tt.name, txnTables(&h.d)), true)
+			}
+		}
+		var err error
+		if tl, err = l.begin(ctx, a, tt); err != nil {
 			return err
 		}
 	}
-	err := a.s.write(ctx, row)
+	a.last = tl
+	err := tl.s.write(ctx, row)
 	if err == nil && first {
 		// Hand the first row to Doris: the txn is begun (mid-stream).
-		err = a.s.flush(ctx)
+		err = tl.s.flush(ctx)
 	}
 	if err != nil {
-		if err = l.restartOnConflict(ctx, a, err, func() error { return a.s.flush(ctx) }); err != nil {
-			return l.fail(ctx, a, "stream", err, true)
+		if err = l.restartOnConflict(ctx, tl, err, func() error { return tl.s.flush(ctx) }); err != nil {
+			return l.fail(ctx, a, "stream", fmt.Errorf("table %s label %s: %w", tt.name, tl.label, err), true)
 		}
 	}
 	if first {
@@ -250,39 +353,89 @@ func (l *Loader) Write(ctx context.Context, row []byte) error {
 	return nil
 }
 
-// begin announces a's label if needed and starts its Stream Load.
-func (l *Loader) begin(ctx context.Context, a *attempt) error {
-	if !a.announced {
-		if err := l.fire(ctx, FailBeforeAnnounce); err != nil {
-			return l.fail(ctx, a, "announce", err, false)
-		}
-		var ann checkpoint.Announcement
-		err := l.save(ctx, func(st *checkpoint.State) error {
+// txnTables lists the tables of d's txns.
+func txnTables(d *checkpoint.Decision) string {
+	names := make([]string, len(d.Txns))
+	for i, t := range d.Txns {
+		names[i] = t.Table
+	}
+	return strings.Join(names, ", ")
+}
+
+// announced reports whether the store announces lbl.
+func (l *Loader) announced(lbl string) bool {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	return slices.ContainsFunc(l.state.Announced, func(a checkpoint.Announcement) bool { return a.Label == lbl })
+}
+
+// begin announces the label of a's load of tt if needed (handing out a's
+// id first when it has none yet: one store write either way) and starts
+// that Stream Load.
+func (l *Loader) begin(ctx context.Context, a *attempt, tt *tableTarget) (*tableLoad, error) {
+	tl := &tableLoad{tt: tt}
+	if a.heal != nil {
+		tl.label = a.heal.d.Txn(tt.name).Label // decided: healing reuses it
+	} else {
+		var lbl string
+		if a.announced {
 			var err error
-			ann, err = st.Announce(l.clock.Now())
-			return err
-		})
-		if err != nil {
-			return l.fail(ctx, a, "announce", err, false)
+			if lbl, err = l.cfg.owner().TxnLabel(tt.name, a.id); err != nil {
+				return nil, l.fail(ctx, a, "announce", err, true)
+			}
 		}
-		a.id, a.label, a.announced = ann.ID, ann.Label, true
-		if l.knobs.AfterAnnounce != nil {
-			l.knobs.AfterAnnounce(ann.ID, ann.Label)
+		if !a.announced || !l.announced(lbl) {
+			if err := l.fire(ctx, FailBeforeAnnounce); err != nil {
+				return nil, l.fail(ctx, a, "announce", err, true)
+			}
+			var own, ann checkpoint.Announcement
+			err := l.save(ctx, func(st *checkpoint.State) error {
+				id := a.id
+				if !a.announced {
+					var err error
+					if own, err = st.Announce(l.clock.Now()); err != nil {
+						return err
+					}
+					id = own.ID
+				}
+				var err error
+				ann, err = st.AnnounceTable(id, tt.name, l.clock.Now())
+				return err
+			})
+			if err != nil {
+				return nil, l.fail(ctx, a, "announce", fmt.Errorf("announce table %s: %w", tt.name, err), true)
+			}
+			if !a.announced {
+				a.id, a.label, a.announced = own.ID, own.Label, true
+				if l.knobs.AfterAnnounce != nil && own.Label != ann.Label {
+					l.knobs.AfterAnnounce(own.ID, own.Label)
+				}
+			}
+			if l.knobs.AfterAnnounce != nil {
+				l.knobs.AfterAnnounce(ann.ID, ann.Label)
+			}
+			lbl = ann.Label
 		}
+		tl.label = lbl
 	}
 	if err := l.fire(ctx, FailAfterAnnounce); err != nil {
-		return l.fail(ctx, a, "begin", err, false)
+		return nil, l.fail(ctx, a, "begin", err, true)
 	}
-	a.s = startLoad(l.ctx, l.client, loadRequest(l.target, a.label, l.cfg.Guarantee == ExactlyOnce), l.cfg.BufferSize, l.delim)
-	a.loads++
-	return nil
+	tl.s = startLoad(l.ctx, l.client, loadRequest(tt.t, tl.label, l.cfg.Guarantee == ExactlyOnce), l.cfg.BufferSize, tt.delim)
+	tl.loads++
+	a.loads = append(a.loads, tl)
+	if a.byTarget == nil {
+		a.byTarget = map[*tableTarget]*tableLoad{}
+	}
+	a.byTarget[tt] = tl
+	return tl, nil
 }
 
 // maxBeginConflicts bounds the abort-and-begin-again loop on Label Already
 // Exists.
 const maxBeginConflicts = 3
 
-// restartOnConflict resolves a refusal of the begin of a's load, given
+// restartOnConflict resolves a refusal of the begin of tl's load, given
 // before Doris read any body byte (every row is still buffered):
 //
 //   - Label Already Exists (docs/design.md §2: resolved by ExistingJobStatus and
@@ -290,31 +443,32 @@ const maxBeginConflicts = 3
 //     PRECOMMITTED (a leftover attempt) is aborted by label and the load
 //     begun again; FINISHED is a *FencingError.
 //   - the running-txn quota (max_running_txn_num_per_db, docs/doris-facts.md §5)
-//     while the previous checkpoint's commit is pending: that txn holds a
-//     slot, so the commit is awaited (not consumed: Checkpoint reports its
+//     while the previous checkpoint's commit is pending: its txns hold
+//     slots, so the commit is awaited (not consumed: Checkpoint reports its
 //     outcome) and the load begun again, once.
 //
 // After a restart retry is called. Other errors are returned as they are.
-func (l *Loader) restartOnConflict(ctx context.Context, a *attempt, err error, retry func() error) error {
+// Safe to run for several tables at once (Checkpoint's precommits).
+func (l *Loader) restartOnConflict(ctx context.Context, tl *tableLoad, err error, retry func() error) error {
 	waitedQuota := false
-	for err != nil && a.s.unread() {
+	for err != nil && tl.s.unread() {
 		switch {
 		case errors.Is(err, doris.ErrLabelAlreadyExists):
 			st := existingJobStatus(err)
 			if st == doris.JobFinished {
-				return &FencingError{Label: a.label, State: st}
+				return &FencingError{Label: tl.label, State: st}
 			}
-			if a.loads > maxBeginConflicts {
-				return fmt.Errorf("label %s still held after %d aborts: %w", a.label, a.loads-1, err)
+			if tl.loads > maxBeginConflicts {
+				return fmt.Errorf("label %s still held after %d aborts: %w", tl.label, tl.loads-1, err)
 			}
 			l.log.Warn("label already exists at begin: aborting the leftover txn and beginning again",
-				"label", a.label, "existing_job_status", st)
-			if aerr := l.ops.abortLabel(ctx, l.cfg.DB, a.label); aerr != nil {
+				"label", tl.label, "existing_job_status", st)
+			if aerr := l.ops.abortLabel(ctx, tl.tt.t.DB, tl.label); aerr != nil {
 				return errors.Join(err, aerr)
 			}
 		case errors.Is(err, doris.ErrRunningTxnQuota) && l.pending != nil && !waitedQuota:
 			l.log.Warn("running-txn quota reached at begin: waiting for the commit of the previous checkpoint",
-				"label", a.label, "previous", l.pending.d.Label)
+				"label", tl.label, "previous", l.pending.d.Label)
 			select {
 			case <-l.pending.done:
 			case <-ctx.Done():
@@ -324,29 +478,32 @@ func (l *Loader) restartOnConflict(ctx context.Context, a *attempt, err error, r
 		default:
 			return err
 		}
-		a.s = a.s.restart(l.ctx, l.client)
-		a.loads++
+		tl.s = tl.s.restart(l.ctx, l.client)
+		tl.loads++
 		err = retry()
 	}
 	return err
 }
 
-// fail ends checkpoint a after a failure at stage: the load is abandoned,
-// and when abort is set (nothing decided) every txn of its label is
-// aborted. The loader then needs Recover; the returned *CheckpointError
-// wraps ErrNeedRecover and err. A crash failpoint yields ErrCrashed.
+// fail ends checkpoint a after a failure at stage: every load is
+// abandoned, and when abort is set (nothing decided) every txn of the
+// checkpoint is aborted, in every table. The loader then needs Recover;
+// the returned *CheckpointError wraps ErrNeedRecover and err. A crash
+// failpoint yields ErrCrashed.
 func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, abort bool) error {
 	if err = l.crashErr(stage, err); errors.Is(err, ErrCrashed) {
 		return err
 	}
-	if a.s != nil {
-		a.s.abandon()
+	for _, tl := range a.loads {
+		if tl.s != nil {
+			tl.s.abandon()
+		}
 	}
-	if abort && !(a.maybeLoaded && l.cfg.Guarantee == AtLeastOnce) {
+	if abort {
 		// A short budget (Retry.AbortMaxElapsed): while Doris is unreachable
 		// this abort must not hold the caller for Retry.MaxElapsed. The
-		// label stays in the store (announced, or decided while healing),
-		// so Recover finds it running and aborts it.
+		// labels stay in the store (announced, or decided while healing),
+		// so Recover finds them running and aborts them.
 		//
 		// The abort does not end with ctx: ctx ending is often what failed
 		// the checkpoint (a precommit that never gets an answer, given up on
@@ -356,23 +513,39 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 		// PREPARE txn by label (docs/doris-facts.md §3.3); the budget bounds it.
 		ops := *l.ops
 		ops.retry.MaxElapsed = min(l.cfg.Retry.AbortMaxElapsed, l.cfg.Retry.MaxElapsed)
-		if aerr := ops.abortLabel(context.WithoutCancel(ctx), l.cfg.DB, a.label); aerr != nil {
-			l.log.Error("abort after failed checkpoint gave up; Recover will abort the label", "label", a.label,
-				"budget", ops.retry.MaxElapsed, "err", aerr)
-			err = errors.Join(err, fmt.Errorf("abort (Recover finishes it): %w", aerr))
-		} else if a.s != nil {
-			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.id, Label: a.label, Start: l.start(),
-				Counts: &checkpoint.LoadCounts{Attempts: a.loads}}, doris.TxnAborted, stage+": "+err.Error())
+		aerrs := make([]error, len(a.loads))
+		parallel(len(a.loads), func(i int) {
+			tl := a.loads[i]
+			if tl.maybeLoaded && l.cfg.Guarantee == AtLeastOnce {
+				return
+			}
+			if aerr := ops.abortLabel(context.WithoutCancel(ctx), tl.tt.t.DB, tl.label); aerr != nil {
+				l.log.Error("abort after failed checkpoint gave up; Recover will abort the label", "label", tl.label,
+					"budget", ops.retry.MaxElapsed, "err", aerr)
+				aerrs[i] = fmt.Errorf("abort (Recover finishes it): %w", aerr)
+				return
+			}
+			l.txnEvidence(ledger.EventAborted, &checkpoint.Decision{ID: a.id, Start: l.start()},
+				checkpoint.Txn{Table: tl.tt.name, Label: tl.label, Counts: &checkpoint.LoadCounts{Attempts: tl.loads}},
+				0, doris.TxnAborted, stage+": "+err.Error())
+		})
+		if aerr := errors.Join(aerrs...); aerr != nil {
+			err = errors.Join(err, aerr)
 		}
 	}
-	a.s = nil
+	maybeLoaded := false
+	for _, tl := range a.loads {
+		tl.s = nil
+		maybeLoaded = maybeLoaded || tl.maybeLoaded
+	}
+	a.loads, a.byTarget, a.last = nil, nil, nil
 	ce := &CheckpointError{ID: a.id, Label: a.label, Stage: stage, Position: l.pos, Err: err}
 	if l.cfg.Guarantee == AtLeastOnce {
-		// Reuse the label on the retry only when this load surely did not
-		// commit; otherwise the retry gets a fresh label (and loads the
-		// range again: at-least-once).
+		// Reuse the labels on the retry only when no load surely committed;
+		// otherwise the retry gets a fresh id (and loads the range again:
+		// at-least-once).
 		l.retryID = 0
-		if !a.maybeLoaded {
+		if !maybeLoaded && a.announced {
 			l.retryID = a.id
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
@@ -101,14 +102,31 @@ func (l *Loader) quiesce(ctx context.Context) error {
 		}
 		l.pending = nil
 	}
-	if a := l.cur; a != nil && a.s != nil {
-		a.s.abandon()
-		a.s = nil
-		if err := l.ops.abortLabel(ctx, l.cfg.DB, a.label); err != nil {
-			l.log.Warn("recover: abort open load", "label", a.label, "err", err)
-		}
+	if a := l.cur; a != nil && a.open() {
+		l.abandonLoads(ctx, a, "recover")
 	}
 	return nil
+}
+
+// abandonLoads abandons every open load of a and aborts its label (nothing
+// of a was decided); a failed abort is logged: Recover aborts every
+// announced label anyway. It returns the abort errors.
+func (l *Loader) abandonLoads(ctx context.Context, a *attempt, why string) error {
+	errs := make([]error, len(a.loads))
+	parallel(len(a.loads), func(i int) {
+		tl := a.loads[i]
+		if tl.s == nil {
+			return
+		}
+		tl.s.abandon()
+		tl.s = nil
+		if err := l.ops.abortLabel(ctx, tl.tt.t.DB, tl.label); err != nil {
+			l.log.Warn(why+": abort open load", "table", tl.tt.name, "label", tl.label, "err", err)
+			errs[i] = fmt.Errorf("abort open load of table %s: %w", tl.tt.name, err)
+		}
+	})
+	a.loads, a.byTarget, a.last = nil, nil, nil
+	return errors.Join(errs...)
 }
 
 func (l *Loader) knob(lbl string, st doris.TxnStatus, action string) {
@@ -119,111 +137,87 @@ func (l *Loader) knob(lbl string, st doris.TxnStatus, action string) {
 }
 
 func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (json.RawMessage, error) {
-	// Announced, undecided labels: abort what runs, refuse what is visible.
-	var resolved []uint64
+	owner := l.cfg.owner()
+	// Announced, undecided labels of every table: abort what runs, refuse
+	// what is visible.
+	var resolved []string
 	for _, a := range st.Announced {
-		s, err := l.ops.lookup(ctx, l.cfg.DB, a.Label)
+		table := a.Table
+		if table == "" {
+			table = owner.TableName()
+		}
+		db, _, err := checkpoint.SplitTable(table)
 		if err != nil {
 			return nil, fmt.Errorf("recover announced checkpoint %d: %w", a.ID, err)
 		}
+		s, err := l.ops.lookup(ctx, db, a.Label)
+		if err != nil {
+			return nil, fmt.Errorf("recover announced checkpoint %d table %s: %w", a.ID, table, err)
+		}
 		switch s {
 		case doris.TxnPrepare, doris.TxnPrecommitted:
-			if err := l.ops.abortLabel(ctx, l.cfg.DB, a.Label); err != nil {
-				return nil, fmt.Errorf("recover announced checkpoint %d: %w", a.ID, err)
+			if err := l.ops.abortLabel(ctx, db, a.Label); err != nil {
+				return nil, fmt.Errorf("recover announced checkpoint %d table %s: %w", a.ID, table, err)
 			}
 			l.knob(a.Label, s, "abort")
-			l.evidence(ledger.EventAborted, checkpoint.Decision{ID: a.ID, Label: a.Label}, doris.TxnAborted,
-				"recovery: announced, undecided label was "+string(s))
+			l.txnEvidence(ledger.EventAborted, &checkpoint.Decision{ID: a.ID}, checkpoint.Txn{Table: table, Label: a.Label},
+				0, doris.TxnAborted, "recovery: announced, undecided label was "+string(s))
 		case doris.TxnAborted, doris.TxnUnknown:
 			l.knob(a.Label, s, "none")
 		default: // VISIBLE, COMMITTED
 			l.knob(a.Label, s, "fencing")
 			return nil, &FencingError{Label: a.Label, State: string(s)}
 		}
-		resolved = append(resolved, a.ID)
+		resolved = append(resolved, a.Label)
 	}
 
-	// The decided checkpoint.
+	// The decided checkpoint, txn by txn (docs/design.md §2 recovery table).
 	d := st.Decided
 	l.repairEvidence(d)
-	heal, markCommitted := false, false
-	var state doris.TxnStatus
+	heal := map[string]int{}
+	var committed []checkpoint.Txn
+	states := map[string]doris.TxnStatus{}
+	markEmpty := false
+	var unresolved error
 	if d != nil && !d.Committed {
 		if d.Empty {
-			markCommitted = true
-		} else {
-			s, err := l.ops.lookup(ctx, l.cfg.DB, d.Label)
-			if err != nil {
-				return nil, fmt.Errorf("recover decided checkpoint %d: %w", d.ID, err)
+			markEmpty = true
+		}
+		for _, t := range d.Txns {
+			if t.Committed {
+				continue
 			}
-			state = s
-			switch s {
-			case doris.TxnVisible, doris.TxnCommitted:
-				markCommitted = true
-				l.knob(d.Label, s, "done")
-			case doris.TxnPrecommitted:
-				err := l.ops.commit(ctx, l.cfg.DB, d.Label, d.TxnID)
-				var ae *AbortedError
-				switch {
-				case err == nil:
-					markCommitted, state = true, doris.TxnVisible
-					l.knob(d.Label, s, "commit")
-				case errors.Is(err, doris.ErrSchemaIncompatible):
-					// Doris refuses the commit for good: the table's schema
-					// changed after this partial-update load was planned
-					// (docs/doris-facts.md §13). Abort it and replay the range
-					// into the same label, planned under the new schema.
-					if err := l.ops.abortLabel(ctx, l.cfg.DB, d.Label); err != nil {
-						return nil, fmt.Errorf("recover decided checkpoint %d: %w", d.ID, err)
-					}
-					l.evidence(ledger.EventAborted, *d, doris.TxnAborted, "decided txn refused at commit: the table's schema "+
-						"changed after the load was planned; Recover heals it")
-					heal = true
-					l.knob(d.Label, s, "heal")
-				case errors.As(err, &ae), errors.Is(err, doris.ErrTxnNotFound):
-					// The decided txn is aborted (or, aborted, then cleaned
-					// from Doris): what is precommitted is an undecided heal
-					// attempt, since only a heal reuses a decided label and
-					// only after finding it ABORTED. Abort it and heal again.
-					if err := l.ops.abortLabel(ctx, l.cfg.DB, d.Label); err != nil {
-						return nil, fmt.Errorf("recover decided checkpoint %d: %w", d.ID, err)
-					}
-					heal = true
-					l.knob(d.Label, s, "heal")
-				default:
-					return nil, fmt.Errorf("recover decided checkpoint %d: %w", d.ID, err)
+			action, s, err := l.recoverTxn(ctx, st, d, t)
+			if err != nil {
+				var ue *UnresolvedError
+				if !errors.As(err, &ue) {
+					return nil, err
 				}
-			case doris.TxnPrepare:
-				// Only a heal attempt reuses a decided label: abort it.
-				if err := l.ops.abortLabel(ctx, l.cfg.DB, d.Label); err != nil {
-					return nil, fmt.Errorf("recover decided checkpoint %d: %w", d.ID, err)
+				if unresolved == nil {
+					unresolved = err // the first; the others are looked at again after it is resolved
 				}
-				heal = true
-				l.knob(d.Label, s, "heal")
-			case doris.TxnAborted:
-				heal = true
-				l.knob(d.Label, s, "heal")
-			default: // UNKNOWN
-				if r := assumedAborted(st, d); r != nil {
-					heal = true
-					l.knob(d.Label, s, "heal")
-				} else {
-					l.knob(d.Label, s, "unresolved")
-					now := l.clock.Now()
-					return nil, &UnresolvedError{CheckpointID: d.ID, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
-						Age: now.Sub(d.DecidedAt), Start: d.Start, End: d.End}
-				}
+				continue
+			}
+			states[t.Table] = s
+			switch action {
+			case "heal":
+				heal[t.Table] = t.Healed
+			case "done", "commit":
+				committed = append(committed, t)
 			}
 		}
 	}
 
-	if len(resolved) > 0 || markCommitted {
+	if len(resolved) > 0 || len(committed) > 0 || markEmpty {
 		now := l.clock.Now()
 		err := l.save(ctx, func(s *checkpoint.State) error {
-			for _, id := range resolved {
-				s.Unannounce(id)
+			for _, lbl := range resolved {
+				s.UnannounceLabel(lbl)
 			}
-			if markCommitted {
+			for _, t := range committed {
+				s.Decided.MarkCommitted(owner, t.Table, now)
+			}
+			if markEmpty {
 				s.Decided.Committed, s.Decided.CommittedAt = true, now
 			}
 			return nil
@@ -231,20 +225,30 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 		if err != nil {
 			return nil, fmt.Errorf("recover: save: %w", err)
 		}
-		if markCommitted && !d.Empty {
-			c := *d
-			c.Committed, c.CommittedAt = true, now
-			l.evidence(ledger.EventCommitted, c, state, "recovery"+countsUnknown(d))
+		if len(committed) > 0 {
+			c := d.Clone()
+			for _, t := range committed {
+				c.MarkCommitted(owner, t.Table, now)
+			}
+			for i, t := range c.Txns {
+				if s, ok := states[t.Table]; ok && t.Committed && slices.ContainsFunc(committed,
+					func(x checkpoint.Txn) bool { return x.Table == t.Table }) {
+					l.txnEvidence(ledger.EventCommitted, &c, t, deadLetteredOf(&c, i), s, "recovery"+countsUnknown(t))
+				}
+			}
 		}
+	}
+	if unresolved != nil {
+		return nil, unresolved
 	}
 
 	l.smu.Lock()
 	nextID := l.state.NextID
 	l.smu.Unlock()
-	if heal {
-		l.log.Warn("recover: healing checkpoint: replay its range into the same label", "id", d.ID, "label", d.Label,
-			"start", posString(d.Start), "end", posString(d.End))
-		l.cur = &attempt{id: d.ID, label: d.Label, heal: true, healed: d.Healed, announced: true}
+	if len(heal) > 0 {
+		l.log.Warn("recover: healing checkpoint: replay its range into the same labels of the tables whose txn was aborted",
+			"id", d.ID, "label", d.Label, "tables", len(heal), "start", posString(d.Start), "end", posString(d.End))
+		l.cur = &attempt{id: d.ID, label: d.Label, announced: true, heal: &healPlan{d: d.Clone(), tables: heal}}
 		return d.Start, nil
 	}
 	lbl, err := st.Owner.Label(nextID)
@@ -258,12 +262,86 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 	return d.End, nil
 }
 
-// assumedAborted returns the operator's "aborted" resolution of d made
-// after d was decided, nil if none.
-func assumedAborted(st *checkpoint.State, d *checkpoint.Decision) *checkpoint.Resolution {
+// recoverTxn brings txn t of decided checkpoint d to a final state and
+// returns the action taken ("done", "commit", "heal") with the state Doris
+// reported, or an *UnresolvedError when Doris no longer knows the label
+// and no operator resolution covers it.
+func (l *Loader) recoverTxn(ctx context.Context, st *checkpoint.State, d *checkpoint.Decision, t checkpoint.Txn) (string, doris.TxnStatus, error) {
+	db, _, err := checkpoint.SplitTable(t.Table)
+	if err != nil {
+		return "", "", fmt.Errorf("recover decided checkpoint %d: %w", d.ID, err)
+	}
+	wrap := func(err error) error {
+		return fmt.Errorf("recover decided checkpoint %d table %s label %s: %w", d.ID, t.Table, t.Label, err)
+	}
+	s, err := l.ops.lookup(ctx, db, t.Label)
+	if err != nil {
+		return "", "", wrap(err)
+	}
+	switch s {
+	case doris.TxnVisible, doris.TxnCommitted:
+		l.knob(t.Label, s, "done")
+		return "done", s, nil
+	case doris.TxnPrecommitted:
+		err := l.ops.commit(ctx, db, t.Label, t.TxnID)
+		var ae *AbortedError
+		switch {
+		case err == nil:
+			l.knob(t.Label, s, "commit")
+			return "commit", doris.TxnVisible, nil
+		case errors.Is(err, doris.ErrSchemaIncompatible):
+			// Doris refuses the commit for good: the table's schema
+			// changed after this partial-update load was planned
+			// (docs/doris-facts.md §13). Abort it and replay the range
+			// into the same label, planned under the new schema.
+			if err := l.ops.abortLabel(ctx, db, t.Label); err != nil {
+				return "", "", wrap(err)
+			}
+			l.txnEvidence(ledger.EventAborted, d, t, 0, doris.TxnAborted, "decided txn refused at commit: the table's schema "+
+				"changed after the load was planned; Recover heals it")
+			l.knob(t.Label, s, "heal")
+			return "heal", s, nil
+		case errors.As(err, &ae), errors.Is(err, doris.ErrTxnNotFound):
+			// The decided txn is aborted (or, aborted, then cleaned
+			// from Doris): what is precommitted is an undecided heal
+			// attempt, since only a heal reuses a decided label and
+			// only after finding it ABORTED. Abort it and heal again.
+			if err := l.ops.abortLabel(ctx, db, t.Label); err != nil {
+				return "", "", wrap(err)
+			}
+			l.knob(t.Label, s, "heal")
+			return "heal", s, nil
+		default:
+			return "", "", wrap(err)
+		}
+	case doris.TxnPrepare:
+		// Only a heal attempt reuses a decided label: abort it.
+		if err := l.ops.abortLabel(ctx, db, t.Label); err != nil {
+			return "", "", wrap(err)
+		}
+		l.knob(t.Label, s, "heal")
+		return "heal", s, nil
+	case doris.TxnAborted:
+		l.knob(t.Label, s, "heal")
+		return "heal", s, nil
+	default: // UNKNOWN
+		if r := assumedAborted(st, d, t.Label); r != nil {
+			l.knob(t.Label, s, "heal")
+			return "heal", s, nil
+		}
+		l.knob(t.Label, s, "unresolved")
+		now := l.clock.Now()
+		return "", s, &UnresolvedError{CheckpointID: d.ID, Label: t.Label, TxnID: t.TxnID, DecidedAt: d.DecidedAt,
+			Age: now.Sub(d.DecidedAt), Start: d.Start, End: d.End}
+	}
+}
+
+// assumedAborted returns the operator's "aborted" resolution of the txn
+// labelled lbl of d, made after d was decided, nil if none.
+func assumedAborted(st *checkpoint.State, d *checkpoint.Decision, lbl string) *checkpoint.Resolution {
 	for i := len(st.Resolved) - 1; i >= 0; i-- {
 		r := &st.Resolved[i]
-		if r.CheckpointID == d.ID && r.Assumed == checkpoint.ResolvedAborted && !r.At.Before(d.DecidedAt) {
+		if r.CheckpointID == d.ID && r.Label == lbl && r.Assumed == checkpoint.ResolvedAborted && !r.At.Before(d.DecidedAt) {
 			return r
 		}
 	}
@@ -278,12 +356,14 @@ func (l *Loader) recoverAtLeastOnce(ctx context.Context, st *checkpoint.State) (
 	var ann checkpoint.Announcement
 	err := l.save(ctx, func(s *checkpoint.State) error {
 		var kept *checkpoint.Announcement
-		for _, a := range s.Announced {
+		for _, a := range slices.Clone(s.Announced) {
 			if a.ID == keep {
-				kept = &a
+				if a.Table == s.Owner.TableName() || a.Table == "" {
+					kept = &a
+				}
 				continue
 			}
-			s.Unannounce(a.ID)
+			s.UnannounceLabel(a.Label)
 		}
 		if kept != nil {
 			ann = *kept
@@ -309,24 +389,25 @@ func (l *Loader) recoverAtLeastOnce(ctx context.Context, st *checkpoint.State) (
 // read from a probe (an empty load of the same label answers Label Already
 // Exists with the holder's txn id, docs/doris-facts.md §2.5, §11.7); if it is
 // running it is aborted; the checkpoint then fails.
-func (l *Loader) resolveAtLeastOnce(ctx context.Context, a *attempt, cause error) (*doris.LoadResult, error) {
-	st, err := l.ops.lookup(ctx, l.cfg.DB, a.label)
+func (l *Loader) resolveAtLeastOnce(ctx context.Context, tl *tableLoad, cause error) (*doris.LoadResult, error) {
+	db := tl.tt.t.DB
+	st, err := l.ops.lookup(ctx, db, tl.label)
 	if err != nil {
-		a.maybeLoaded = true
+		tl.maybeLoaded = true
 		return nil, errors.Join(cause, err)
 	}
 	switch st {
 	case doris.TxnVisible, doris.TxnCommitted:
-		req := loadRequest(l.target, a.label, false)
+		req := loadRequest(tl.tt.t, tl.label, false)
 		_, perr := l.client.StreamLoad(ctx, req, nil)
 		var le *doris.LoadError
 		if errors.As(perr, &le) && le.Result != nil && le.Result.ExistingTxnID > 0 {
-			return &doris.LoadResult{TxnID: le.Result.ExistingTxnID, Label: a.label, Status: doris.StatusSuccess}, nil
+			return &doris.LoadResult{TxnID: le.Result.ExistingTxnID, Label: tl.label, Status: doris.StatusSuccess}, nil
 		}
-		a.maybeLoaded = true
-		return nil, errors.Join(cause, fmt.Errorf("label %s is %s but its txn id could not be read: %v", a.label, st, perr))
+		tl.maybeLoaded = true
+		return nil, errors.Join(cause, fmt.Errorf("label %s is %s but its txn id could not be read: %v", tl.label, st, perr))
 	case doris.TxnPrepare, doris.TxnPrecommitted:
-		if err := l.ops.abortLabel(ctx, l.cfg.DB, a.label); err != nil {
+		if err := l.ops.abortLabel(ctx, db, tl.label); err != nil {
 			return nil, errors.Join(cause, err)
 		}
 	}

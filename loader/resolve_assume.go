@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"strings"
 	"time"
 
 	"github.com/doris-sink/doris-sink/doris"
@@ -17,6 +18,7 @@ import (
 type ResolveOpt interface{ apply(*resolveCfg) }
 
 type resolveCfg struct {
+	table     string
 	by        string
 	ledgerDir string
 	now       func() time.Time
@@ -27,6 +29,15 @@ type resolveCfg struct {
 type resolveOpt func(*resolveCfg)
 
 func (f resolveOpt) apply(c *resolveCfg) { f(c) }
+
+// ResolveTable names the table ("db.table", or a table of the store
+// owner's database) whose txn of the decided checkpoint is resolved. It is
+// needed only when the checkpoint has uncommitted txns in several tables
+// (each resolved on its own: Doris may know some labels and not others);
+// by default the one uncommitted txn is resolved.
+func ResolveTable(table string) ResolveOpt {
+	return resolveOpt(func(c *resolveCfg) { c.table = table })
+}
 
 // ResolveBy names who resolves (default "user@host" of this process).
 func ResolveBy(who string) ResolveOpt { return resolveOpt(func(c *resolveCfg) { c.by = who }) }
@@ -81,8 +92,9 @@ var ErrNothingToResolve = errors.New("nothing to resolve")
 // anything (`checkpoint resolve --dry-run` prints it).
 type ResolvePlan struct {
 	// CheckpointID, Label and TxnID name the decided checkpoint and its
-	// decided txn.
+	// decided txn; Table is that txn's table ("db.table").
 	CheckpointID uint64 `json:"checkpoint"`
+	Table        string `json:"table,omitempty"`
 	Label        string `json:"label"`
 	TxnID        int64  `json:"txn_id,omitempty"`
 	// Assumed is the operator's assumption.
@@ -179,31 +191,45 @@ func (c *resolveCfg) plan(ctx context.Context, st *checkpoint.State, id uint64, 
 	case d.ID != id:
 		return nil, fmt.Errorf("resolve checkpoint %d: only the last decided checkpoint (%d) can be resolved", id, d.ID)
 	}
-	p := &ResolvePlan{CheckpointID: d.ID, Label: d.Label, TxnID: d.TxnID, Assumed: assume, Action: ResolveNothing}
-	switch {
-	case d.Committed && assume == checkpoint.ResolvedAborted:
-		return nil, fmt.Errorf("resolve checkpoint %d: refusing --assume aborted: the store marks it committed "+
-			"(Doris reported label %s VISIBLE at %s); replaying it would load its rows twice",
-			id, d.Label, d.CommittedAt.Format(time.RFC3339))
-	case d.Committed:
-		p.Reason = "the checkpoint is already marked committed"
-		return p, nil
-	case d.Empty:
-		p.Reason = "the checkpoint is empty (no transaction): the job marks it committed on restart"
+	if d.Empty {
+		p := &ResolvePlan{CheckpointID: d.ID, Label: d.Label, Assumed: assume, Action: ResolveNothing,
+			Reason: "the checkpoint is empty (no transaction): the job marks it committed on restart"}
+		switch {
+		case d.Committed && assume == checkpoint.ResolvedAborted:
+			return nil, fmt.Errorf("resolve checkpoint %d: refusing --assume aborted: the store marks it committed "+
+				"(empty checkpoint, at %s); there is nothing to replay", id, d.CommittedAt.Format(time.RFC3339))
+		case d.Committed:
+			p.Reason = "the checkpoint is already marked committed"
+		}
 		return p, nil
 	}
-	if r := lastResolution(st, d); r != nil && r.Assumed == assume {
+	tx, err := c.txnOf(st, d)
+	if err != nil {
+		return nil, fmt.Errorf("resolve checkpoint %d: %w", id, err)
+	}
+	p := &ResolvePlan{CheckpointID: d.ID, Table: tx.Table, Label: tx.Label, TxnID: tx.TxnID, Assumed: assume, Action: ResolveNothing}
+	switch {
+	case tx.Committed && assume == checkpoint.ResolvedAborted:
+		return nil, fmt.Errorf("resolve checkpoint %d: refusing --assume aborted: the store marks its txn of table %s committed "+
+			"(Doris reported label %s VISIBLE at %s); replaying it would load its rows twice",
+			id, tx.Table, tx.Label, tx.CommittedAt.Format(time.RFC3339))
+	case tx.Committed:
+		p.Reason = "the checkpoint is already marked committed"
+		return p, nil
+	}
+	if r := lastResolution(st, d, tx.Label); r != nil && r.Assumed == assume {
 		p.Reason = fmt.Sprintf("--assume %s is already recorded (by %s at %s)", assume, r.By, r.At.Format(time.RFC3339))
 		return p, nil
 	}
 	if c.doris != nil {
-		held, err := c.held(ctx, d.Label)
+		db, _, _ := checkpoint.SplitTable(tx.Table)
+		held, err := c.held(ctx, db, tx.Label)
 		if err != nil {
 			return nil, fmt.Errorf("resolve checkpoint %d: cannot check the assumption against Doris: %w", id, err)
 		}
 		p.Doris = held
-		if reason, conflict := judge(held, d, assume); conflict {
-			return nil, &ResolveConflictError{CheckpointID: d.ID, Label: d.Label, TxnID: d.TxnID, Assumed: assume,
+		if reason, conflict := judge(held, tx.TxnID, assume); conflict {
+			return nil, &ResolveConflictError{CheckpointID: d.ID, Label: tx.Label, TxnID: tx.TxnID, Assumed: assume,
 				Held: *held, Next: reason}
 		} else if reason != "" {
 			p.Reason = reason
@@ -219,15 +245,58 @@ func (c *resolveCfg) plan(ctx context.Context, st *checkpoint.State, id uint64, 
 	return p, nil
 }
 
-// held asks Doris what it holds for lbl.
-func (c *resolveCfg) held(ctx context.Context, lbl string) (*LabelHeld, error) {
-	s, err := c.doris.LoadState(ctx, c.db, lbl)
+// txnOf returns the txn of d to resolve: the one of the ResolveTable
+// table, else d's one uncommitted txn (or its only txn).
+func (c *resolveCfg) txnOf(st *checkpoint.State, d *checkpoint.Decision) (*checkpoint.Txn, error) {
+	dd := d.Clone()
+	dd.Sync(st.Owner) // a version-1 form decision becomes its one txn
+	names := txnTables(&dd)
+	if c.table != "" {
+		name := c.table
+		if !strings.Contains(name, ".") {
+			name = st.Owner.DB + "." + name
+		}
+		if t := dd.Txn(name); t != nil {
+			return t, nil
+		}
+		return nil, fmt.Errorf("it has no txn of table %s (its txns: %s)", name, names)
+	}
+	if len(dd.Txns) == 1 {
+		return &dd.Txns[0], nil
+	}
+	var open []*checkpoint.Txn
+	for i := range dd.Txns {
+		if !dd.Txns[i].Committed {
+			open = append(open, &dd.Txns[i])
+		}
+	}
+	switch len(open) {
+	case 0:
+		return &dd.Txns[0], nil
+	case 1:
+		return open[0], nil
+	}
+	var tables []string
+	for _, t := range open {
+		tables = append(tables, t.Table)
+	}
+	return nil, fmt.Errorf("it has uncommitted txns of %d tables (%s): name the table to resolve (--table); "+
+		"each is resolved on its own", len(open), strings.Join(tables, ", "))
+}
+
+// held asks Doris what it holds for lbl in db (the store's database when
+// db is empty).
+func (c *resolveCfg) held(ctx context.Context, db, lbl string) (*LabelHeld, error) {
+	if db == "" {
+		db = c.db
+	}
+	s, err := c.doris.LoadState(ctx, db, lbl)
 	if err != nil {
-		return nil, fmt.Errorf("look up label %s in db %s: %w", lbl, c.db, err)
+		return nil, fmt.Errorf("look up label %s in db %s: %w", lbl, db, err)
 	}
 	h := &LabelHeld{State: s}
 	if s != doris.TxnUnknown {
-		if t, err := c.doris.TransactionByLabel(ctx, c.db, lbl); err == nil {
+		if t, err := c.doris.TransactionByLabel(ctx, db, lbl); err == nil {
 			h.TxnID, h.Reason = t.ID, t.Reason
 		}
 	}
@@ -238,7 +307,7 @@ func (c *resolveCfg) held(ctx context.Context, lbl string) (*LabelHeld, error) {
 // recovery table): "" and false when only the operator can tell (UNKNOWN);
 // otherwise what Recover does on restart, and whether the assumption
 // contradicts Doris.
-func judge(h *LabelHeld, d *checkpoint.Decision, assume string) (string, bool) {
+func judge(h *LabelHeld, txnID int64, assume string) (string, bool) {
 	visible := assume == checkpoint.ResolvedVisible
 	switch h.State {
 	case doris.TxnUnknown:
@@ -248,7 +317,7 @@ func judge(h *LabelHeld, d *checkpoint.Decision, assume string) (string, bool) {
 	case doris.TxnAborted:
 		return "its rows are not in the table; restart the job: it replays [start, end) into the same label (heal)", visible
 	case doris.TxnPrecommitted:
-		if h.TxnID != 0 && h.TxnID != d.TxnID {
+		if h.TxnID != 0 && h.TxnID != txnID {
 			return fmt.Sprintf("txn %d is an undecided heal attempt; restart the job: it aborts it and heals the checkpoint", h.TxnID), true
 		}
 		return "the decided txn still waits for its commit; restart the job: it commits it", true
@@ -257,12 +326,12 @@ func judge(h *LabelHeld, d *checkpoint.Decision, assume string) (string, bool) {
 	}
 }
 
-// lastResolution returns the newest resolution of d made after d was
-// decided, nil if none.
-func lastResolution(st *checkpoint.State, d *checkpoint.Decision) *checkpoint.Resolution {
+// lastResolution returns the newest resolution of d's txn labelled lbl
+// made after d was decided, nil if none.
+func lastResolution(st *checkpoint.State, d *checkpoint.Decision, lbl string) *checkpoint.Resolution {
 	for i := len(st.Resolved) - 1; i >= 0; i-- {
 		r := &st.Resolved[i]
-		if r.CheckpointID == d.ID && !r.At.Before(d.DecidedAt) {
+		if r.CheckpointID == d.ID && r.Label == lbl && !r.At.Before(d.DecidedAt) {
 			return r
 		}
 	}
@@ -297,11 +366,12 @@ func ResolveAssume(ctx context.Context, store checkpoint.Store, checkpointID uin
 		return nil, fmt.Errorf("resolve checkpoint %d: %w: %s", checkpointID, ErrNothingToResolve, p.Reason)
 	}
 	d := st.Decided
+	d.Sync(st.Owner)
 	now := c.now()
-	r := checkpoint.Resolution{CheckpointID: d.ID, Label: d.Label, Assumed: assume, By: c.by, At: now}
+	r := checkpoint.Resolution{CheckpointID: d.ID, Table: p.Table, Label: p.Label, Assumed: assume, By: c.by, At: now}
 	st.Resolved = append(st.Resolved, r)
 	if assume == checkpoint.ResolvedVisible {
-		d.Committed, d.CommittedAt = true, now
+		d.MarkCommitted(st.Owner, p.Table, now)
 	}
 	if err := store.Save(ctx, st); err != nil {
 		return nil, fmt.Errorf("resolve checkpoint %d: %w", checkpointID, err)
@@ -316,8 +386,9 @@ func ResolveAssume(ctx context.Context, store checkpoint.Store, checkpointID uin
 		if p.Doris != nil {
 			note += "; Doris held the label " + p.Doris.String()
 		}
-		e := ledger.Entry{Time: now, Event: ledger.EventResolved, Checkpoint: d.ID, Job: st.Owner.Job, DB: st.Owner.DB,
-			Table: st.Owner.Table, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
+		db, table, _ := checkpoint.SplitTable(p.Table)
+		e := ledger.Entry{Time: now, Event: ledger.EventResolved, Checkpoint: d.ID, Job: st.Owner.Job, DB: db,
+			Table: table, Label: p.Label, TxnID: p.TxnID, DecidedAt: d.DecidedAt,
 			Ranges: rangesJSON(d.Start, d.End), Note: note}
 		if err := lg.Append(e); err != nil {
 			return &r, fmt.Errorf("resolve checkpoint %d: recorded in the store, but: %w", checkpointID, err)

@@ -56,7 +56,7 @@ func (l *Loader) start() json.RawMessage {
 // end: the caller replays its range up to end before the heal is decided.
 // Call it from the goroutine that uses the Loader.
 func (l *Loader) Healing() (id uint64, end json.RawMessage, ok bool) {
-	if l.cur == nil || !l.cur.heal {
+	if l.cur == nil || l.cur.heal == nil {
 		return 0, nil, false
 	}
 	l.smu.Lock()

@@ -14,8 +14,13 @@ import (
 const (
 	// FormatName is the "format" field of a store file.
 	FormatName = "doris-sink-checkpoint"
-	// FormatVersion is the "version" field this package writes and reads.
-	FormatVersion = 1
+	// FormatVersion is the "version" field this package writes. Version 2
+	// added a decision's txns (Decision.Txns, one per table) and the table
+	// of announcements and resolutions.
+	FormatVersion = 2
+	// OldestFormatVersion is the oldest version Decode still reads: a
+	// version-1 store decodes as single-table decisions (one Txn each).
+	OldestFormatVersion = 1
 )
 
 // envelope is the store file: the state payload with its checksum.
@@ -31,7 +36,15 @@ type envelope struct {
 // sha256 is the lower-case hex SHA-256 of the compact JSON of state (the
 // canonical payload; whitespace changes keep it valid, any other edit does
 // not).
+//
+// A state holding version-1 forms (a decision without Txns) is written in
+// the version-2 form (State.normalize); s itself is not changed.
 func Encode(s *State) ([]byte, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	s = s.Clone()
+	s.normalize()
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -72,13 +85,13 @@ func decode(b []byte) (*State, *CorruptError) {
 	if env.Format != FormatName {
 		return nil, &CorruptError{Reason: fmt.Sprintf("format is %q, want %q", env.Format, FormatName)}
 	}
-	if env.Version != FormatVersion {
+	if env.Version < OldestFormatVersion || env.Version > FormatVersion {
 		why := "unknown"
 		if env.Version > FormatVersion {
 			why = "written by a newer doris-sink; upgrade to read it"
 		}
-		return nil, &CorruptError{Reason: fmt.Sprintf("format version %d, this doris-sink reads version %d (%s)",
-			env.Version, FormatVersion, why)}
+		return nil, &CorruptError{Reason: fmt.Sprintf("format version %d, this doris-sink reads versions %d to %d (%s)",
+			env.Version, OldestFormatVersion, FormatVersion, why)}
 	}
 	if len(env.State) == 0 {
 		return nil, &CorruptError{Reason: "no state"}
@@ -96,10 +109,44 @@ func decode(b []byte) (*State, *CorruptError) {
 	if err := decodeStrict(payload.Bytes(), &s); err != nil {
 		return nil, &CorruptError{Reason: "state does not match this version's fields", Err: err}
 	}
+	if env.Version == 1 {
+		if f := s.version2Field(); f != "" {
+			return nil, &CorruptError{Reason: "version-1 state holds the version-2 field " + f + " (edited by hand?)"}
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, &CorruptError{Reason: "state breaks an invariant", Err: err}
+	}
+	s.normalize()
 	if err := s.Validate(); err != nil {
 		return nil, &CorruptError{Reason: "state breaks an invariant", Err: err}
 	}
 	return &s, nil
+}
+
+// version2Field names a field of s that format version 1 did not have,
+// "" when there is none.
+func (s *State) version2Field() string {
+	ds := append([]Decision(nil), s.History...)
+	if s.Decided != nil {
+		ds = append(ds, *s.Decided)
+	}
+	for _, d := range ds {
+		if d.Txns != nil {
+			return "txns"
+		}
+	}
+	for _, a := range s.Announced {
+		if a.Table != "" {
+			return "announced.table"
+		}
+	}
+	for _, r := range s.Resolved {
+		if r.Table != "" {
+			return "resolved.table"
+		}
+	}
+	return ""
 }
 
 // decodeStrict decodes exactly one JSON value with no unknown fields and

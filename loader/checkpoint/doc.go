@@ -21,16 +21,25 @@
 //   - Owner: Job is a valid label prefix, Writer a valid label scope, DB and
 //     Table are not empty (package label).
 //   - Checkpoint ids start at 1; NextID > every id in the state.
-//   - Every label is exactly Owner.Label(id) (docs/design.md §3): a label of
-//     another job, table, writer or checkpoint is refused.
-//   - Decided: not Empty ⇒ TxnID > 0; Empty ⇒ TxnID == 0; DecidedAt set;
+//   - Every label is exactly Owner.TxnLabel(table, id) (docs/design.md §3),
+//     Owner.Label(id) for the owner's table: a label of another job,
+//     table, writer or checkpoint is refused. A decision's Label is always
+//     Owner.Label(id).
+//   - Decided, with Txns (format 2): each txn has a db.table, sub-load 0, its
+//     deterministic label and a txn id > 0; no table twice; not Empty;
+//     TxnID is the owner table's txn id (0 when untouched); Committed ⇔
+//     every txn committed (a one-txn decision marked Committed marks its
+//     txn); per txn CommittedAt only when committed, Healed ≥ 0, counts ≥ 0.
+//   - Decided, without Txns (format-1 form, normalised to one Txn by Decode,
+//     Encode and State.Decide): not Empty ⇒ TxnID > 0; Empty ⇒ TxnID == 0.
+//   - Every decision: DecidedAt set;
 //     CommittedAt set only when Committed; Healed ≥ 0; Start and End are
 //     valid JSON when present; no Counts field is negative (Counts may be
 //     nil: stores written before they were recorded).
 //   - History: at most MaxHistory decisions, ids strictly increasing and all
 //     below Decided.ID (History holds the decisions Decided replaced; it is
 //     empty while Decided is nil).
-//   - Announced: ids strictly increasing, none equal to Decided.ID or to a
+//   - Announced: ids not decreasing, each (id, table) once, none equal to Decided.ID or to a
 //     History id (an announced label is by definition undecided). Ids below
 //     Decided.ID are allowed: an abandoned attempt stays announced until
 //     recovery aborts it.
@@ -43,9 +52,13 @@
 //
 // # Format compatibility
 //
-// The file format is version 1 (FormatVersion). Decision.Counts was added
-// to it as an optional field: a file without counts (written by an older
-// doris-sink) decodes with Counts nil. An older doris-sink refuses a file
-// that has counts (an unknown field is a *CorruptError), so a store cannot
-// be silently downgraded.
+// The file format is version 2 (FormatVersion): a decision holds one Txn
+// per table it touched (Decision.Txns), announcements and resolutions name
+// their table. Decode still reads version 1 (OldestFormatVersion): each
+// decision of a version-1 file becomes one Txn of the owner's table and
+// each announcement the owner's; Encode then writes version 2. Within
+// version 1, Decision.Counts was added as an optional field: a file
+// without counts decodes with Counts nil. An older doris-sink refuses a
+// version-2 file ("written by a newer doris-sink"), so a store cannot be
+// silently downgraded. testdata holds a golden file of each version.
 package checkpoint

@@ -3,12 +3,15 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
 // FuzzDecode: arbitrary bytes never panic Decode, and are either refused
 // with a *CorruptError or decode to a valid state whose encoding is stable.
-// Seeds: testdata/fuzz/FuzzDecode and the files below.
+// Seeds: testdata/fuzz/FuzzDecode, the golden stores of every format
+// version in testdata, and the files below.
 func FuzzDecode(f *testing.F) {
 	full, err := Encode(fullState(f))
 	if err != nil {
@@ -20,6 +23,13 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(full)
 	f.Add(fresh)
+	for _, golden := range []string{"v1-before-counts.json", "v1-with-counts.json", "v2-two-tables.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", golden))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Add(full[:len(full)/2])
 	f.Add([]byte(`{"format":"doris-sink-checkpoint","version":1,"sha256":"","state":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

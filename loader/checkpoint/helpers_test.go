@@ -30,8 +30,22 @@ func decision(t testing.TB, id uint64) Decision {
 	}
 }
 
-// fullState returns a valid state with every field of every type set.
-func fullState(t testing.TB) *State {
+// customers is the second table of fullState's decided checkpoint.
+const customers = "demo.customers"
+
+func txnLabel(t testing.TB, table string, id uint64) string {
+	t.Helper()
+	l, err := testOwner.TxnLabel(table, id)
+	if err != nil {
+		t.Fatalf("label %s %d: %v", table, id, err)
+	}
+	return l
+}
+
+// legacyFullState returns a valid state of the version-1 form (decisions
+// without Txns, announcements without tables) with every field set: what
+// testdata/v1-before-counts.json held, plus counts.
+func legacyFullState(t testing.TB) *State {
 	t.Helper()
 	d := decision(t, 5)
 	d.Committed, d.CommittedAt, d.Healed = true, at(30), 2
@@ -53,4 +67,23 @@ func fullState(t testing.TB) *State {
 		History:  []Decision{h3, h4},
 		Resolved: []Resolution{{CheckpointID: 1, Label: lbl(t, 1), Assumed: ResolvedVisible, By: "ops@host", At: at(40)}},
 	}
+}
+
+// fullState returns a valid state of the version-2 form with every field
+// of every type set: decision 5 holds txns of two tables (the owner's and
+// customers), checkpoint 7 is announced for both tables.
+func fullState(t testing.TB) *State {
+	t.Helper()
+	s := legacyFullState(t)
+	s.normalize()
+	d := s.Decided
+	d.Txns[0].Counts = &LoadCounts{RowsTotal: 7, RowsLoaded: 5, RowsFiltered: 1, RowsUnselected: 1, Bytes: 200, Attempts: 1}
+	d.Txns = append(d.Txns, Txn{Table: customers, Label: txnLabel(t, customers, 5), TxnID: 2005, Committed: true,
+		CommittedAt: at(29), Healed: 1,
+		Counts: &LoadCounts{RowsTotal: 5, RowsLoaded: 4, RowsFiltered: 1, Bytes: 140, Attempts: 1}})
+	d.Sync(s.Owner)
+	s.Announced = append(s.Announced, Announcement{ID: 7, Table: customers, Label: txnLabel(t, customers, 7), At: at(8)})
+	s.Resolved = append(s.Resolved, Resolution{CheckpointID: 2, Table: customers, Label: txnLabel(t, customers, 2),
+		Assumed: ResolvedAborted, By: "ops@host", At: at(41)})
+	return s
 }

@@ -59,7 +59,44 @@ type Decision struct {
 	// the decision carries its own evidence (docs/design.md §6), so the ledger
 	// entries of the checkpoint can be written, or rewritten after a crash,
 	// from the store alone. Nil in stores written before doris-sink
-	// recorded them (counts unknown).
+	// recorded them (counts unknown). With several Txns they are the
+	// checkpoint's totals (the sum of the txns' counts, plus DeadLettered).
+	Counts *LoadCounts `json:"counts,omitempty"`
+	// Txns are the Stream Load transactions the checkpoint decided, one per
+	// (table, sub-load) it touched, ordered by Table then Sub; an untouched
+	// table has none, an Empty checkpoint none at all (format version 2).
+	// A decision written by format version 1 decodes as one Txn of the
+	// owner's table. ID, Label, TxnID, Empty, Committed and CommittedAt
+	// above are then a summary kept for single-table readers: Label is
+	// Owner.Label(ID), TxnID the id of the owner table's txn (0 when the
+	// checkpoint did not touch that table), Empty is len(Txns) == 0, and
+	// Committed is true once every txn is (see Decision.Sync).
+	Txns []Txn `json:"txns,omitempty"`
+}
+
+// Txn is one Stream Load transaction of a decided checkpoint: the load of
+// its rows into one table (docs/design.md §2, one decision for every table).
+type Txn struct {
+	// Table is the target table, "db.table".
+	Table string `json:"table"`
+	// Sub is the sub-load index within the table, 0 (sub-loads are not
+	// built yet; Validate refuses any other value).
+	Sub int `json:"sub,omitempty"`
+	// Label is Owner.TxnLabel(Table, checkpoint id): the label is
+	// deterministic from the owner, the table and the checkpoint id.
+	Label string `json:"label"`
+	// TxnID is the precommitted Doris transaction, > 0.
+	TxnID int64 `json:"txn_id"`
+	// Committed is true once Doris reported the txn VISIBLE or COMMITTED.
+	Committed bool `json:"committed,omitempty"`
+	// CommittedAt is when Committed became true; zero otherwise.
+	CommittedAt time.Time `json:"committed_at,omitzero"`
+	// Healed counts replays of the checkpoint's range into this table after
+	// the txn was found ABORTED.
+	Healed int `json:"healed,omitempty"`
+	// Counts are the txn's load counters (DeadLettered is counted on the
+	// decision, not here). Nil for a txn decoded from format version 1
+	// (its counts are the decision's).
 	Counts *LoadCounts `json:"counts,omitempty"`
 }
 
@@ -86,10 +123,17 @@ type LoadCounts struct {
 
 // Announcement is a label recorded before its Stream Load begins (docs/design.md
 // §2 invariant 1) and not decided yet. Recovery aborts it.
+//
+// Announcements are per (checkpoint, table): a table first written in the
+// middle of a checkpoint is announced with its own durable save before its
+// Stream Load begins (State.AnnounceTable).
 type Announcement struct {
 	// ID is the checkpoint id, ≥ 1.
 	ID uint64 `json:"id"`
-	// Label is Owner.Label(ID).
+	// Table is the target table, "db.table"; empty in stores written by
+	// format version 1, meaning the owner's table (Decode fills it in).
+	Table string `json:"table,omitempty"`
+	// Label is Owner.TxnLabel(Table, ID).
 	Label string `json:"label"`
 	// At is when it was announced.
 	At time.Time `json:"at"`
@@ -98,9 +142,13 @@ type Announcement struct {
 // Resolution records an operator's decision about a label whose state Doris
 // no longer knows (`checkpoint resolve --assume visible|aborted`).
 type Resolution struct {
-	// CheckpointID and Label name the resolved checkpoint.
+	// CheckpointID and Label name the resolved checkpoint and the label of
+	// its txn; Label is Owner.TxnLabel(Table, CheckpointID).
 	CheckpointID uint64 `json:"checkpoint_id"`
-	Label        string `json:"label"`
+	// Table is the resolved txn's table, "db.table"; empty means the
+	// owner's table.
+	Table string `json:"table,omitempty"`
+	Label string `json:"label"`
 	// Assumed is ResolvedVisible or ResolvedAborted.
 	Assumed string `json:"assumed"`
 	// By names who resolved it (user, host).

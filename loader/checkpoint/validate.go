@@ -64,13 +64,22 @@ func (s *State) Validate() error {
 		decided[s.Decided.ID] = true
 	}
 	prev = 0
+	seen := make(map[string]bool, len(s.Announced))
 	for _, a := range s.Announced {
-		if err := s.validateID("announced", a.ID, a.Label); err != nil {
+		table := a.Table
+		if table == "" {
+			table = s.Owner.TableName()
+		}
+		if err := s.validateTxnLabel("announced", a.ID, table, a.Label); err != nil {
 			return err
 		}
-		if a.ID <= prev {
-			return &InvariantError{Checkpoint: a.ID, Reason: fmt.Sprintf("announced ids must increase, got %d after %d", a.ID, prev)}
+		if a.ID < prev {
+			return &InvariantError{Checkpoint: a.ID, Reason: fmt.Sprintf("announced ids must not decrease, got %d after %d", a.ID, prev)}
 		}
+		if seen[a.Label] {
+			return &InvariantError{Checkpoint: a.ID, Reason: fmt.Sprintf("table %s is announced twice", table)}
+		}
+		seen[a.Label] = true
 		if decided[a.ID] {
 			return &InvariantError{Checkpoint: a.ID, Reason: "announced (undecided) and decided at once"}
 		}
@@ -80,7 +89,11 @@ func (s *State) Validate() error {
 		prev = a.ID
 	}
 	for _, r := range s.Resolved {
-		if err := s.validateID("resolved", r.CheckpointID, r.Label); err != nil {
+		table := r.Table
+		if table == "" {
+			table = s.Owner.TableName()
+		}
+		if err := s.validateTxnLabel("resolved", r.CheckpointID, table, r.Label); err != nil {
 			return err
 		}
 		if r.Assumed != ResolvedVisible && r.Assumed != ResolvedAborted {
@@ -96,11 +109,8 @@ func (s *State) Validate() error {
 
 // validateID checks an id is in [1, NextID) and its label is Owner.Label(id).
 func (s *State) validateID(what string, id uint64, lbl string) error {
-	if id == 0 {
-		return &InvariantError{Reason: what + " checkpoint has id 0; ids start at 1"}
-	}
-	if id >= s.NextID {
-		return &InvariantError{Checkpoint: id, Reason: fmt.Sprintf("%s id is not below next_id %d", what, s.NextID)}
+	if err := s.validateIDRange(what, id); err != nil {
+		return err
 	}
 	want, err := s.Owner.Label(id)
 	if err != nil {
@@ -112,6 +122,37 @@ func (s *State) validateID(what string, id uint64, lbl string) error {
 	return nil
 }
 
+// validateIDRange checks an id is in [1, NextID).
+func (s *State) validateIDRange(what string, id uint64) error {
+	if id == 0 {
+		return &InvariantError{Reason: what + " checkpoint has id 0; ids start at 1"}
+	}
+	if id >= s.NextID {
+		return &InvariantError{Checkpoint: id, Reason: fmt.Sprintf("%s id is not below next_id %d", what, s.NextID)}
+	}
+	return nil
+}
+
+// validateTxnLabel checks an id is in [1, NextID) and lbl is the label of
+// its txn into table.
+func (s *State) validateTxnLabel(what string, id uint64, table, lbl string) error {
+	if table == s.Owner.TableName() {
+		return s.validateID(what, id, lbl)
+	}
+	if err := s.validateIDRange(what, id); err != nil {
+		return err
+	}
+	want, err := s.Owner.TxnLabel(table, id)
+	if err != nil {
+		return &InvariantError{Checkpoint: id, Reason: what + " " + err.Error()}
+	}
+	if lbl != want {
+		return &InvariantError{Checkpoint: id, Reason: fmt.Sprintf("%s label %q is not this store's label %q of table %s",
+			what, lbl, want, table)}
+	}
+	return nil
+}
+
 func (s *State) validateDecision(what string, d *Decision) error {
 	if err := s.validateID(what, d.ID, d.Label); err != nil {
 		return err
@@ -119,10 +160,18 @@ func (s *State) validateDecision(what string, d *Decision) error {
 	bad := func(format string, args ...any) error {
 		return &InvariantError{Checkpoint: d.ID, Reason: what + " " + fmt.Sprintf(format, args...)}
 	}
+	if len(d.Txns) > 0 {
+		if err := s.validateTxns(what, d); err != nil {
+			return err
+		}
+	}
+	legacy := len(d.Txns) == 0
 	switch {
-	case d.Empty && d.TxnID != 0:
+	case !legacy && d.Empty:
+		return bad("checkpoint is empty but has %d txns", len(d.Txns))
+	case legacy && d.Empty && d.TxnID != 0:
 		return bad("checkpoint is empty but has txn id %d", d.TxnID)
-	case !d.Empty && d.TxnID <= 0:
+	case legacy && !d.Empty && d.TxnID <= 0:
 		return bad("checkpoint has txn id %d; a non-empty checkpoint needs its precommitted txn id", d.TxnID)
 	case d.DecidedAt.IsZero():
 		return bad("checkpoint has no decided_at time")
@@ -136,6 +185,62 @@ func (s *State) validateDecision(what string, d *Decision) error {
 		return bad("checkpoint start position is not valid JSON")
 	case len(d.End) > 0 && !json.Valid(d.End):
 		return bad("checkpoint end position is not valid JSON")
+	}
+	return nil
+}
+
+// validateTxns checks the txns of d: tables well formed and distinct,
+// labels deterministic from owner, table and id, txn ids set, and d's
+// summary (Decision.Sync) consistent with them.
+func (s *State) validateTxns(what string, d *Decision) error {
+	bad := func(t *Txn, format string, args ...any) error {
+		return &InvariantError{Checkpoint: d.ID, Reason: what + " txn of table " + t.Table + ": " + fmt.Sprintf(format, args...)}
+	}
+	seen := make(map[string]bool, len(d.Txns))
+	all := true
+	var ownerTxn int64
+	for i := range d.Txns {
+		t := &d.Txns[i]
+		if _, _, err := SplitTable(t.Table); err != nil {
+			return bad(t, "%v", err)
+		}
+		if t.Sub != 0 {
+			return bad(t, "sub-load %d: sub-loads are not supported by this doris-sink (want 0)", t.Sub)
+		}
+		if seen[t.Table] {
+			return bad(t, "the table has two txns in one decision")
+		}
+		seen[t.Table] = true
+		want, err := s.Owner.TxnLabel(t.Table, d.ID)
+		if err != nil {
+			return bad(t, "%v", err)
+		}
+		switch {
+		case t.Label != want:
+			return bad(t, "label %q is not this store's label %q", t.Label, want)
+		case t.TxnID <= 0:
+			return bad(t, "txn id %d; a decided txn needs its precommitted txn id", t.TxnID)
+		case !t.Committed && !t.CommittedAt.IsZero():
+			return bad(t, "not committed but has committed_at %s", t.CommittedAt)
+		case t.Healed < 0:
+			return bad(t, "negative healed count %d", t.Healed)
+		case t.Counts != nil && t.Counts.negative():
+			return bad(t, "a negative load count: %+v", *t.Counts)
+		}
+		all = all && t.Committed
+		if t.Table == s.Owner.TableName() {
+			ownerTxn = t.TxnID
+		}
+	}
+	switch {
+	case d.TxnID != ownerTxn:
+		return &InvariantError{Checkpoint: d.ID, Reason: fmt.Sprintf(
+			"%s checkpoint txn_id %d is not the txn id %d of the owner table %s", what, d.TxnID, ownerTxn, s.Owner.TableName())}
+	case d.Committed != all && !(d.Committed && len(d.Txns) == 1):
+		// (A single-table writer marking the decision committed marks its
+		// one txn: Decision.Sync copies the mark.)
+		return &InvariantError{Checkpoint: d.ID, Reason: fmt.Sprintf(
+			"%s checkpoint says committed %t but its txns say %t", what, d.Committed, all)}
 	}
 	return nil
 }

@@ -81,6 +81,10 @@ type Config struct {
 	// Delete makes FormatJSON records delete rows (records.delete.*); the
 	// loader's properties must then include DeleteProperties(Delete).
 	Delete DeleteConfig
+	// Routing picks each record's table (routing.*); the zero value sends
+	// every record to the sink's table. With a rule set the sink must be a
+	// TableSink (loader.Loader is).
+	Routing Routing
 	// DeadLetterTopic receives the records that cannot be converted
 	// (kafka.dead_letter_topic); each is produced and acknowledged before
 	// the checkpoint that skips it is decided. Empty: such a record fails
@@ -193,6 +197,9 @@ func (c *Config) validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("kafka.sasl.mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.SASL.Mechanism))
+	}
+	if err := c.Routing.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("kafka connector config: %w", errors.Join(errs...))

@@ -37,6 +37,14 @@ type Sink interface {
 	Close(ctx context.Context) error
 }
 
+// TableSink is a Sink that loads several tables (loader.Loader): WriteTo
+// appends row to the current checkpoint's load of table ("db.table" or a
+// table of the sink's database). Config.Routing needs it.
+type TableSink interface {
+	Sink
+	WriteTo(ctx context.Context, table string, row []byte) error
+}
+
 // Connector reads one Kafka topic into a Sink (docs/design.md §1, connector
 // row). Create it with New, then call Run once. Drain and Metrics are safe
 // to call from any goroutine.
@@ -97,6 +105,9 @@ type pending struct {
 func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if sink == nil {
 		return nil, errors.New("kafka connector: sink (loader) is nil")
+	}
+	if _, ok := sink.(TableSink); cfg.Routing.Enabled() && !ok {
+		return nil, fmt.Errorf("kafka connector: routing.* needs a sink that loads several tables (a %T has no WriteTo)", sink)
 	}
 	cfg.applyDefaults()
 	if err := cfg.validate(); err != nil {

@@ -408,6 +408,10 @@ func (t *tally) flush(m *Metrics) {
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut func() error) error {
 	row, err := c.conv.Convert(r)
+	table := ""
+	if err == nil && c.cfg.Routing.Enabled() {
+		table, err = c.cfg.Routing.route(r)
+	}
 	switch {
 	case err == nil:
 		if c.o.evolver != nil {
@@ -415,7 +419,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 				return err
 			}
 		}
-		if err := c.sink.Write(ctx, row); err != nil {
+		if err := c.write(ctx, table, row); err != nil {
 			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
 		c.pend.rows++
@@ -443,6 +447,15 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 		c.timerC = c.o.clock.After(c.cfg.CheckpointInterval)
 	}
 	return nil
+}
+
+// write hands row to the sink: to table when routing named one, else to
+// the sink's own table.
+func (c *Connector) write(ctx context.Context, table string, row []byte) error {
+	if table == "" {
+		return c.sink.Write(ctx, row)
+	}
+	return c.sink.(TableSink).WriteTo(ctx, table, row)
 }
 
 // timerFired reports whether the open checkpoint's interval timer fired

@@ -51,6 +51,11 @@ type Entry struct {
 	Job   string `json:"job"`
 	DB    string `json:"db"`
 	Table string `json:"table"`
+	// Sub is the sub-load index of the txn within its table (0; issue 15).
+	Sub int `json:"sub,omitempty"`
+	// Txns is the number of txns the checkpoint decided when it has more
+	// than one (one entry per txn, each naming its table); 0 otherwise.
+	Txns int `json:"txns,omitempty"`
 	// Label and TxnID name the Stream Load transaction.
 	Label string `json:"label"`
 	TxnID int64  `json:"txn_id"`

@@ -44,8 +44,11 @@ type Config struct {
 	Doris    Doris    `json:"doris"`
 	Delivery Delivery `json:"delivery"`
 	Records  Records  `json:"records"`
-	Metrics  Metrics  `json:"metrics"`
-	Log      Log      `json:"log"`
+	Routing  Routing  `json:"routing"`
+	// Tables are the per-table overrides (tables.<table or pattern>.*).
+	Tables  map[string]TableOverride `json:"tables,omitempty"`
+	Metrics Metrics                  `json:"metrics"`
+	Log     Log                      `json:"log"`
 
 	// Warnings lists accepted-but-ignored keys (Flink options with no
 	// doris-sink equivalent) and security warnings (secret files readable
@@ -191,6 +194,31 @@ type Records struct {
 	Delete Delete `json:"delete"`
 	// SchemaEvolution is none or add_columns (records.schema_evolution).
 	SchemaEvolution string `json:"schema_evolution"`
+}
+
+// Routing picks each record's target table (routing.*, loader/kafka
+// Routing): first match wins, in the order of the fields. All empty: every
+// record goes to doris.table.
+type Routing struct {
+	// TopicTables maps a topic to its table (routing.topic_tables).
+	TopicTables map[string]string `json:"topic_tables,omitempty"`
+	// TableField is a top-level JSON field naming the table.
+	TableField string `json:"table_field,omitempty"`
+	// TableHeader is a record header naming the table.
+	TableHeader string `json:"table_header,omitempty"`
+	// DebeziumTemplate builds the table from source.db and source.table,
+	// e.g. "{db}_{table}" (sanitised to a Doris name).
+	DebeziumTemplate string `json:"debezium_template,omitempty"`
+	// DefaultTable receives the records no other rule routes; empty: such
+	// a record is a dead letter (records.dead_letter_topic) or stops run.
+	DefaultTable string `json:"default_table,omitempty"`
+}
+
+// Active reports whether any routing rule is set (the job may load
+// several tables).
+func (r Routing) Active() bool {
+	return len(r.TopicTables) > 0 || r.TableField != "" || r.TableHeader != "" ||
+		r.DebeziumTemplate != "" || r.DefaultTable != ""
 }
 
 // Metrics is the Prometheus endpoint.

@@ -272,6 +272,14 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			Delete:          decodeDelete(d),
 			SchemaEvolution: strings.ToLower(d.str("records.schema_evolution")),
 		},
+		Routing: Routing{
+			TopicTables:      d.subMap("routing.topic_tables"),
+			TableField:       d.str("routing.table_field"),
+			TableHeader:      d.str("routing.table_header"),
+			DebeziumTemplate: d.str("routing.debezium_template"),
+			DefaultTable:     d.str("routing.default_table"),
+		},
+		Tables:  decodeTables(d),
 		Metrics: Metrics{Listen: d.str("metrics.listen"), LogInterval: d.duration("metrics.log_interval")},
 		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},
 	}

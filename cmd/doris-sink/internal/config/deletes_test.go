@@ -41,3 +41,19 @@ func TestRecordsDelete(t *testing.T) {
 		}
 	}
 }
+
+// routing.* keys decode from YAML and env into Config.Routing.
+func TestRoutingKeys(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, merge(minimal, "routing: {topic_tables: {a: ta, b: db2.tb}, table_field: kind, table_header: tbl, "+
+		"debezium_template: '{db}_{table}', default_table: orders}\n"), nil, nil, NeedRun)
+	r := c.Routing
+	if r.TopicTables["a"] != "ta" || r.TopicTables["b"] != "db2.tb" || r.TableField != "kind" || r.TableHeader != "tbl" ||
+		r.DebeziumTemplate != "{db}_{table}" || r.DefaultTable != "orders" {
+		t.Errorf("Routing = %+v", r)
+	}
+	c = mustLoad(t, minimal, []string{"DORIS_SINK_ROUTING__TABLE_FIELD=kind"}, nil, NeedRun)
+	if c.Routing.TableField != "kind" {
+		t.Errorf("env: Routing = %+v", c.Routing)
+	}
+}

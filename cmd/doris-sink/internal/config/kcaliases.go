@@ -44,8 +44,8 @@ var kcAliases = []kcAlias{
 	{"enable.delete", "doris.properties.hidden_columns", "true with converter.mode normal: rows carrying __DORIS_DELETE_SIGN__ delete (hidden_columns); false with debezium_ingestion is refused (records.format debezium always applies deletes)"},
 	{"load.model", "—", "stream_load accepted; copy_into refused"},
 	{"debezium.schema.evolution", "records.schema_evolution", "none → none, basic → add_columns (adds columns, never drops or narrows)"},
-	{"record.tablename.field", "—", "refused: multi-table jobs are not supported yet"},
-	{"doris.table.field", "—", "refused: multi-table jobs are not supported yet"},
+	{"record.tablename.field", "routing.table_field, routing.default_table", "the record field naming its table; records without it go to the topic's table (doris.topic2table.map, topics or doris.table), as in KC"},
+	{"doris.table.field", "—", "refused: use record.tablename.field (routing.table_field)"},
 	{"errors.deadletterqueue.topic.name", "records.dead_letter_topic", "Connect's dead-letter queue"},
 }
 
@@ -256,7 +256,7 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 	if v, ok := take("topics.regex"); ok {
 		errs.add(&KeyError{Key: "topics.regex", Value: v, Allowed: "not supported: multi-topic jobs are not supported yet (name one topic in topics or kafka.topic)"})
 	}
-	mapped := false
+	mapped, mappedTable := false, ""
 	if v, ok := take("doris.topic2table.map"); ok && v != "" {
 		pairs := splitList(v)
 		t, tbl, okPair := strings.Cut(firstOr(pairs), ":")
@@ -267,7 +267,7 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 		case !okPair || t == "" || tbl == "" || strings.Contains(tbl, ":"):
 			errs.add(&KeyError{Key: "doris.topic2table.map", Value: v, Allowed: "topic:table"})
 		default:
-			mapped = true
+			mapped, mappedTable = true, tbl
 			// kafka.topic too: a different topics / kafka.topic is a
 			// conflict naming both keys.
 			sets = append(sets, kcSet{"kafka.topic", "doris.topic2table.map", t}, kcSet{"doris.table", "doris.topic2table.map", tbl})
@@ -282,11 +282,29 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 			sets = append(sets, kcSet{"doris.table", "topics", topic})
 		}
 	}
-	for _, k := range []string{"record.tablename.field", "doris.table.field"} {
-		if _, ok := flat[k]; ok {
-			refuse(k, "not supported: multi-table jobs are not supported yet (set doris.table)")
-			delete(flat, k)
+	// record.tablename.field: the record's field names its table; KC
+	// falls back to the topic's table when the field is missing
+	// (DorisDefaultSinkService.parseRecordTableName), so that table is
+	// routing.default_table when this source names it.
+	if v, ok := take("record.tablename.field"); ok && v != "" {
+		sets = append(sets, kcSet{"routing.table_field", "record.tablename.field", v})
+		fallback := ""
+		switch {
+		case mapped:
+			fallback = mappedTable
+		case topic != "":
+			fallback = topic
 		}
+		if t, ok := flat["doris.table"].(string); ok && t != "" {
+			fallback = t
+		}
+		if fallback = strings.TrimSpace(fallback); fallback != "" {
+			sets = append(sets, kcSet{"routing.default_table", "record.tablename.field", fallback})
+		}
+	}
+	if _, ok := flat["doris.table.field"]; ok {
+		refuse("doris.table.field", "not supported: name the record field with record.tablename.field (routing.table_field)")
+		delete(flat, "doris.table.field")
 	}
 
 	// Buffers → checkpoint triggers.

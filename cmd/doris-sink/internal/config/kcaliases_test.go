@@ -140,7 +140,7 @@ func TestKafkaConnectAliasRefusals(t *testing.T) {
 		{"topics.regex: 'orders-.*'\n", "topics.regex", "multi-topic jobs are not supported yet"},
 		{"topics: a\ndoris.topic2table.map: a:t1,b:t2\n", "doris.topic2table.map", "multi-table jobs are not supported yet"},
 		{"topics: a\ndoris.topic2table.map: a\n", "doris.topic2table.map", "topic:table"},
-		{"topics: a\nrecord.tablename.field: tbl\n", "record.tablename.field", "multi-table"},
+		{"topics: a\ndoris.table.field: tbl\n", "doris.table.field", "record.tablename.field"},
 		{"topics: a\ndoris.urls: fe1\n", "doris.urls", "doris.http.port"},
 		{"topics: a\ndoris.urls: 'fe1:8030'\ndoris.http.port: 8030\n", "doris.urls", "without scheme or port"},
 		{"topics: a\ndoris.http.port: 8030\n", "doris.http.port", "only with doris.urls"},
@@ -191,4 +191,21 @@ func TestAliasOriginFollowsTheSource(t *testing.T) {
 	_, err = load(t, "name: j\ntopics: a\ndoris.database: d\nbuffer.size.bytes: 100\n",
 		[]string{"DORIS_SINK_DELIVERY__CHECKPOINT_MAX_BYTES=lots"}, nil, NeedRun)
 	keyError(t, err, "delivery.checkpoint_max_bytes")
+}
+
+// record.tablename.field routes by the record's field, falling back to the
+// topic's table as the Kafka connector does.
+func TestKafkaConnectTableNameField(t *testing.T) {
+	t.Parallel()
+	base := "name: j\ndoris.database: d\n"
+	for _, tc := range []struct{ yaml, fallback string }{
+		{"topics: a\nrecord.tablename.field: tbl\n", "a"},
+		{"topics: a\ndoris.topic2table.map: a:t1\nrecord.tablename.field: tbl\n", "t1"},
+		{"topics: a\ndoris.table: t9\nrecord.tablename.field: tbl\n", "t9"},
+	} {
+		c := mustLoad(t, base+tc.yaml, nil, nil, NeedRun)
+		if c.Routing.TableField != "tbl" || c.Routing.DefaultTable != tc.fallback {
+			t.Errorf("%q: routing %+v, want table_field tbl, default_table %s", tc.yaml, c.Routing, tc.fallback)
+		}
+	}
 }

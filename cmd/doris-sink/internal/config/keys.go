@@ -85,6 +85,13 @@ var keys = []Key{
 	{Name: "records.delete.tombstones", kind: kindBool, Default: false, Doc: "json: a record with a null value deletes its key, which must be a JSON object of the key columns; Unique Key tables only"},
 
 	{Name: "records.schema_evolution", kind: kindString, Default: EvolutionNone, Doc: "none or add_columns: a Debezium schema change or a new JSON field adds the column (light schema change) before the load that needs it; never drops or narrows"},
+	{Name: "routing.topic_tables", kind: kindMap, Doc: "map of topic to target table (table or db.table); first routing rule"},
+	{Name: "routing.table_field", kind: kindString, Default: "", Doc: "json: top-level string field naming the target table; second rule"},
+	{Name: "routing.table_header", kind: kindString, Default: "", Doc: "record header naming the target table; third rule"},
+	{Name: "routing.debezium_template", kind: kindString, Default: "", Doc: "target table from Debezium source.db/source.table, e.g. {db}_{table}, sanitised to a Doris name; fourth rule"},
+	{Name: "routing.default_table", kind: kindString, Default: "", Doc: "table of records no rule routes (e.g. doris.table); empty: they go to records.dead_letter_topic, or stop run"},
+
+	{Name: "tables", kind: kindMap, Doc: "per-table overrides: tables.<table or glob>.properties.<header> (merged over doris.properties) and .sequence_col; an exact name wins over a pattern, a longer pattern over a shorter"},
 
 	{Name: "metrics.listen", kind: kindString, Default: "127.0.0.1:9108", Doc: "Prometheus listen address; empty disables"},
 	{Name: "metrics.log_interval", kind: kindDuration, Default: "60s", Doc: "period of run's progress line (state, rows/s, bytes/s, lag, last checkpoint); 0 disables, else at least 1s"},

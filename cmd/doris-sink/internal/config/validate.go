@@ -287,6 +287,7 @@ func (c *Config) validate(need Need) error {
 	}
 	errs.add(c.validateDelete())
 	errs.add(c.validateCDC())
+	c.validateTables(bad)
 	if t := c.Records.DeadLetterTopic; t != "" {
 		if err := validTopic(t); err != "" {
 			bad("records.dead_letter_topic", t, err)

@@ -25,12 +25,15 @@ const (
 
 // Label is one label the store knows.
 type Label struct {
-	Label      string    `json:"label"`
-	Checkpoint uint64    `json:"checkpoint"`
-	Role       string    `json:"role"`
-	TxnID      int64     `json:"txn_id,omitempty"`
-	Committed  bool      `json:"committed"`
-	At         time.Time `json:"at"`
+	Label      string `json:"label"`
+	Checkpoint uint64 `json:"checkpoint"`
+	// Table is the txn's table ("db.table") of a decided label, or the
+	// announced label's table; empty for an empty decision.
+	Table     string    `json:"table,omitempty"`
+	Role      string    `json:"role"`
+	TxnID     int64     `json:"txn_id,omitempty"`
+	Committed bool      `json:"committed"`
+	At        time.Time `json:"at"`
 	// Resolved is the operator's assumption (visible|aborted), if any.
 	Resolved string `json:"resolved,omitempty"`
 }
@@ -77,8 +80,15 @@ func (v *View) Labels() []Label {
 	}
 	var out []Label
 	add := func(d checkpoint.Decision, role string) {
-		out = append(out, Label{Label: d.Label, Checkpoint: d.ID, Role: role, TxnID: d.TxnID,
-			Committed: d.Committed, At: d.DecidedAt, Resolved: resolved[d.ID]})
+		if len(d.Txns) == 0 {
+			out = append(out, Label{Label: d.Label, Checkpoint: d.ID, Role: role, TxnID: d.TxnID,
+				Committed: d.Committed, At: d.DecidedAt, Resolved: resolved[d.ID]})
+			return
+		}
+		for _, t := range d.Txns { // one label per table the checkpoint touched
+			out = append(out, Label{Label: t.Label, Checkpoint: d.ID, Table: t.Table, Role: role, TxnID: t.TxnID,
+				Committed: t.Committed, At: d.DecidedAt, Resolved: resolved[d.ID]})
+		}
 	}
 	if st.Decided != nil {
 		add(*st.Decided, RoleDecided)
@@ -87,7 +97,7 @@ func (v *View) Labels() []Label {
 		add(d, RoleHistory)
 	}
 	for _, a := range st.Announced {
-		out = append(out, Label{Label: a.Label, Checkpoint: a.ID, Role: RoleAnnounced, At: a.At})
+		out = append(out, Label{Label: a.Label, Checkpoint: a.ID, Table: a.Table, Role: RoleAnnounced, At: a.At})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Checkpoint > out[j].Checkpoint })
 	return out

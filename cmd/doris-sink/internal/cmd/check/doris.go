@@ -76,6 +76,7 @@ func checkDoris(ctx context.Context, r *Report, f *cmdutil.Factory, cfg *config.
 		checkModel(r, cfg, t)
 		checkDrift(r, cfg, t)
 	}
+	checkRouted(ctx, r, client, cfg)
 	checkClocks(ctx, r, client, cfg)
 }
 

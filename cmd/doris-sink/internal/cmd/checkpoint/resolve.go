@@ -21,14 +21,20 @@ type ResolveOptions struct {
 	Output     string
 	Checkpoint uint64
 	Assume     string
-	DryRun     bool
-	Yes        bool
+	// Table names the table whose txn is resolved ("db.table" or a table
+	// of doris.database), needed when the checkpoint has uncommitted txns
+	// of several tables.
+	Table  string
+	DryRun bool
+	Yes    bool
 }
 
 // ResolveResult is the output of `checkpoint resolve` (stable names).
 type ResolveResult struct {
 	Checkpoint uint64 `json:"checkpoint"`
-	Label      string `json:"label,omitempty"`
+	// Table is the resolved txn's table ("db.table").
+	Table string `json:"table,omitempty"`
+	Label string `json:"label,omitempty"`
 	// TxnID is the decided txn id.
 	TxnID   int64  `json:"txn_id,omitempty"`
 	Assumed string `json:"assumed"`
@@ -99,6 +105,7 @@ exactly what the real run would do.`,
 	cmdutil.AddConfigFlag(cmd, &opts.ConfigFile)
 	cmd.Flags().Uint64Var(&opts.Checkpoint, "checkpoint", 0, "the decided checkpoint id")
 	cmd.Flags().StringVar(&opts.Assume, "assume", "", "visible or aborted")
+	cmd.Flags().StringVar(&opts.Table, "table", "", "the table whose txn to resolve, when the checkpoint has uncommitted txns of several")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would be recorded; change nothing")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
@@ -145,11 +152,14 @@ func RunResolve(ctx context.Context, o *ResolveOptions) error {
 	}
 	defer store.Close()
 	opts := []loader.ResolveOpt{loader.ResolveCheck(client, cfg.Doris.Database), loader.ResolveLedger(cfg.Job.DataDir)}
+	if o.Table != "" {
+		opts = append(opts, loader.ResolveTable(o.Table))
+	}
 	p, err := loader.PlanResolve(ctx, store, o.Checkpoint, o.Assume, opts...)
 	if err != nil {
 		return err
 	}
-	res := ResolveResult{Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID, Assumed: p.Assumed,
+	res := ResolveResult{Checkpoint: p.CheckpointID, Table: p.Table, Label: p.Label, TxnID: p.TxnID, Assumed: p.Assumed,
 		Action: p.Action, Reason: p.Reason, Doris: p.Doris, DryRun: o.DryRun}
 	if o.DryRun || p.Action == loader.ResolveNothing {
 		return o.print(res)

@@ -174,6 +174,21 @@ func printShow(io *cmdutil.IOStreams, r *ShowResult) error {
 		return err
 	}
 	section := func(title string) { fmt.Fprintf(io.Out, "\n%s\n", title) }
+	if d := r.Decided; d != nil && len(d.Txns) > 0 {
+		section("Txns of the decided checkpoint (one per table it touched):")
+		t := cmdutil.NewTable(io, "table", "label", "txn", "committed", "healed", "rows loaded")
+		for _, x := range d.Txns {
+			loaded := "unknown"
+			if x.Counts != nil {
+				loaded = strconv.FormatInt(x.Counts.RowsLoaded, 10)
+			}
+			t.AddRow(x.Table, x.Label, strconv.FormatInt(x.TxnID, 10), strconv.FormatBool(x.Committed),
+				strconv.Itoa(x.Healed), loaded)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
 	if len(r.Announced) > 0 {
 		section("Announced, undecided (recovery aborts them):")
 		t := cmdutil.NewTable(io, "checkpoint", "label", "announced")

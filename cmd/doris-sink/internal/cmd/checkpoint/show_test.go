@@ -51,3 +51,23 @@ func TestPrintShowCounts(t *testing.T) {
 		t.Errorf("a decision without counts does not say they are unknown:\n%s", out.String())
 	}
 }
+
+// `checkpoint show` lists every txn of the decision, one per table.
+func TestPrintShowTxns(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	d := checkpoint.Decision{ID: 7, Label: "j:demo-t:0:7", TxnID: 1007, DecidedAt: at, Txns: []checkpoint.Txn{
+		{Table: "demo.a", Label: "j:demo-a:0:7", TxnID: 2007, Committed: true, CommittedAt: at,
+			Counts: &checkpoint.LoadCounts{RowsLoaded: 4}},
+		{Table: "demo.t", Label: "j:demo-t:0:7", TxnID: 1007, Healed: 1},
+	}}
+	f, out, _ := cmdutil.NewTestFactory(false)
+	if err := printShow(f.IO, &ShowResult{Decided: &d}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"demo.a\tj:demo-a:0:7\t2007\ttrue\t0\t4", "demo.t\tj:demo-t:0:7\t1007\tfalse\t1\tunknown"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+}

@@ -84,10 +84,16 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	}
 	maps.Copy(props, kafka.RequiredProperties(cfg.Records.Format))
 	maps.Copy(props, kafka.DeleteProperties(deleteConfig(cfg)))
+	ownerProps, _ := cfg.TableSettings(cfg.Doris.Table, props)
 	ld, err := loader.New(client, loader.Config{
 		Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
 		Format:     cfg.Doris.Format,
-		Properties: props,
+		Properties: ownerProps,
+		// A routed table first written gets its tables.<pattern> override.
+		TargetFor: func(_, table string) loader.Target {
+			p, _ := cfg.TableSettings(table, props)
+			return loader.Target{Properties: p}
+		},
 		Guarantee:  guarantee,
 		BatchMode:  cfg.Delivery.BatchMode,
 		Store:      store,
@@ -137,12 +143,15 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 // connectorConfig maps the kafka.*, records.* and delivery.* keys.
 func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	kc := kafka.Config{
-		Brokers:            cfg.Kafka.Brokers,
-		Topic:              cfg.Kafka.Topic,
-		Group:              cfg.Kafka.Group,
-		Format:             cfg.Records.Format,
-		DeadLetterTopic:    cfg.Records.DeadLetterTopic,
-		Delete:             deleteConfig(cfg),
+		Brokers:         cfg.Kafka.Brokers,
+		Topic:           cfg.Kafka.Topic,
+		Group:           cfg.Kafka.Group,
+		Format:          cfg.Records.Format,
+		DeadLetterTopic: cfg.Records.DeadLetterTopic,
+		Delete:          deleteConfig(cfg),
+		Routing: kafka.Routing{TopicTables: cfg.Routing.TopicTables, TableField: cfg.Routing.TableField,
+			TableHeader: cfg.Routing.TableHeader, DebeziumTemplate: cfg.Routing.DebeziumTemplate,
+			DefaultTable: cfg.Routing.DefaultTable},
 		CheckpointInterval: cfg.Delivery.CheckpointInterval,
 		CheckpointMaxBytes: int64(cfg.Delivery.CheckpointMaxBytes),
 		CheckpointMaxRows:  cfg.Delivery.CheckpointMaxRows,

@@ -113,13 +113,29 @@ func Reconcile(ctx context.Context, in Input) *Report {
 	}
 	checkKafka(ctx, in.Kafka, rep.Topic, positions, note)
 	states := make([]doris.TxnStatus, len(recs))
+	txnStates := map[*record]doris.TxnStatus{}
 	for i, r := range recs {
-		states[i] = checkDoris(ctx, in, r, func(f Finding) { note(i, f) })
+		for _, tx := range r.txnRecords() {
+			tin := in
+			if tx.db != "" {
+				tin.DB = tx.db
+			}
+			st := checkDoris(ctx, tin, tx, func(f Finding) {
+				if len(r.txns) > 0 {
+					f.Message = "table " + tx.db + "." + tx.table + ": " + f.Message
+				}
+				note(i, f)
+			})
+			txnStates[tx] = st
+			if states[i] == "" || st != doris.TxnVisible {
+				states[i] = st // a checkpoint of several txns shows its first not VISIBLE
+			}
+		}
 		rows[i].Doris = string(states[i])
 	}
 	checkStore(in.State, recs, rep)
 	checkLingering(ctx, in, rep)
-	checkTableCount(ctx, in, recs, states, rep)
+	checkTableCount(ctx, in, recs, txnStates, rep)
 	for i := range rows {
 		rows[i].Status = "OK"
 		if status[i] != "" {
