@@ -317,7 +317,7 @@ func (k *campaign) labelExpiry(ctx context.Context, st Step) error {
 	// others aborted by the timeout above: each is assumed as it was.
 	truth := map[string]doris.TxnStatus{}
 	for _, s := range k.sinks {
-		stt, err := checkpoint.ReadFile(s.DataDir)
+		stt, err := k.readState(ctx, s)
 		if err != nil {
 			return err
 		}

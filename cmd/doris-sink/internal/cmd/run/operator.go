@@ -43,6 +43,9 @@ func applyOperator(ctx context.Context, st *coordlog.Store, cfg *config.Config, 
 	}
 	opts := []loader.ResolveOpt{loader.ResolveBy(op.By), loader.ResolveClock(func() time.Time { return at }),
 		loader.ResolveLedger(cfg.Job.DataDir)}
+	if op.Table != "" {
+		opts = append(opts, loader.ResolveTable(op.Table))
+	}
 	if rd, ok := d.Doris.(loader.ResolveDoris); ok {
 		opts = append(opts, loader.ResolveCheck(rd, cfg.Doris.Database))
 	}
