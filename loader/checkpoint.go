@@ -447,7 +447,12 @@ func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, txns 
 
 // deadLetteredOf is the dead-lettered count the ledger entry of d's i-th
 // txn carries: the checkpoint's count on its first txn, 0 on the others
-// (each dead letter is counted once).
+// (each dead letter is counted once). A heal keeps this place: when d's
+// first txn is a committed one the heal kept, its entries (written when it
+// was decided and committed) already carry the count and the heal writes
+// none for it, so the healed txns' entries carry 0; when the first txn is
+// healed, its healed entry carries the count again (verify keeps the
+// latest entry of each txn).
 func deadLetteredOf(d *checkpoint.Decision, i int) int64 {
 	if i == 0 && d.Counts != nil {
 		return d.Counts.DeadLettered

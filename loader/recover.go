@@ -248,7 +248,13 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 	if len(heal) > 0 {
 		l.log.Warn("recover: healing checkpoint: replay its range into the same labels of the tables whose txn was aborted",
 			"id", d.ID, "label", d.Label, "tables", len(heal), "start", posString(d.Start), "end", posString(d.End))
-		l.cur = &attempt{id: d.ID, label: d.Label, announced: true, heal: &healPlan{d: d.Clone(), tables: heal}}
+		// The plan is the decision as saved above, not as loaded: the txns
+		// this Recover committed stay committed in the heal's decision
+		// (never committed, or counted in the ledger, a second time).
+		l.smu.Lock()
+		hd := l.state.Decided.Clone()
+		l.smu.Unlock()
+		l.cur = &attempt{id: d.ID, label: d.Label, announced: true, heal: &healPlan{d: hd, tables: heal}}
 		return d.Start, nil
 	}
 	lbl, err := st.Owner.Label(nextID)
