@@ -90,9 +90,9 @@ type attempt struct {
 	heal *healPlan
 	// loads are the tables written in this attempt, in first-write order.
 	loads []*tableLoad
-	// skipped counts rows of a heal not loaded: their table's txn of the
-	// healed decision is committed.
-	skipped int64
+	// skipped counts, by table, rows of a heal not loaded: their table's
+	// txn of the healed decision is committed.
+	skipped map[string]int64
 }
 
 // healPlan is what a heal replays: the decision being healed and, by
@@ -293,7 +293,8 @@ func (l *Loader) Write(ctx context.Context, row []byte) error {
 // While a checkpoint heals (Healing), rows of a table whose txn of the
 // healed decision is committed are skipped (counted in the ledger), and a
 // row of a table the decision has no txn of is refused: routing changed
-// since the decision. ctx bounds this call; the load itself runs until
+// since the decision. Checkpoint refuses to decide a heal whose replay
+// does not match the decision table by table (*HealMismatchError). ctx bounds this call; the load itself runs until
 // Checkpoint or Close. An error wrapping ErrNeedRecover means the
 // checkpoint failed and every txn of it was aborted.
 func (l *Loader) WriteTo(ctx context.Context, table string, row []byte) error {
@@ -315,7 +316,10 @@ func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error
 		if h := a.heal; h != nil {
 			if _, ok := h.tables[tt.name]; !ok {
 				if h.d.Txn(tt.name) != nil {
-					a.skipped++ // its txn is committed
+					if a.skipped == nil {
+						a.skipped = map[string]int64{}
+					}
+					a.skipped[tt.name]++ // its txn is committed
 					return nil
 				}
 				return l.fail(ctx, a, "heal", fmt.Errorf("heal of checkpoint %d: a row routes to table %s, which the "+

@@ -2,6 +2,8 @@ package loader_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/doris-sink/doris-sink/loader"
@@ -66,4 +68,207 @@ func TestMultiTableHealKeepsTxnsRecoverCommitted(t *testing.T) {
 			t.Errorf("checkpoint 2 table %s has %d committed ledger entries, want 1", tx.Table, per[tx.Table])
 		}
 	}
+}
+
+// healSetup crashes after decision 2 (tables m0, m3, m4 over [6, 12)) and
+// has Doris abort the txn of m3: the heal replays [6, 12) into m3 only.
+// It returns the decision, m3's txn and a recovered Loader healing it.
+func healSetup(t *testing.T, e *env, ctx context.Context, mut ...func(*loader.Config)) (checkpoint.Decision, checkpoint.Txn, *loader.Loader) {
+	t.Helper()
+	const n, every = 12, 6
+	e.crashRunMulti(ctx, crashAt(t, loader.FailAfterDecide, 1), n, every)
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := st.Decided
+	if d.ID != 2 || len(d.Txns) != 3 || d.Txns[1].Table != testDB+".m3" {
+		t.Fatalf("setup: decided %+v", d)
+	}
+	victim := d.Txns[1]
+	if err := e.client.AbortTxn(ctx, testDB, victim.TxnID); err != nil {
+		t.Fatal(err)
+	}
+	l := e.open(mut...)
+	recoverTo(t, ctx, l, every)
+	return *d, victim, l
+}
+
+// healMismatches returns every *HealMismatchError in err's tree.
+func healMismatches(err error) []*loader.HealMismatchError {
+	var out []*loader.HealMismatchError
+	var walk func(error)
+	walk = func(err error) {
+		if hm, ok := err.(*loader.HealMismatchError); ok {
+			out = append(out, hm)
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// replayHeal writes records [6, to) of the heal, the table of each from
+// route (skipping a record route maps to ""), then checkpoints at end.
+func replayHeal(ctx context.Context, l *loader.Loader, to int, end json.RawMessage, route func(int) string) error {
+	for i := 6; i < to; i++ {
+		tbl := route(i)
+		if tbl == "" {
+			continue
+		}
+		if err := l.WriteTo(ctx, tbl, row(i)); err != nil {
+			return err
+		}
+	}
+	return l.Checkpoint(ctx, end)
+}
+
+// checkHealRefused checks err refuses the heal of checkpoint 2 (an error
+// wrapping ErrNeedRecover, with the mismatches want: table -> decided,
+// replayed) and that nothing of it was decided: decision 2 still holds
+// victim's txn, uncommitted, and no txn runs in any table.
+func checkHealRefused(t *testing.T, e *env, err error, victim checkpoint.Txn, want map[string][2]int64) {
+	t.Helper()
+	if !errors.Is(err, loader.ErrNeedRecover) {
+		t.Fatalf("heal = %v, want a refusal wrapping ErrNeedRecover", err)
+	}
+	got := map[string][2]int64{}
+	for _, hm := range healMismatches(err) {
+		if hm.CheckpointID != 2 || hm.Label == "" || hm.TxnID == 0 {
+			t.Errorf("mismatch %+v: want checkpoint 2 with its label and txn", hm)
+		}
+		got[hm.Table] = [2]int64{hm.Decided, hm.Replayed}
+	}
+	if len(got) != len(want) {
+		t.Errorf("heal refused with %v (table: decided, replayed), want %v: %v", got, want, err)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("table %s: decided, replayed = %v, want %v", k, got[k], w)
+		}
+	}
+	st, rerr := checkpoint.ReadFile(e.dir)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if tx := st.Decided.Txn(victim.Table); st.Decided.ID != 2 || tx == nil || tx.Committed || tx.TxnID != victim.TxnID {
+		t.Errorf("after the refused heal the store holds %+v, want decision 2 with %s's txn %d uncommitted",
+			st.Decided, victim.Table, victim.TxnID)
+	}
+	e.checkNoRunningTxn()
+}
+
+// healAgain recovers l (the refused heal is healed again) and replays the
+// range with the routing of the decision, then finishes: every table
+// exactly right.
+func healAgain(t *testing.T, e *env, ctx context.Context, l *loader.Loader) {
+	t.Helper()
+	const n, every = 12, 6
+	recoverTo(t, ctx, l, every)
+	if err := driveMulti(ctx, l, every, n, every); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.checkMultiExactlyOnce(n)
+}
+
+// A heal whose replay routes the aborted table's rows to a table whose txn
+// is committed (the routing changed since the decision) is refused before
+// anything is decided: the aborted table got no row, and the committed
+// table's skipped rows are not its count (review of branch multi, finding
+// 1: the rows were skipped as "committed" and the aborted txn silently
+// left the decision). With the routing of the decision back, the heal
+// loads every row once.
+func TestMultiTableHealRefusesRoutingChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	_, victim, l := healSetup(t, e, ctx)
+	defer l.Close(ctx)
+	err := replayHeal(ctx, l, 12, pos(12), func(i int) string {
+		if multiTable(i) == "m3" {
+			return "m0" // the new routing
+		}
+		return multiTable(i)
+	})
+	checkHealRefused(t, e, err, victim, map[string][2]int64{testDB + ".m3": {2, 0}, testDB + ".m0": {2, 4}})
+	healAgain(t, e, ctx, l)
+}
+
+// A heal whose replay brings fewer rows for the aborted table than it was
+// decided with (part of the range was compacted or deleted from the
+// source) is refused, naming the decided and replayed counts.
+func TestMultiTableHealRefusesShortReplay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	_, victim, l := healSetup(t, e, ctx)
+	defer l.Close(ctx)
+	err := replayHeal(ctx, l, 12, pos(12), func(i int) string {
+		if i == 7 {
+			return "" // compacted away
+		}
+		return multiTable(i)
+	})
+	checkHealRefused(t, e, err, victim, map[string][2]int64{testDB + ".m3": {2, 1}})
+	healAgain(t, e, ctx, l)
+}
+
+// A heal that keeps committed txns must replay exactly the decided range:
+// ending it elsewhere would lose the committed tables' rows beyond a
+// longer end, or load them again after a shorter one. It is refused.
+func TestMultiTableHealRefusesOtherEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	_, victim, l := healSetup(t, e, ctx)
+	defer l.Close(ctx)
+	err := replayHeal(ctx, l, 10, pos(10), multiTable)
+	var hm *loader.HealMismatchError
+	if !errors.As(err, &hm) || !hm.Committed || next(t, hm.ReplayEnd) != 10 || next(t, hm.End) != 12 {
+		t.Fatalf("heal ending at 10 of checkpoint 2 decided over [6, 12) = %v, want a refusal naming both ends", err)
+	}
+	checkHealRefused(t, e, err, victim, map[string][2]int64{hm.Table: {0, 0}})
+	healAgain(t, e, ctx, l)
+}
+
+// A decision saved without counts (an older doris-sink) can only be
+// checked for an aborted table that gets no row: that is still refused,
+// and a replay with the decision's routing heals.
+func TestMultiTableHealWithoutCountsRefusesEmptyTable(t *testing.T) {
+	t.Parallel()
+	const n, every = 12, 6
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	e.crashRunMulti(ctx, crashAt(t, loader.FailAfterDecide, 1), n, every)
+	stripCounts(t, e)
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := st.Decided.Txns[1]
+	if err := e.client.AbortTxn(ctx, testDB, victim.TxnID); err != nil {
+		t.Fatal(err)
+	}
+	l := e.open()
+	defer l.Close(ctx)
+	recoverTo(t, ctx, l, every)
+	err = replayHeal(ctx, l, 12, pos(12), func(i int) string {
+		if multiTable(i) == "m3" {
+			return "m0"
+		}
+		return multiTable(i)
+	})
+	checkHealRefused(t, e, err, victim, map[string][2]int64{victim.Table: {-1, 0}})
+	healAgain(t, e, ctx, l)
 }
