@@ -67,6 +67,9 @@ type Loader struct {
 	wg      sync.WaitGroup
 	// watch is closed when a background commit fails; replaced by Recover.
 	watch *commitWatch
+
+	// stopped is a stop no Recover of this process can undo (stopIgnored).
+	stopped error
 }
 
 // commitWatch is closed (once) when a background commit of the current
@@ -492,6 +495,12 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 			tl.s.abandon()
 		}
 	}
+	var ignored []*tableLoad // committed by Doris without precommit: cannot be aborted
+	for _, tl := range a.loads {
+		if tl.ignored != nil && abort {
+			ignored = append(ignored, tl)
+		}
+	}
 	if abort {
 		// A short budget (Retry.AbortMaxElapsed): while Doris is unreachable
 		// this abort must not hold the caller for Retry.MaxElapsed. The
@@ -509,7 +518,7 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 		aerrs := make([]error, len(a.loads))
 		parallel(len(a.loads), func(i int) {
 			tl := a.loads[i]
-			if tl.maybeLoaded && l.cfg.Guarantee == AtLeastOnce {
+			if (tl.maybeLoaded && l.cfg.Guarantee == AtLeastOnce) || tl.ignored != nil {
 				return
 			}
 			if aerr := ops.abortLabel(context.WithoutCancel(ctx), tl.tt.t.DB, tl.label); aerr != nil {
@@ -525,6 +534,9 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 		if aerr := errors.Join(aerrs...); aerr != nil {
 			err = errors.Join(err, aerr)
 		}
+	}
+	if len(ignored) > 0 {
+		return l.stopIgnored(a, stage, err, ignored)
 	}
 	maybeLoaded := false
 	for _, tl := range a.loads {
@@ -545,4 +557,42 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 	l.broken = ce
 	l.log.Error("checkpoint failed", "id", a.id, "label", a.label, "stage", stage, "err", err)
 	return ce
+}
+
+// stopIgnored stops the loader for good after checkpoint a failed at
+// stage (cause) while Doris had committed the loads ignored without
+// precommit (doris.ErrTwoPhaseCommitIgnored; the other loads are aborted).
+// Their rows are visible for a checkpoint that is not decided and cannot
+// be aborted: a replay would load them twice, a decision would lose the
+// failed tables' rows, so no Recover can finish it. The error wraps
+// doris.ErrTwoPhaseCommitIgnored, not ErrNeedRecover, names each
+// committed table, label and txn and the checkpoint's range, and is
+// returned by every later call, Recover included. A restart finds those
+// labels announced and VISIBLE: a *FencingError.
+func (l *Loader) stopIgnored(a *attempt, stage string, cause error, ignored []*tableLoad) error {
+	errs := make([]error, len(ignored))
+	for i, tl := range ignored {
+		var rows int64
+		if tl.res != nil {
+			rows = tl.res.NumberLoadedRows
+		}
+		errs[i] = fmt.Errorf("table %s label %s (txn %d, %d rows visible): %w", tl.tt.name, tl.label, tl.res.TxnID,
+			rows, tl.ignored)
+	}
+	for _, tl := range a.loads {
+		tl.s = nil
+	}
+	a.loads = nil
+	l.stopped = fmt.Errorf("checkpoint %d from %s failed at %s (%v) after Doris committed loads without "+
+		"precommit (two_phase_commit ignored): %w; those rows are visible for a checkpoint that is not decided (the other tables' "+
+		"loads are aborted) and cannot be aborted, so neither a replay (it loads them twice) nor a decision (it "+
+		"loses the other tables' rows) is exactly once: stopping; a restart stops with a fencing violation on "+
+		"those labels until an operator reconciles the tables by hand. Exactly-once needs the two_phase_commit "+
+		"header to reach the BE: check the proxies between doris-sink and Doris (nginx drops headers with "+
+		"underscores unless underscores_in_headers is on)",
+		a.id, posString(l.pos), stage, cause, errors.Join(errs...))
+	l.broken = l.stopped
+	l.log.Error("stream load committed without precommit in a failed checkpoint: stopping", "id", a.id,
+		"stage", stage, "err", l.stopped)
+	return l.stopped
 }

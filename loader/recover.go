@@ -46,13 +46,19 @@ import (
 // checkpoint's id again).
 //
 // Recover first waits for a background commit and abandons an open
-// checkpoint. It may be called again after any error.
+// checkpoint. It may be called again after any error, except the stop
+// after a failed checkpoint in which Doris committed a load without
+// precommit (doris.ErrTwoPhaseCommitIgnored, not ErrNeedRecover): it
+// returns that error.
 func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 	if l.crashed.Load() {
 		return nil, ErrCrashed
 	}
 	if l.closed {
 		return nil, ErrClosed
+	}
+	if l.stopped != nil {
+		return nil, l.stopped
 	}
 	l.recovered = false
 	if err := l.quiesce(ctx); err != nil {
