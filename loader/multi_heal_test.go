@@ -272,3 +272,69 @@ func TestMultiTableHealWithoutCountsRefusesEmptyTable(t *testing.T) {
 	checkHealRefused(t, e, err, victim, map[string][2]int64{victim.Table: {-1, 0}})
 	healAgain(t, e, ctx, l)
 }
+
+// Every txn of a multi-table decision whose label expired is refused by
+// Recover on its own (*UnresolvedError naming its table and the number of
+// txns, so the hint carries --table) and resolved on its own
+// (ResolveTable): the txn whose rows are in its table as visible, the
+// others as aborted; the heal then replays only the aborted tables and
+// every table ends exactly right (review of branch multi, finding 5).
+func TestMultiTableResolveEachTxnThenHeal(t *testing.T) {
+	t.Parallel()
+	const n, every = 12, 6
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	e.crashRunMulti(ctx, crashAt(t, loader.FailAfterDecide, 1), n, every) // decision 2 of 3 tables, not committed
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := st.Decided
+	visible := d.Txns[0]
+	if err := e.client.CommitTxn(ctx, testDB, visible.TxnID); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.TimeoutPrecommitted()
+	if e.srv.ExpireLabels(testDB) == 0 {
+		t.Fatal("nothing expired")
+	}
+	for round := 0; ; round++ {
+		if round > len(d.Txns) {
+			t.Fatal("no progress")
+		}
+		l := e.open()
+		_, err := l.Recover(ctx)
+		if err == nil {
+			if err := driveMulti(ctx, l, every, n, every); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		l.Close(ctx)
+		var ue *loader.UnresolvedError
+		if !errors.As(err, &ue) {
+			t.Fatalf("Recover: %v", err)
+		}
+		tx := d.Txn(ue.Table)
+		if tx == nil || tx.Label != ue.Label || tx.TxnID != ue.TxnID || ue.Txns != len(d.Txns) {
+			t.Fatalf("unresolved %+v does not name a txn of decision %+v", ue, d)
+		}
+		assume := checkpoint.ResolvedAborted
+		if ue.Table == visible.Table {
+			assume = checkpoint.ResolvedVisible
+		}
+		s, err := checkpoint.OpenFile(e.dir, e.owner())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = loader.ResolveAssume(ctx, s, ue.CheckpointID, assume, loader.ResolveBy("tester"), loader.ResolveTable(ue.Table))
+		s.Close()
+		if err != nil {
+			t.Fatalf("ResolveAssume %s table %s: %v", assume, ue.Table, err)
+		}
+	}
+	e.checkMultiExactlyOnce(n)
+}

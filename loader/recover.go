@@ -331,7 +331,8 @@ func (l *Loader) recoverTxn(ctx context.Context, st *checkpoint.State, d *checkp
 		}
 		l.knob(t.Label, s, "unresolved")
 		now := l.clock.Now()
-		return "", s, &UnresolvedError{CheckpointID: d.ID, Label: t.Label, TxnID: t.TxnID, DecidedAt: d.DecidedAt,
+		return "", s, &UnresolvedError{CheckpointID: d.ID, Table: t.Table, Label: t.Label, TxnID: t.TxnID,
+			Txns: len(d.Txns), DecidedAt: d.DecidedAt,
 			Age: now.Sub(d.DecidedAt), Start: d.Start, End: d.End}
 	}
 }
