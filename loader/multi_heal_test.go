@@ -338,3 +338,77 @@ func TestMultiTableResolveEachTxnThenHeal(t *testing.T) {
 	}
 	e.checkMultiExactlyOnce(n)
 }
+
+// A checkpoint's dead-lettered count is on the ledger entries of its
+// decision's first txn (m0 here). A heal that keeps that txn committed
+// writes no new entry for it and 0 dead letters on the healed txn's, so
+// the latest entry of each txn (what verify sums) still counts the
+// checkpoint's dead letters once; the heal's decision records its own
+// count.
+func TestMultiTableHealCountsDeadLettersOnce(t *testing.T) {
+	t.Parallel()
+	const n, every, dead = 12, 6, 3
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	drive := func(l *loader.Loader, from int) error {
+		for i := from; i < n; i++ {
+			if err := l.WriteTo(ctx, multiTable(i), row(i)); err != nil {
+				return err
+			}
+			if (i+1)%every == 0 {
+				if err := l.CheckpointWith(ctx, pos(i+1), loader.CheckpointInfo{DeadLettered: dead}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	l := e.open(func(c *loader.Config) { c.Failpoints = crashAt(t, loader.FailAfterDecide, 1) })
+	recoverTo(t, ctx, l, 0)
+	if err := drive(l, 0); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("drive: %v, want a crash after decision 2", err)
+	}
+	l.Close(ctx)
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := st.Decided
+	victim := d.Txns[1] // m3; Txns[0] (m0) carries the dead letters
+	if err := e.client.AbortTxn(ctx, testDB, victim.TxnID); err != nil {
+		t.Fatal(err)
+	}
+	l = e.open()
+	recoverTo(t, ctx, l, every)
+	if err := drive(l, every); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.checkMultiExactlyOnce(n)
+	entries, _, err := ledger.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest := map[string]ledger.Entry{}
+	for _, en := range entries {
+		if en.Checkpoint == 2 && en.Event != ledger.EventAborted {
+			latest[en.Label] = en
+		}
+	}
+	var sum int64
+	for _, en := range latest {
+		sum += en.DeadLettered
+	}
+	if len(latest) != len(d.Txns) || sum != dead {
+		t.Errorf("checkpoint 2's latest entry per txn %+v: %d dead letters, want %d once", latest, sum, dead)
+	}
+	st, err = checkpoint.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := st.Decided.Counts; st.Decided.ID != 2 || c == nil || c.DeadLettered != dead {
+		t.Errorf("healed decision %+v, want %d dead letters", st.Decided, dead)
+	}
+}
