@@ -296,7 +296,10 @@ func (l *Loader) Write(ctx context.Context, row []byte) error {
 // While a checkpoint heals (Healing), rows of a table whose txn of the
 // healed decision is committed are skipped (counted in the ledger), and a
 // row of a table the decision has no txn of is refused: routing changed
-// since the decision. Checkpoint refuses to decide a heal whose replay
+// since the decision. A row of a table Doris does not have, other than
+// Config.Table, is refused with an *UnknownTableError that does not end
+// the checkpoint (outside a heal; a missing Config.Table fails the
+// checkpoint, as it always did). Checkpoint refuses to decide a heal whose replay
 // does not match the decision table by table (*HealMismatchError). ctx bounds this call; the load itself runs until
 // Checkpoint or Close. An error wrapping ErrNeedRecover means the
 // checkpoint failed and every txn of it was aborted.
@@ -342,6 +345,9 @@ func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error
 	}
 	if err != nil {
 		if err = l.restartOnConflict(ctx, tl, err, func() error { return tl.s.flush(ctx) }); err != nil {
+			if first && a.heal == nil && tt != l.owner && errors.Is(err, doris.ErrNotFound) && tl.s.unread() {
+				return l.dropUnknown(a, tl, err) // no such table: the row's error, not the checkpoint's
+			}
 			return l.fail(ctx, a, "stream", fmt.Errorf("table %s label %s: %w", tt.name, tl.label, err), true)
 		}
 	}

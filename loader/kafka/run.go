@@ -410,11 +410,16 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
 	if err == nil && c.cfg.Routing.Enabled() {
 		table, err = c.cfg.Routing.route(r)
 	}
-	switch {
-	case err == nil:
-		if err := c.write(ctx, table, row); err != nil {
+	var unknown *loader.UnknownTableError
+	if err == nil {
+		// A routed table Doris does not have is the record's error (dead
+		// letter, or a refusal naming it), not the checkpoint's.
+		if err = c.write(ctx, table, row); err != nil && (table == "" || !errors.As(err, &unknown)) {
 			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
+	}
+	switch {
+	case err == nil:
 		c.pend.rows++
 		c.pend.rowBytes += int64(len(row))
 		t.rows++
