@@ -295,11 +295,12 @@ func (l *Loader) Write(ctx context.Context, row []byte) error {
 // written in the previous checkpoint was announced with its decision.
 // While a checkpoint heals (Healing), rows of a table whose txn of the
 // healed decision is committed are skipped (counted in the ledger), and a
-// row of a table the decision has no txn of is refused: routing changed
-// since the decision. A row of a table Doris does not have, other than
-// Config.Table, is refused with an *UnknownTableError that does not end
-// the checkpoint (outside a heal; a missing Config.Table fails the
-// checkpoint, as it always did). Checkpoint refuses to decide a heal whose replay
+// row of a table the decision has no txn of is refused (*UnknownTableError
+// with HealOf; with a decision without counts, the heal fails: routing
+// changed since the decision). A row of a table Doris does not have, other
+// than Config.Table, is refused with an *UnknownTableError that does not
+// end the checkpoint (a missing Config.Table fails the checkpoint, as it
+// always did). Checkpoint refuses to decide a heal whose replay
 // does not match the decision table by table (*HealMismatchError). ctx bounds this call; the load itself runs until
 // Checkpoint or Close. An error wrapping ErrNeedRecover means the
 // checkpoint failed and every txn of it was aborted.
@@ -327,6 +328,12 @@ func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error
 					}
 					a.skipped[tt.name]++ // its txn is committed
 					return nil
+				}
+				if tt != l.owner && healCounted(&h.d) {
+					// No row of it was loaded by the decision: its records
+					// were refused then (UnknownTableError); a routing
+					// change shows in the counts (checkHeal).
+					return &UnknownTableError{Table: tt.name, HealOf: a.id}
 				}
 				return l.fail(ctx, a, "heal", fmt.Errorf("heal of checkpoint %d: a row routes to table %s, which the "+
 					"decision has no txn of (its txns: %s): the routing changed since the checkpoint was decided; "+
