@@ -412,3 +412,33 @@ func TestMultiTableHealCountsDeadLettersOnce(t *testing.T) {
 		t.Errorf("healed decision %+v, want %d dead letters", st.Decided, dead)
 	}
 }
+
+// With a decision without counts a replay cannot be compared with it, so
+// a heal row of a table the decision has no txn of still fails the heal
+// at once (the routing changed), rather than being refused as a row the
+// decision did not load; with the routing of the decision it heals.
+func TestMultiTableHealWithoutCountsRefusesTableWithoutTxn(t *testing.T) {
+	t.Parallel()
+	const n, every = 12, 6
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	e.crashRunMulti(ctx, crashAt(t, loader.FailAfterDecide, 1), n, every)
+	stripCounts(t, e)
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.AbortTxn(ctx, testDB, st.Decided.Txns[1].TxnID); err != nil {
+		t.Fatal(err)
+	}
+	l := e.open()
+	defer l.Close(ctx)
+	recoverTo(t, ctx, l, every)
+	err = l.WriteTo(ctx, "m1", row(6)) // m1 has no txn in decision 2 (m0, m3, m4)
+	var ut *loader.UnknownTableError
+	if !errors.Is(err, loader.ErrNeedRecover) || errors.As(err, &ut) {
+		t.Fatalf("heal row for m1 = %v, want the heal failed (routing changed)", err)
+	}
+	e.checkNoRunningTxn()
+	healAgain(t, e, ctx, l)
+}
