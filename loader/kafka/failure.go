@@ -72,6 +72,12 @@ func unfixableOf(err error, topic string) (unfixable, bool) {
 			what: "the checkpoint store in job.data_dir cannot be written durably",
 			fix:  "check the disk of job.data_dir (space, permissions, read-only mount, I/O errors), then start again"}, true
 	}
+	var hm *loader.HealMismatchError
+	if errors.As(err, &hm) {
+		return unfixable{kind: "heal-mismatch",
+			what: fmt.Sprintf("the replay of checkpoint %d does not match its decision (table %s)", hm.CheckpointID, hm.Table),
+			fix:  "restore the routing (and the source data) of the time the checkpoint was decided"}, true
+	}
 	return unfixable{}, false
 }
 

@@ -412,16 +412,21 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	if err == nil && c.cfg.Routing.Enabled() {
 		table, err = c.cfg.Routing.route(r)
 	}
-	switch {
-	case err == nil:
-		if c.o.evolver != nil {
-			if row, err = c.evolve(ctx, r, row, cut); err != nil {
-				return err
-			}
+	var unknown *loader.UnknownTableError
+	if err == nil && c.o.evolver != nil {
+		if row, err = c.evolve(ctx, r, row, cut); err != nil {
+			return err
 		}
-		if err := c.write(ctx, table, row); err != nil {
+	}
+	if err == nil {
+		// A routed table Doris does not have is the record's error (dead
+		// letter, or a refusal naming it), not the checkpoint's.
+		if err = c.write(ctx, table, row); err != nil && (table == "" || !errors.As(err, &unknown)) {
 			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
+	}
+	switch {
+	case err == nil:
 		c.pend.rows++
 		c.pend.rowBytes += int64(len(row))
 		t.rows++
