@@ -81,10 +81,20 @@ type Connector struct {
 	inDrain bool
 	// fail is the current run of failures.
 	fail failureRun
+	// dlPartitions and dlMaxBytes are the dead-letter topic's partition
+	// count and the largest dead letter it takes (read at start); dlLog
+	// rate-limits the dead-letter warnings.
+	dlPartitions int32
+	dlMaxBytes   int64
+	dlLog        deadLetterLog
 }
 
 type pending struct {
 	records, rows, rowBytes, deadLettered, tombstones int64
+	// letters are the open checkpoint's dead letters, staged with its
+	// decision (WithDeadLetterStager); letterBytes their size.
+	letters     []*kgo.Record
+	letterBytes int64
 }
 
 // New validates cfg and returns a Connector that will drive sink (a
@@ -117,8 +127,11 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 				"(named once; every occurrence is counted in unknown_fields)", "field", name, "topic", topic)
 		})
 	}
+	if cfg.DeadLetterTopic != "" && o.stager == nil && !cfg.DeadLetterAtLeastOnce {
+		return nil, fmt.Errorf("kafka connector config: %w", ErrDeadLetterNeedsStager)
+	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
-		fence: newFence()}
+		fence: newFence(), dlLog: deadLetterLog{every: o.dlLogEvery}}
 	if o.knobs != nil {
 		c.knobs = *o.knobs
 	}

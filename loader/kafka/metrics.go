@@ -46,6 +46,7 @@ type Metrics struct {
 	parts map[int32]*partitionPos
 
 	stall stallState
+	dl    deadLetterCounts
 }
 
 // PartitionPosition is what the connector knows about one partition's

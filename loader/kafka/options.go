@@ -31,6 +31,8 @@ type options struct {
 	startStore    StartStore
 	fenceCheck    func(context.Context) error
 	fenceEvery    time.Duration
+	stager        DeadLetterStager
+	dlLogEvery    time.Duration
 }
 
 func defaultOptions() options {
@@ -43,6 +45,7 @@ func defaultOptions() options {
 		commitTimeout: 10 * time.Second,
 		drainTimeout:  DefaultDrainTimeout,
 		failFast:      DefaultFailFastAfter,
+		dlLogEvery:    DefaultDeadLetterLogInterval,
 	}
 }
 

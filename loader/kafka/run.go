@@ -44,6 +44,9 @@ import (
 //     checkpoint store); a checkpoint Doris refuses for its data ends it at
 //     once with a *RejectedError (no retry: the same rows fail the same
 //     way).
+//   - Before anything is read, a configured dead-letter topic is checked:
+//     missing (without Config.DeadLetterCreate) or not writable ends Run
+//     with a *DeadLetterTopicError.
 //   - Other terminal errors: a *RecordError (no dead-letter topic), a
 //     *DeadLetterError, a lost Kafka position (offset out of range, data
 //     loss), a loader error that Recover cannot fix (crash, fencing,
@@ -98,6 +101,10 @@ func (c *Connector) Run(ctx context.Context) error {
 var errCommitFailed = errors.New("the background commit of the last decided checkpoint failed")
 
 func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error {
+	defer func() { c.dlLog.flush(c.o.logger, c.o.clock.Now(), c.cfg.DeadLetterTopic) }()
+	if err := c.checkDeadLetterTopic(dctx); err != nil {
+		return c.stopped(ctx, dctx, err)
+	}
 	raw, err := c.recoverSink(dctx, false)
 	if err == nil {
 		err = c.begin(dctx, raw)
@@ -423,11 +430,9 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
 		if c.cfg.DeadLetterTopic == "" {
 			return rerr
 		}
-		if err := c.deadLetter(ctx, r, rerr); err != nil {
+		if err := c.deadLetter(ctx, r, ReasonConvert, "", rerr); err != nil {
 			return err
 		}
-		c.pend.deadLettered++
-		c.metrics.DeadLettered.Add(1)
 	}
 	c.pend.records++
 	t.records++
@@ -454,7 +459,8 @@ func (c *Connector) timerFired() bool {
 // capped reports whether the open checkpoint reached its row or byte cap.
 func (c *Connector) capped() bool {
 	return (c.cfg.CheckpointMaxRows > 0 && c.pend.rows >= c.cfg.CheckpointMaxRows) ||
-		(c.cfg.CheckpointMaxBytes > 0 && c.pend.rowBytes >= c.cfg.CheckpointMaxBytes)
+		(c.cfg.CheckpointMaxBytes > 0 && c.pend.rowBytes >= c.cfg.CheckpointMaxBytes) ||
+		c.pend.letterBytes >= c.cfg.DeadLetterBufferBytes
 }
 
 // checkpoint decides the records consumed so far: ld.Checkpoint(next).
@@ -464,11 +470,13 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode position: %w", err)
 	}
+	c.stageDeadLetters()
 	err = c.sink.CheckpointWith(ctx, raw, loader.CheckpointInfo{DeadLettered: c.pend.deadLettered})
 	st := CheckpointStats{Start: c.start, End: end, Records: c.pend.records, Rows: c.pend.rows, RowBytes: c.pend.rowBytes,
 		DeadLettered: c.pend.deadLettered, Tombstones: c.pend.tombstones, Err: err}
 	c.timerC, c.fired = nil, false
 	if err != nil {
+		c.unstageDeadLetters()
 		// Counted in CheckpointFailures by the caller (failed, drain), like
 		// failures while streaming.
 		if c.o.onCheckpoint != nil {

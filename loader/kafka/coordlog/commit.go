@@ -23,6 +23,15 @@ import (
 // backoff. Fencing returns a *FencedError (ErrFenced) at once, and so does
 // every later call.
 func (l *Log) Commit(ctx context.Context, value []byte, offs *Offsets) error {
+	return l.CommitWith(ctx, value, offs, nil)
+}
+
+// CommitWith is Commit producing extra records (each with its topic and
+// partition set; the client's partitioner is manual) in the same
+// transaction: they become visible to read_committed readers together with
+// the state record and the offsets, or not at all. Every attempt produces
+// them again in its own transaction.
+func (l *Log) CommitWith(ctx context.Context, value []byte, offs *Offsets, extra []*kgo.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usable(); err != nil {
@@ -44,11 +53,11 @@ func (l *Log) Commit(ctx context.Context, value []byte, offs *Offsets) error {
 				return err
 			}
 		}
-		err := l.commitOnce(ctx, value, offs)
+		err := l.commitOnce(ctx, value, offs, extra)
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, ErrFenced) || l.unresolved != nil || !retriable(err) || attempt >= l.cfg.Attempts || ctx.Err() != nil {
+		if errors.Is(err, ErrFenced) || errors.Is(err, ErrCrashed) || l.unresolved != nil || !retriable(err) || attempt >= l.cfg.Attempts || ctx.Err() != nil {
 			return fmt.Errorf("coordinator log %s: commit (attempt %d of at most %d): %w", l.topic, attempt, l.cfg.Attempts, err)
 		}
 		l.log.Warn("coordinator log: transaction failed; retrying", "state_topic", l.topic, "attempt", attempt, "err", err)
@@ -68,8 +77,9 @@ func retriable(err error) bool {
 		errors.Is(err, kerr.OperationNotAttempted)
 }
 
-// commitOnce runs one transaction: produce, commit offsets, end.
-func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets) error {
+// commitOnce runs one transaction: produce (extra, then the state
+// record), commit offsets, end.
+func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets, extra []*kgo.Record) error {
 	if err := l.cl.BeginTransaction(); err != nil {
 		return l.classify(fmt.Errorf("begin transaction: %w", err))
 	}
@@ -77,6 +87,11 @@ func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets) error
 		{Key: HeaderFormat, Value: []byte(formatHeader())},
 		{Key: HeaderIncarnation, Value: []byte(l.inc.Token)},
 	}}
+	if len(extra) > 0 {
+		if err := produceAll(ctx, l.cl, extra); err != nil {
+			return l.abort(ctx, err)
+		}
+	}
 	if err := l.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		return l.abort(ctx, fmt.Errorf("produce the state record: %w", err))
 	}
@@ -85,8 +100,38 @@ func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets) error
 			return l.abort(ctx, err)
 		}
 	}
+	if len(extra) > 0 {
+		if err := l.fire(FailDeadLettersProduced); err != nil {
+			return err // crashed: the transaction stays open, as a killed process leaves it
+		}
+	}
 	if err := l.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return l.abort(ctx, fmt.Errorf("end transaction (commit): %w", err))
+	}
+	if len(extra) > 0 {
+		if err := l.fire(FailDeadLettersCommitted); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// produceAll produces recs (copies: a failed attempt's records are
+// produced again by the next one) and waits for every acknowledgement.
+func produceAll(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) error {
+	cp := make([]*kgo.Record, len(recs))
+	for i, r := range recs {
+		cp[i] = &kgo.Record{Topic: r.Topic, Partition: r.Partition, Key: r.Key, Value: r.Value, Headers: r.Headers,
+			Timestamp: r.Timestamp}
+	}
+	var errs []error
+	for _, pr := range cl.ProduceSync(ctx, cp...) {
+		if pr.Err != nil && len(errs) < maxListedPartitions {
+			errs = append(errs, fmt.Errorf("%s/%d: %w", pr.Record.Topic, pr.Record.Partition, pr.Err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("produce %d dead letters in the transaction: %w", len(recs), errors.Join(errs...))
 	}
 	return nil
 }

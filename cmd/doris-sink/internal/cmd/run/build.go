@@ -112,6 +112,10 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	if startStore != nil {
 		opts = append(opts, kafka.WithStartStore(startStore))
 	}
+	if sg, ok := startStore.(kafka.DeadLetterStager); ok && cfg.Records.DeadLetterTopic != "" &&
+		cfg.Records.DeadLetterDelivery != config.DeadLetterAtLeastOnce {
+		opts = append(opts, kafka.WithDeadLetterStager(sg))
+	}
 	if fc, ok := startStore.(fenceChecker); ok {
 		opts = append(opts, kafka.WithFenceCheck(fc.CheckFenced, d.FenceCheckInterval))
 	}
@@ -130,15 +134,18 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 // connectorConfig maps the kafka.*, records.* and delivery.* keys.
 func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	kc := kafka.Config{
-		Brokers:            cfg.Kafka.Brokers,
-		Topic:              cfg.Kafka.Topic,
-		Group:              cfg.Kafka.Group,
-		Format:             cfg.Records.Format,
-		DeadLetterTopic:    cfg.Records.DeadLetterTopic,
-		Delete:             deleteConfig(cfg),
-		CheckpointInterval: cfg.Delivery.CheckpointInterval,
-		CheckpointMaxBytes: int64(cfg.Delivery.CheckpointMaxBytes),
-		CheckpointMaxRows:  cfg.Delivery.CheckpointMaxRows,
+		Brokers:               cfg.Kafka.Brokers,
+		Topic:                 cfg.Kafka.Topic,
+		Group:                 cfg.Kafka.Group,
+		Format:                cfg.Records.Format,
+		DeadLetterTopic:       cfg.Records.DeadLetterTopic,
+		DeadLetterAtLeastOnce: cfg.Records.DeadLetterDelivery == config.DeadLetterAtLeastOnce,
+		DeadLetterCreate:      cfg.Records.DeadLetterCreate,
+		DeadLetterBufferBytes: cfg.Records.DeadLetterBufferBytes,
+		Delete:                deleteConfig(cfg),
+		CheckpointInterval:    cfg.Delivery.CheckpointInterval,
+		CheckpointMaxBytes:    int64(cfg.Delivery.CheckpointMaxBytes),
+		CheckpointMaxRows:     cfg.Delivery.CheckpointMaxRows,
 		Metadata: kafka.MetadataColumns{
 			Topic:     cfg.Records.MetadataColumns["topic"],
 			Partition: cfg.Records.MetadataColumns["partition"],
