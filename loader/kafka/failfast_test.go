@@ -245,7 +245,12 @@ func TestRejectedRowsStopWithoutRetry(t *testing.T) {
 			e.produce(&kgo.Record{Value: fmt.Appendf(nil, `{"id":7,"v":"%s"}`, strings.Repeat("x", 40))})
 			e.produceIDs(8, 10, 1)
 			cfg := e.config()
-			cfg.DeadLetterTopic = dlt
+			cfg.DeadLetterTopic, cfg.DeadLetterAtLeastOnce = dlt, true
+			if dlt != "" {
+				if _, err := e.adm.CreateTopic(ctxFor(t), 1, 1, nil, dlt); err != nil {
+					t.Fatal(err)
+				}
+			}
 			c := e.connector(cfg, nil)
 			drainAt(c, e.end(testTopic), nil)
 			err := c.Run(ctxFor(t))
