@@ -87,6 +87,9 @@ type Connector struct {
 	dlPartitions int32
 	dlMaxBytes   int64
 	dlLog        deadLetterLog
+	// check is the row pre-check (WithRowCheck with a dead-letter topic);
+	// nil: off.
+	check *rowCheck
 }
 
 type pending struct {
@@ -134,6 +137,15 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 		fence: newFence(), dlLog: deadLetterLog{every: o.dlLogEvery}}
 	if o.knobs != nil {
 		c.knobs = *o.knobs
+	}
+	if o.checkTable != nil && cfg.DeadLetterTopic != "" {
+		var why string
+		if c.check, why = newRowCheck(o.checkTable, o.checkProps, cfg.Format, cfg.Delete); c.check == nil {
+			o.logger.Warn("rows are not pre-checked against the table: Doris alone decides which it refuses", "why", why)
+		} else {
+			o.logger.Info("rows are pre-checked against the table: those Doris would refuse are dead-lettered",
+				"table", o.checkTable.Name, "strict_mode", c.check.strict)
+		}
 	}
 	c.adminCl, err = kgo.NewClient(c.baseOpts()...)
 	if err != nil {

@@ -136,8 +136,9 @@ func (e *RejectedError) Error() string {
 		"table (column types, NOT NULL, missing columns) or doris.properties (columns, jsonpaths, strict_mode), or raise " +
 		"doris.properties.max_filter_ratio deliberately to load the rest without the filtered rows; then start again")
 	if e.DeadLetterTopic != "" {
-		fmt.Fprintf(&b, ". records.dead_letter_topic %s receives only records that cannot be converted: rows Doris "+
-			"rejects are not dead-lettered yet", e.DeadLetterTopic)
+		fmt.Fprintf(&b, ". records.dead_letter_topic %s receives records that cannot be converted and rows the "+
+			"pre-check against the table's schema finds Doris would refuse; these rows passed the pre-check (or it is "+
+			"off: see the start-up log), so they are not dead-lettered", e.DeadLetterTopic)
 	}
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/doris/schema"
 	"github.com/doris-sink/doris-sink/loader"
 )
 
@@ -33,6 +34,8 @@ type options struct {
 	fenceEvery    time.Duration
 	stager        DeadLetterStager
 	dlLogEvery    time.Duration
+	checkTable    *schema.Table
+	checkProps    map[string]string
 }
 
 func defaultOptions() options {

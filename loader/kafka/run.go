@@ -413,6 +413,14 @@ func (t *tally) flush(m *Metrics) {
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
 	row, err := c.conv.Convert(r)
+	if err == nil && c.check != nil {
+		if v, ok := c.check.check(row); !ok {
+			if err := c.rejectRow(ctx, r, v); err != nil {
+				return err
+			}
+			return c.counted(r, t)
+		}
+	}
 	switch {
 	case err == nil:
 		if err := c.sink.Write(ctx, row); err != nil {
@@ -434,6 +442,12 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
 			return err
 		}
 	}
+	return c.counted(r, t)
+}
+
+// counted counts r as consumed by the open checkpoint (starting its
+// interval timer).
+func (c *Connector) counted(r *kgo.Record, t *tally) error {
 	c.pend.records++
 	t.records++
 	t.bytes += int64(len(r.Value))
