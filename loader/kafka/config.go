@@ -102,6 +102,13 @@ type Config struct {
 	// (records.dead_letter_buffer_bytes). Default
 	// DefaultDeadLetterBufferBytes.
 	DeadLetterBufferBytes int64
+	// BisectMaxFailures bounds the refused loads spent finding the rows
+	// Doris refuses in one range (with a dead-letter topic): each burns a
+	// label and an aborted transaction; about log2(rows) are needed per
+	// refused row. When it is spent Run stops with a *RejectedError
+	// (records.dead_letter_max_bisect_loads). Default
+	// DefaultBisectMaxFailures; negative: no bisection.
+	BisectMaxFailures int
 	// CheckpointInterval bounds the time from the first record of a
 	// checkpoint to its barrier (delivery.checkpoint_interval). Default
 	// DefaultCheckpointInterval.
@@ -156,6 +163,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.ClientID == "" {
 		c.ClientID = "doris-sink"
+	}
+	if c.BisectMaxFailures == 0 {
+		c.BisectMaxFailures = DefaultBisectMaxFailures
 	}
 	if c.DeadLetterBufferBytes == 0 {
 		c.DeadLetterBufferBytes = DefaultDeadLetterBufferBytes

@@ -90,6 +90,10 @@ type Connector struct {
 	// check is the row pre-check (WithRowCheck with a dead-letter topic);
 	// nil: off.
 	check *rowCheck
+	// bisect is a bisection of a range Doris refused (nil: none); refused
+	// the records it found, dead-lettered whenever they are read again.
+	bisect  *bisectState
+	refused map[recKey]string
 }
 
 type pending struct {
@@ -98,6 +102,8 @@ type pending struct {
 	// decision (WithDeadLetterStager); letterBytes their size.
 	letters     []*kgo.Record
 	letterBytes int64
+	// lastRow is the record of the last row written.
+	lastRow recKey
 }
 
 // New validates cfg and returns a Connector that will drive sink (a

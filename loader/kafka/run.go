@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
@@ -212,6 +213,12 @@ func (c *Connector) failed(ctx, dctx context.Context, cause error) error {
 // after the fail-fast grace; nil to retry.
 func (c *Connector) stopFor(cause error) error {
 	if re := c.rejected(cause); re != nil {
+		if c.bisectRejected(re) {
+			c.fail.n++
+			c.fail.last = cause
+			c.metrics.SetStall(c.o.clock.Now(), fmt.Sprintf("Doris refused rows of label %s: bisecting to dead-letter them", re.Label), false)
+			return nil
+		}
 		c.fail.n++
 		c.fail.last = cause
 		c.metrics.SetStall(c.o.clock.Now(), fmt.Sprintf("Doris rejected the rows of label %s for their data", re.Label), true)
@@ -412,6 +419,16 @@ func (t *tally) flush(m *Metrics) {
 // The caller skips records read before and advances the partition's next
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
+	if c.refused != nil {
+		if why, ok := c.refusedRow(r); ok {
+			rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format,
+				Err: fmt.Errorf("Doris refused the row at precommit: %s", why)}
+			if err := c.deadLetter(ctx, r, ReasonRejected, "", rerr); err != nil {
+				return err
+			}
+			return c.counted(r, t)
+		}
+	}
 	row, err := c.conv.Convert(r)
 	if err == nil && c.check != nil {
 		if v, ok := c.check.check(row); !ok {
@@ -427,6 +444,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
 			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
 		c.pend.rows++
+		c.pend.lastRow = recKey{r.Partition, r.Offset}
 		c.pend.rowBytes += int64(len(row))
 		t.rows++
 		t.rowBytes += int64(len(row))
@@ -474,7 +492,8 @@ func (c *Connector) timerFired() bool {
 func (c *Connector) capped() bool {
 	return (c.cfg.CheckpointMaxRows > 0 && c.pend.rows >= c.cfg.CheckpointMaxRows) ||
 		(c.cfg.CheckpointMaxBytes > 0 && c.pend.rowBytes >= c.cfg.CheckpointMaxBytes) ||
-		c.pend.letterBytes >= c.cfg.DeadLetterBufferBytes
+		c.pend.letterBytes >= c.cfg.DeadLetterBufferBytes ||
+		(c.bisect != nil && c.pend.rows >= c.bisect.limit)
 }
 
 // checkpoint decides the records consumed so far: ld.Checkpoint(next).
@@ -501,6 +520,7 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	c.metrics.Checkpoints.Add(1)
 	c.metrics.setLoaded(end.Offsets)
 	c.start, c.pend = end, pending{}
+	c.bisectDecided(end.Offsets)
 	c.setDecided(end)
 	c.progress()
 	if c.o.onCheckpoint != nil {
@@ -516,7 +536,7 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 // decided checkpoint Doris aborted is healed at once.
 func (c *Connector) recoverAndRewind(ctx context.Context, cause error) error {
 	c.o.logger.Warn("checkpoint failed; recovering and rewinding", "failures", c.fail.n, "err", cause)
-	wait := !errors.Is(cause, errCommitFailed) || c.fail.n > 1
+	wait := (!errors.Is(cause, errCommitFailed) || c.fail.n > 1) && !(c.bisect != nil && errors.Is(cause, doris.ErrDataQuality))
 	raw, err := c.recoverSink(ctx, wait)
 	if err != nil {
 		return errors.Join(cause, err)

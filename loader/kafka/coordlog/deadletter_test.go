@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,6 +28,12 @@ type dlEnv struct {
 	srv    *doristest.Server
 	client *doris.Client
 	dir    string
+	// maxRows is the processes' checkpoint row cap (default 4).
+	maxRows int64
+	// refused are the indexes produce makes rows Doris refuses.
+	refused map[int]bool
+	// bisectMax is the processes' Config.BisectMaxFailures (0: default).
+	bisectMax int
 }
 
 const dlTopic = "orders-dlq"
@@ -51,7 +58,7 @@ func newDLEnv(t *testing.T, opts ...kfake.Opt) *dlEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	return &dlEnv{t: t, kc: kc, srv: srv, client: client, dir: t.TempDir()}
+	return &dlEnv{t: t, kc: kc, srv: srv, client: client, dir: t.TempDir(), maxRows: 4}
 }
 
 // produce writes n records to partition 0 of orders: every one whose
@@ -69,6 +76,11 @@ func (e *dlEnv) produce(n int, bad map[int]bool) []string {
 	var bads []string
 	for i := range n {
 		v := fmt.Sprintf(`{"id":%d,"v":"v%d"}`, i, i)
+		if e.refused[i] {
+			// Longer than VARCHAR(32): Doris filters it (no pre-check here).
+			v = fmt.Sprintf(`{"id":%d,"v":"%0100d"}`, i, i)
+			bads = append(bads, v)
+		}
 		if bad[i] {
 			v = fmt.Sprintf("bad record %d", i)
 			bads = append(bads, v)
@@ -114,7 +126,8 @@ func (e *dlEnv) process(drainAt int64, fps *loader.Failpoints, failpoint func(st
 		}
 	}}
 	kcfg := kafka.Config{Brokers: e.kc.ListenAddrs(), Topic: "orders", Group: "g-dl", Format: kafka.FormatJSON,
-		CheckpointInterval: time.Hour, CheckpointMaxRows: 4, PartitionRefresh: -1, DeadLetterTopic: dlTopic}
+		CheckpointInterval: time.Hour, CheckpointMaxRows: e.maxRows, PartitionRefresh: -1, DeadLetterTopic: dlTopic,
+		BisectMaxFailures: e.bisectMax}
 	p.conn, err = kafka.New(kcfg, ld, append([]kafka.Opt{kafka.WithRecoverBackoff(0, 0), kafka.WithStartStore(st),
 		kafka.WithDeadLetterStager(st), kafka.WithTestingKnobs(knobs),
 		kafka.WithKgoOpts(kgo.FetchMaxWait(20 * time.Millisecond))}, opts...)...)
@@ -317,4 +330,55 @@ func TestDeadLettersNotRepeatedByAHeal(t *testing.T) {
 		t.Fatalf("ledger healed entries %v, want one", healed)
 	}
 	e.checkExactlyOnce(14, testBad, bads)
+}
+
+// Issue 11: a row Doris refuses (here: longer than VARCHAR(32), with no
+// pre-check) failed the checkpoint forever. With a dead-letter topic the
+// refused range is bisected: re-read in checkpoints half as large after
+// each refusal until a one-row checkpoint is refused; that record is
+// dead-lettered (reason "rejected", exactly once, with the decision that
+// skips it) and every other record loads exactly once. The refused loads
+// stay within about log2(rows) per refused row.
+func TestRowsDorisRefusesAreBisectedAndDeadLettered(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.maxRows = 32
+	e.refused = map[int]bool{7: true, 23: true, 24: true}
+	const n = 70
+	bads := e.produce(n, map[int]bool{40: true})
+	p := e.process(n, nil, nil)
+	if err := p.conn.Run(ctxT(t)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	bad := map[int]bool{7: true, 23: true, 24: true, 40: true}
+	e.checkExactlyOnce(n, bad, bads)
+	failures := p.conn.Metrics().CheckpointFailures.Load()
+	// Each refused row costs about log2(32) + 1 = 6 refused loads.
+	if failures < 3 || failures > 3*6+2 {
+		t.Fatalf("%d refused loads for 3 refused rows in checkpoints of 32, want 3 to %d", failures, 3*6+2)
+	}
+	if got := p.conn.Metrics().DeadLetteredByReason()[kafka.ReasonRejected]; got < 3 {
+		t.Fatalf("dead letters of reason rejected: %d, want at least the 3 rows", got)
+	}
+	t.Logf("3 rows Doris refuses among %d records (checkpoints of %d rows): %d refused loads (labels burnt)", n, e.maxRows, failures)
+}
+
+// Bisection is bounded: once it spent records.dead_letter_max_bisect_loads
+// refused loads, Run stops with the *RejectedError, which says so; nothing
+// of the refused range is lost (a restart resumes from the last decision).
+func TestBisectionBudgetStops(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.maxRows, e.bisectMax = 32, 2
+	e.refused = map[int]bool{20: true}
+	e.produce(40, nil)
+	p := e.process(40, nil, nil)
+	err := p.conn.Run(ctxT(t))
+	var re *kafka.RejectedError
+	if !errors.As(err, &re) || re.BisectFailures != 2 || !strings.Contains(err.Error(), "records.dead_letter_max_bisect_loads") {
+		t.Fatalf("Run: %v, want a *RejectedError saying bisection spent its 2 refused loads", err)
+	}
+	if n := p.conn.Metrics().CheckpointFailures.Load(); n != 3 {
+		t.Fatalf("%d refused loads, want 3 (the first and the budget of 2)", n)
+	}
 }

@@ -191,6 +191,9 @@ type Records struct {
 	DeadLetterCreate bool `json:"dead_letter_create,omitempty"`
 	// DeadLetterBufferBytes bounds one checkpoint's staged dead letters.
 	DeadLetterBufferBytes int64 `json:"dead_letter_buffer_bytes,omitempty"`
+	// DeadLetterMaxBisectLoads bounds the refused loads spent bisecting a
+	// range Doris refuses; 0 turns bisection off.
+	DeadLetterMaxBisectLoads int `json:"dead_letter_max_bisect_loads"`
 	// Delete marks json records as deletes (records.delete.*).
 	Delete Delete `json:"delete"`
 }

@@ -305,6 +305,9 @@ func (c *Config) validate(need Need) error {
 	default:
 		bad("records.dead_letter_delivery", dd, "want exactly_once or at_least_once")
 	}
+	if n := c.Records.DeadLetterMaxBisectLoads; n < 0 || n > 1000 {
+		bad("records.dead_letter_max_bisect_loads", fmt.Sprint(n), "want 0 (off) to 1000")
+	}
 	if c.Records.DeadLetterBufferBytes < 0 {
 		bad("records.dead_letter_buffer_bytes", fmt.Sprint(c.Records.DeadLetterBufferBytes), "must not be negative")
 	}

@@ -142,6 +142,7 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 		DeadLetterAtLeastOnce: cfg.Records.DeadLetterDelivery == config.DeadLetterAtLeastOnce,
 		DeadLetterCreate:      cfg.Records.DeadLetterCreate,
 		DeadLetterBufferBytes: cfg.Records.DeadLetterBufferBytes,
+		BisectMaxFailures:     bisectLoads(cfg.Records.DeadLetterMaxBisectLoads),
 		Delete:                deleteConfig(cfg),
 		CheckpointInterval:    cfg.Delivery.CheckpointInterval,
 		CheckpointMaxBytes:    int64(cfg.Delivery.CheckpointMaxBytes),
@@ -186,4 +187,14 @@ func retryOpts(cfg *config.Config) []kafka.Opt {
 		opts = append(opts, kafka.WithFailFastAfter(cfg.Delivery.FailFastAfter))
 	}
 	return opts
+}
+
+// bisectLoads maps records.dead_letter_max_bisect_loads (0: off, also in
+// a Config built without Load) to kafka.Config.BisectMaxFailures
+// (negative: off).
+func bisectLoads(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
