@@ -422,7 +422,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
 	if c.refused != nil {
 		if why, ok := c.refusedRow(r); ok {
 			rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format,
-				Err: fmt.Errorf("Doris refused the row at precommit: %s", why)}
+				Err: fmt.Errorf("refused by Doris at precommit: %s", why)}
 			if err := c.deadLetter(ctx, r, ReasonRejected, "", rerr); err != nil {
 				return err
 			}
