@@ -107,7 +107,9 @@ func newRowCheck(t *schema.Table, props map[string]string, format string, del De
 			}
 		}
 	}
-	rc := &rowCheck{cols: map[string]int{}, missing: !del.Enabled()}
+	// Deletes carry the key only: with records.delete.* or Debezium
+	// envelopes, a missing column is not refused.
+	rc := &rowCheck{cols: map[string]int{}, missing: !del.Enabled() && format != FormatDebezium}
 	for k, v := range props {
 		if strings.EqualFold(k, "strict_mode") {
 			rc.strict = strings.EqualFold(strings.TrimSpace(v), "true")
@@ -179,7 +181,8 @@ func (rc *rowCheck) check(row []byte) (v violation, ok bool) {
 		clear(rc.seen)
 		rc.gen = 1
 	}
-	escapedKey := false
+	escapedKey, isDelete, found := false, false, false
+	var first violation
 	i := skipSpace(row, 0)
 	if i >= len(row) || row[i] != '{' {
 		return violation{}, true
@@ -191,8 +194,10 @@ func (rc *rowCheck) check(row []byte) (v violation, ok bool) {
 		col := -1
 		if bytes.IndexByte(key, '\\') >= 0 {
 			escapedKey = true
-		} else if idx, found := rc.cols[string(key)]; found { // no allocation
+		} else if idx, ok := rc.cols[string(key)]; ok { // no allocation
 			col = idx
+		} else if string(key) == DeleteSignColumn {
+			col = -2
 		}
 		i = skipSpace(row, kEnd)
 		if i >= len(row) || row[i] != ':' {
@@ -208,16 +213,29 @@ func (rc *rowCheck) check(row []byte) (v violation, ok bool) {
 		} else {
 			i = skipValue(row, i)
 		}
-		if col >= 0 {
+		switch {
+		case col == -2:
+			isDelete = i == vStart+1 && row[vStart] == '1'
+		case col >= 0:
 			rc.seen[col] = rc.gen
-			if reason, bad := rc.value(&rc.rules[col], row[vStart:i]); bad {
-				return violation{reason: reason, col: col}, false
+			if !found {
+				if reason, bad := rc.value(&rc.rules[col], row[vStart:i]); bad {
+					first, found = violation{reason: reason, col: col}, true
+				}
 			}
 		}
 		i = skipSpace(row, i)
 		if i < len(row) && row[i] == ',' {
 			i = skipSpace(row, i+1)
 		}
+	}
+	if isDelete {
+		// A delete (delete sign 1) carries the key, maybe the before image
+		// (Debezium): never refused here.
+		return violation{}, true
+	}
+	if found {
+		return first, false
 	}
 	if rc.missing && !escapedKey {
 		// A NOT NULL column without a default that the row leaves out:
