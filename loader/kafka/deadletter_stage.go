@@ -21,6 +21,11 @@ type DeadLetterStager interface {
 	// first decision). Other writes (announcements, commit marks) leave
 	// them staged.
 	StageDeadLetters(recs []*kgo.Record)
+	// SetDeadLetterBatchBytes tells the largest record batch the
+	// dead-letter topic accepts (its max.message.bytes, read at start):
+	// the dead letters of one decision must be produced in batches no
+	// larger, whatever their total.
+	SetDeadLetterBatchBytes(n int64)
 }
 
 // WithDeadLetterStager makes dead letters exactly once: they are staged on

@@ -155,6 +155,8 @@ type fakeStager struct {
 	staged [][]*kgo.Record
 }
 
+func (f *fakeStager) SetDeadLetterBatchBytes(int64) {}
+
 func (f *fakeStager) StageDeadLetters(recs []*kgo.Record) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -103,6 +103,9 @@ func (c *Connector) checkDeadLetterTopic(ctx context.Context) error {
 		return err
 	}
 	c.dlMaxBytes = min(max, producerMaxBytes)
+	if c.o.stager != nil {
+		c.o.stager.SetDeadLetterBatchBytes(c.dlMaxBytes)
+	}
 	c.o.logger.Info("dead-letter topic checked", "dead_letter_topic", t, "partitions", c.dlPartitions,
 		"max_message_bytes", max, "exactly_once", c.o.stager != nil)
 	return nil

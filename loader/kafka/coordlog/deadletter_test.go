@@ -2,6 +2,7 @@ package coordlog
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -380,5 +382,62 @@ func TestBisectionBudgetStops(t *testing.T) {
 	}
 	if n := p.conn.Metrics().CheckpointFailures.Load(); n != 3 {
 		t.Fatalf("%d refused loads, want 3 (the first and the budget of 2)", n)
+	}
+}
+
+// A dead-letter topic with a small max.message.bytes: franz-go would batch
+// a decision's dead letters (incompressible here) into a batch the broker
+// refuses at every attempt (seen: 2,835 refused transactions in 20 s).
+// They are produced in chunks that fit, and each a record over the limit
+// is truncated: every bad record is in the topic once, no checkpoint
+// fails.
+func TestDeadLettersFitASmallMaxMessageBytes(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	limit := "4096"
+	if _, err := admin(t, e.kc).AlterTopicConfigs(ctxT(t),
+		[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: &limit}}, dlTopic); err != nil {
+		t.Fatal(err)
+	}
+	e.maxRows = 1000
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for i := range 20 {
+		b := make([]byte, 1000)
+		if i == 7 {
+			b = make([]byte, 9000) // over the limit alone: truncated
+		}
+		if _, err := rand.Read(b); err != nil {
+			t.Fatal(err)
+		}
+		b[0] = 'x' // not JSON
+		recs = append(recs, &kgo.Record{Value: b})
+	}
+	if err := cl.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	p := e.process(20, nil, nil)
+	if err := p.conn.Run(ctxT(t)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if n := p.conn.Metrics().CheckpointFailures.Load(); n != 0 {
+		t.Fatalf("%d failed checkpoints, want none", n)
+	}
+	got := e.dlqValues()
+	if len(got) != 20 {
+		t.Fatalf("dead-letter topic holds %d distinct values, want the 20 bad records", len(got))
+	}
+	for v, n := range got {
+		if n != 1 {
+			t.Errorf("a dead letter of %d bytes is there %d times, want once", len(v), n)
+		}
+	}
+	if n := p.conn.Metrics().DeadLettersTruncated(); n != 1 {
+		t.Errorf("%d dead letters truncated, want 1", n)
 	}
 }

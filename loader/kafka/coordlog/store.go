@@ -70,8 +70,10 @@ type Store struct {
 	last *checkpoint.State // last state loaded or saved
 	doc  document          // last document loaded or saved (Source)
 	// staged are the dead letters of the next decision
-	// (StageDeadLetters).
-	staged []*kgo.Record
+	// (StageDeadLetters); batchBytes bounds their record batches
+	// (SetDeadLetterBatchBytes; 0: the client's default).
+	staged     []*kgo.Record
+	batchBytes int64
 }
 
 var (
@@ -218,7 +220,7 @@ func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
 		// its first decision.
 		s.staged = nil
 	}
-	if err := s.write(ctx, st, doc, offs, letters); err != nil {
+	if err := s.write(ctx, st, doc, offs, Extra{Records: letters, BatchBytes: s.batchBytes}); err != nil {
 		return err
 	}
 	if letters != nil {
@@ -236,6 +238,15 @@ func (s *Store) StageDeadLetters(recs []*kgo.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.staged = recs
+}
+
+// SetDeadLetterBatchBytes bounds the record batches the dead letters are
+// produced in (kafka.DeadLetterStager): the dead-letter topic's
+// max.message.bytes.
+func (s *Store) SetDeadLetterBatchBytes(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.batchBytes = n
 }
 
 // decision kinds of a Save (decides).
@@ -262,7 +273,7 @@ func decides(last, st *checkpoint.State) int {
 
 // write encodes st with doc's source info and commits it, with extra
 // records in the same transaction.
-func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets, extra []*kgo.Record) error {
+func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets, extra Extra) error {
 	b, err := checkpoint.Encode(st)
 	if err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
@@ -283,8 +294,8 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
 	if err := s.log.CommitWith(ctx, v, offs, extra); err != nil {
-		if len(extra) > 0 {
-			return fmt.Errorf("save checkpoint state with %d dead letters: %w", len(extra), err)
+		if len(extra.Records) > 0 {
+			return fmt.Errorf("save checkpoint state with %d dead letters: %w", len(extra.Records), err)
 		}
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
@@ -313,7 +324,7 @@ func (s *Store) SaveFirstStart(ctx context.Context, raw []byte) error {
 	}
 	doc := s.doc
 	doc.Source.FirstStart = bytes.Clone(raw)
-	if err := s.write(ctx, s.last, doc, nil, nil); err != nil {
+	if err := s.write(ctx, s.last, doc, nil, Extra{}); err != nil {
 		return fmt.Errorf("first start %s: %w", raw, err)
 	}
 	return nil
