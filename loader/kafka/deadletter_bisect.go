@@ -3,6 +3,7 @@ package kafka
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -62,6 +63,9 @@ func (c *Connector) bisectRejected(re *RejectedError) bool {
 		if why == "" {
 			why = fmt.Sprintf("%d of %d rows filtered", re.Filtered, re.Total)
 		}
+		if re.ErrorURL != "" {
+			why += "; error log " + re.ErrorURL
+		}
 		c.refused[c.pend.lastRow] = oneLine(why)
 		b.found++
 		c.o.logger.Info("bisection: found a row Doris refuses; it is dead-lettered on the re-read", "topic", c.cfg.Topic,
@@ -98,4 +102,19 @@ func (c *Connector) bisectDecided(end map[int32]int64) {
 func (c *Connector) refusedRow(r *kgo.Record) (why string, ok bool) {
 	why, ok = c.refused[recKey{r.Partition, r.Offset}]
 	return why, ok
+}
+
+// dorisColumn is the column Doris's error message names, "" if none:
+// "column_name[c], …" (apache/doris be/src/vec/sink/vtablet_block_convertor.cpp,
+// _validate_data's error prefix) or "column(c) …" (the scanners' strict-mode
+// message).
+func dorisColumn(msg string) string {
+	for _, p := range []struct{ open, close string }{{"column_name[", "]"}, {"column(", ")"}} {
+		if _, rest, ok := strings.Cut(msg, p.open); ok {
+			if c, _, ok := strings.Cut(rest, p.close); ok && c != "" && len(c) <= 256 {
+				return c
+			}
+		}
+	}
+	return ""
 }

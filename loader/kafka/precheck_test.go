@@ -242,3 +242,17 @@ func errorLog(err error) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+func TestDorisColumn(t *testing.T) {
+	t.Parallel()
+	for msg, want := range map[string]string{
+		"column_name[country], the length of input is too long than schema. first 32 bytes": "country",
+		"column(small) value is incorrect while strict mode is true, src value is 1e2":      "small",
+		"too many filtered rows": "",
+		"column_name[]":          "",
+	} {
+		if got := dorisColumn(msg); got != want {
+			t.Errorf("dorisColumn(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}

@@ -423,7 +423,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
 		if why, ok := c.refusedRow(r); ok {
 			rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format,
 				Err: fmt.Errorf("refused by Doris at precommit: %s", why)}
-			if err := c.deadLetter(ctx, r, ReasonRejected, "", rerr); err != nil {
+			if err := c.deadLetter(ctx, r, ReasonRejected, dorisColumn(why), rerr); err != nil {
 				return err
 			}
 			return c.counted(r, t)

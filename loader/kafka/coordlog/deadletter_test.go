@@ -144,6 +144,17 @@ func (e *dlEnv) process(drainAt int64, fps *loader.Failpoints, failpoint func(st
 // sentinel it appends first): how often each value is visible.
 func (e *dlEnv) dlqValues() map[string]int {
 	e.t.Helper()
+	out := map[string]int{}
+	for _, r := range e.dlqRecords() {
+		out[string(r.Value)]++
+	}
+	return out
+}
+
+// dlqRecords reads the whole dead-letter topic with read_committed (up to
+// a sentinel it appends first).
+func (e *dlEnv) dlqRecords() []*kgo.Record {
+	e.t.Helper()
 	ctx := ctxT(e.t)
 	pr, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic(dlTopic))
 	if err != nil {
@@ -159,15 +170,20 @@ func (e *dlEnv) dlqValues() map[string]int {
 		e.t.Fatal(err)
 	}
 	defer cl.Close()
-	out := map[string]int{}
-	for out["sentinel"] == 0 {
+	var out []*kgo.Record
+	for done := false; !done; {
 		fs := cl.PollFetches(ctx)
 		if err := fs.Err0(); err != nil {
 			e.t.Fatal(err)
 		}
-		fs.EachRecord(func(r *kgo.Record) { out[string(r.Value)]++ })
+		fs.EachRecord(func(r *kgo.Record) {
+			if string(r.Value) == "sentinel" {
+				done = true
+				return
+			}
+			out = append(out, r)
+		})
 	}
-	delete(out, "sentinel")
 	return out
 }
 
@@ -361,6 +377,26 @@ func TestRowsDorisRefusesAreBisectedAndDeadLettered(t *testing.T) {
 	}
 	if got := p.conn.Metrics().DeadLetteredByReason()[kafka.ReasonRejected]; got < 3 {
 		t.Fatalf("dead letters of reason rejected: %d, want at least the 3 rows", got)
+	}
+	rejected := 0
+	for _, r := range e.dlqRecords() {
+		h := map[string]string{}
+		for _, x := range r.Headers {
+			h[x.Key] = string(x.Value)
+		}
+		if h[kafka.HeaderReason] != string(kafka.ReasonRejected) {
+			continue
+		}
+		rejected++
+		// The emulator sends no FirstErrorMsg, so no column is named here
+		// (dorisColumn reads it from Doris's message when there is one).
+		if !strings.Contains(h[kafka.HeaderError], "refused by Doris") || !strings.Contains(h[kafka.HeaderError], "_load_error_log") ||
+			h[kafka.HeaderOffset] == "" {
+			t.Errorf("rejected dead letter headers %v: want Doris's reason, its error log and the offset", h)
+		}
+	}
+	if rejected != 3 {
+		t.Errorf("%d dead letters of reason rejected in the topic, want 3", rejected)
 	}
 	t.Logf("3 rows Doris refuses among %d records (checkpoints of %d rows): %d refused loads (labels burnt)", n, e.maxRows, failures)
 }
