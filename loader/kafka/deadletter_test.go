@@ -12,7 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // readDLQ returns the records of topic (one partition) up to its end.
@@ -244,5 +246,39 @@ func TestDeadLetterLoggingIsRateLimited(t *testing.T) {
 	}
 	if got := c.Metrics().DeadLetteredByReason()[ReasonConvert]; got != 200 {
 		t.Fatalf("DeadLetteredByReason[convert] = %d, want 200", got)
+	}
+}
+
+// A dead-letter topic this principal may not write to is refused before
+// anything is read, naming the topic and the kafka-acls.sh line (the
+// broker's authorized operations, KIP-430).
+func TestDeadLetterTopicNotWritable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1)
+	topicACL := func(name string, op kmsg.ACLOperation) kfake.ACL {
+		return kfake.ACL{Resource: kmsg.ACLResourceTypeTopic, Name: name, Pattern: kmsg.ACLResourcePatternTypeLiteral,
+			Operation: op, Allow: true}
+	}
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, testTopic, "ro-dlq"), kfake.EnableSASL(),
+		kfake.Superuser("PLAIN", "admin", "admin"), kfake.EnableACLs(),
+		kfake.User("PLAIN", "u", "p", topicACL(testTopic, kmsg.ACLOperationRead), topicACL(testTopic, kmsg.ACLOperationDescribe),
+			topicACL("ro-dlq", kmsg.ACLOperationDescribe), topicACL("ro-dlq", kmsg.ACLOperationDescribeConfigs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	cfg := e.config()
+	cfg.Brokers = kc.ListenAddrs()
+	cfg.SASL = SASL{Mechanism: SASLPlain, User: "u", Password: "p"}
+	cfg.DeadLetterTopic, cfg.DeadLetterAtLeastOnce = "ro-dlq", true
+	c := e.connector(cfg, nil)
+	err = c.Run(ctxFor(t))
+	var te *DeadLetterTopicError
+	if !errors.As(err, &te) || te.Missing || te.Topic != "ro-dlq" || !strings.Contains(err.Error(), "kafka-acls.sh") ||
+		!strings.Contains(err.Error(), "--operation Write") {
+		t.Fatalf("Run: %v, want a *DeadLetterTopicError: ro-dlq not writable, with the kafka-acls.sh line", err)
+	}
+	if n := c.Metrics().Recovers.Load(); n != 0 {
+		t.Fatalf("%d Recover calls before the refusal, want none", n)
 	}
 }
