@@ -42,6 +42,15 @@ func (c *Connector) bisectRejected(re *RejectedError) bool {
 	if c.cfg.DeadLetterTopic == "" || c.cfg.BisectMaxFailures < 0 {
 		return false
 	}
+	if id, _, healing := c.sink.Healing(); healing {
+		// A heal replays a decided checkpoint, whose dead letters went out
+		// with its decision: splitting it would produce the ones after the
+		// split again with new decisions. Stop instead.
+		c.o.logger.Error("Doris refused the rows of a checkpoint being healed: not bisecting (its dead letters were "+
+			"produced with its first decision); to let Doris filter the refused rows, start once with "+
+			"doris.properties.max_filter_ratio raised", "checkpoint", id, "label", re.Label)
+		return false
+	}
 	b := c.bisect
 	if b == nil {
 		b = &bisectState{end: maps.Clone(re.End.Offsets), orig: max(c.pend.rows, 1)}

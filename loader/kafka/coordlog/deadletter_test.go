@@ -36,6 +36,8 @@ type dlEnv struct {
 	refused map[int]bool
 	// bisectMax is the processes' Config.BisectMaxFailures (0: default).
 	bisectMax int
+	// props are the processes' Stream Load properties.
+	props map[string]string
 }
 
 const dlTopic = "orders-dlq"
@@ -114,7 +116,7 @@ func (e *dlEnv) process(drainAt int64, fps *loader.Failpoints, failpoint func(st
 		e.t.Fatal(err)
 	}
 	ld, err := loader.New(e.client, loader.Config{Job: "dl", DB: "db", Table: "t", Source: "kafka:orders",
-		Format: kafka.LoaderFormat(kafka.FormatJSON), Store: st, LedgerDir: e.dir, Failpoints: fps,
+		Format: kafka.LoaderFormat(kafka.FormatJSON), Properties: e.props, Store: st, LedgerDir: e.dir, Failpoints: fps,
 		Retry: loader.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, MaxElapsed: 5 * time.Second}})
 	if err != nil {
 		st.Close()
@@ -475,5 +477,56 @@ func TestDeadLettersFitASmallMaxMessageBytes(t *testing.T) {
 	}
 	if n := p.conn.Metrics().DeadLettersTruncated(); n != 1 {
 		t.Errorf("%d dead letters truncated, want 1", n)
+	}
+}
+
+// A heal is never bisected: its dead letters went out with its first
+// decision, and splitting it would produce those after the split again.
+// Here the first process loaded a type error as NULL (non-strict), the
+// decision's txn was then aborted by Doris, and the next process, now with
+// strict_mode, heals it: Doris refuses the replay, and Run stops with the
+// refusal instead of bisecting.
+func TestHealIsNotBisected(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for i := range 8 {
+		v := fmt.Sprintf(`{"id":%d,"v":"v"}`, i)
+		if i == 1 {
+			v = `{"id":"x","v":"v"}` // NULL without strict_mode, refused with it
+		}
+		recs = append(recs, &kgo.Record{Value: []byte(v)})
+	}
+	if err := cl.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	fps := loader.NewFailpoints()
+	if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.process(8, fps, nil).conn.Run(ctxT(t)); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("first run: %v, want a crash after the first decision", err)
+	}
+	if n := e.srv.TimeoutPrecommitted(); n != 1 {
+		t.Fatalf("aborted %d precommitted txns, want the decided one", n)
+	}
+	e.props = map[string]string{"strict_mode": "true"}
+	q := e.process(8, nil, nil)
+	err = q.conn.Run(ctxT(t))
+	var re *kafka.RejectedError
+	if !errors.As(err, &re) || re.BisectFailures != 0 {
+		t.Fatalf("second run: %v, want the heal's refusal, not a bisection", err)
+	}
+	if n := q.conn.Metrics().CheckpointFailures.Load(); n != 1 {
+		t.Fatalf("%d refused loads, want 1 (no bisection of a heal)", n)
+	}
+	if got := e.dlqValues(); len(got) != 0 {
+		t.Fatalf("dead-letter topic holds %v, want nothing", got)
 	}
 }
