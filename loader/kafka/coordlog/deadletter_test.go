@@ -38,6 +38,9 @@ type dlEnv struct {
 	bisectMax int
 	// props are the processes' Stream Load properties.
 	props map[string]string
+	// drainTo, when set, is where the processes drain (per partition),
+	// instead of partition 0 at drainAt.
+	drainTo map[int32]int64
 }
 
 const dlTopic = "orders-dlq"
@@ -125,9 +128,16 @@ func (e *dlEnv) process(drainAt int64, fps *loader.Failpoints, failpoint func(st
 	p := &process{store: st}
 	var once sync.Once
 	knobs := &kafka.TestingKnobs{AfterPoll: func(pos kafka.Position) {
-		if pos.Offsets[0] >= drainAt {
-			once.Do(p.conn.Drain)
+		to := e.drainTo
+		if to == nil {
+			to = map[int32]int64{0: drainAt}
 		}
+		for part, o := range to {
+			if pos.Offsets[part] < o {
+				return
+			}
+		}
+		once.Do(p.conn.Drain)
 	}}
 	kcfg := kafka.Config{Brokers: e.kc.ListenAddrs(), Topic: "orders", Group: "g-dl", Format: kafka.FormatJSON,
 		CheckpointInterval: time.Hour, CheckpointMaxRows: e.maxRows, PartitionRefresh: -1, DeadLetterTopic: dlTopic,
@@ -529,4 +539,43 @@ func TestHealIsNotBisected(t *testing.T) {
 	if got := e.dlqValues(); len(got) != 0 {
 		t.Fatalf("dead-letter topic holds %v, want nothing", got)
 	}
+}
+
+// Bisection over two partitions: the refused range spans both, records of
+// the two interleave differently on every re-read, and the refused rows
+// (two per partition) are still found, dead-lettered once, and every other
+// record loaded once.
+func TestBisectionAcrossPartitions(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.maxRows = 16
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const n = 40
+	refused := map[int]bool{3: true, 10: true, 11: true, 30: true}
+	var recs []*kgo.Record
+	var bads []string
+	for i := range n {
+		v := fmt.Sprintf(`{"id":%d,"v":"v%d"}`, i, i)
+		if refused[i] {
+			v = fmt.Sprintf(`{"id":%d,"v":"%0100d"}`, i, i) // longer than VARCHAR(32)
+			bads = append(bads, v)
+		}
+		recs = append(recs, &kgo.Record{Partition: int32(i % 2), Value: []byte(v)})
+	}
+	if err := cl.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	e.drainTo = map[int32]int64{0: n / 2, 1: n / 2}
+	p := e.process(0, nil, nil)
+	if err := p.conn.Run(ctxT(t)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	e.checkExactlyOnce(n, refused, bads)
+	t.Logf("4 refused rows among %d records over 2 partitions (checkpoints of %d rows): %d refused loads",
+		n, e.maxRows, p.conn.Metrics().CheckpointFailures.Load())
 }
