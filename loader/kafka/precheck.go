@@ -371,3 +371,21 @@ func (c *Connector) rejectRow(ctx context.Context, r *kgo.Record, v violation) e
 	rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format, Err: rr}
 	return c.deadLetter(ctx, r, v.reason, rr.Column, rerr)
 }
+
+// screen dead-letters r instead of writing its row when Doris refuses it:
+// bisection found it (c.refused) or the pre-check refuses row. done is true
+// when r was dead-lettered (or that failed: err).
+func (c *Connector) screen(ctx context.Context, r *kgo.Record, row []byte) (done bool, err error) {
+	if why, ok := c.refusedRow(r); ok {
+		rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format,
+			Err: fmt.Errorf("refused by Doris at precommit: %s", why)}
+		return true, c.deadLetter(ctx, r, ReasonRejected, dorisColumn(why), rerr)
+	}
+	if c.check == nil {
+		return false, nil
+	}
+	if v, ok := c.check.check(row); !ok {
+		return true, c.rejectRow(ctx, r, v)
+	}
+	return false, nil
+}

@@ -419,20 +419,10 @@ func (t *tally) flush(m *Metrics) {
 // The caller skips records read before and advances the partition's next
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally) error {
-	if c.refused != nil {
-		if why, ok := c.refusedRow(r); ok {
-			rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format,
-				Err: fmt.Errorf("refused by Doris at precommit: %s", why)}
-			if err := c.deadLetter(ctx, r, ReasonRejected, dorisColumn(why), rerr); err != nil {
-				return err
-			}
-			return c.counted(r, t)
-		}
-	}
 	row, err := c.conv.Convert(r)
-	if err == nil && c.check != nil {
-		if v, ok := c.check.check(row); !ok {
-			if err := c.rejectRow(ctx, r, v); err != nil {
+	if err == nil && (c.check != nil || c.refused != nil) {
+		if done, err := c.screen(ctx, r, row); done {
+			if err != nil {
 				return err
 			}
 			return c.counted(r, t)
