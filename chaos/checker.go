@@ -388,8 +388,9 @@ func showTxns(ctx context.Context, db *sql.DB, where string) ([]txnRow, error) {
 	return out, rows.Err()
 }
 
-// ReadTopic returns every record value of topic, read from the start of
-// each partition up to its end offset at the time of the call.
+// ReadTopic returns every committed record value of topic (read_committed,
+// without control records), read from the start of each partition up to
+// its end offset at the time of the call.
 func ReadTopic(ctx context.Context, brokers, topic string) ([][]byte, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
 	if err != nil {
@@ -414,7 +415,12 @@ func ReadTopic(ctx context.Context, brokers, topic string) ([][]byte, error) {
 	if len(want) == 0 {
 		return nil, nil
 	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}))
+	// read_committed: a dead-letter topic written in the decisions' Kafka
+	// transactions (job.coordinator kafka) holds aborted records, which do
+	// not count; control records are kept so that the end offset (often a
+	// commit marker) is reached.
+	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
 	if err != nil {
 		return nil, fmt.Errorf("read topic %s: %w", topic, err)
 	}
@@ -427,7 +433,9 @@ func ReadTopic(ctx context.Context, brokers, topic string) ([][]byte, error) {
 		}
 		fs.EachRecord(func(rec *kgo.Record) {
 			if end, ok := want[rec.Partition]; ok && rec.Offset < end {
-				out = append(out, rec.Value)
+				if !rec.Attrs.IsControl() {
+					out = append(out, rec.Value)
+				}
 				if rec.Offset+1 >= end {
 					delete(want, rec.Partition)
 				}

@@ -55,8 +55,11 @@ func NewSink(dir, name, table string, c *Cluster, o SinkOptions) (*Sink, error) 
 			c.Doris.FEURL(), c.Doris.MySQLAddr(), Database, table)
 		fmt.Fprintf(&b, "delivery: { guarantee: %s, checkpoint_interval: %s, checkpoint_max_rows: %d }\n",
 			o.Guarantee, o.CheckpointInterval, o.CheckpointMaxRows)
-		if dlq != "" {
+		if dlq != "" && o.Coordinator == "kafka" {
 			fmt.Fprintf(&b, "records: { format: json, dead_letter_topic: %s }\n", dlq)
+		} else if dlq != "" {
+			// Exactly-once dead letters need job.coordinator kafka.
+			fmt.Fprintf(&b, "records: { format: json, dead_letter_topic: %s, dead_letter_delivery: at_least_once }\n", dlq)
 		} else {
 			b.WriteString("records: { format: json }\n")
 		}

@@ -43,6 +43,20 @@
 // converted fails the run with a *RecordError, or goes to the dead-letter
 // topic when one is configured.
 //
+// # Dead letters
+//
+// With Config.DeadLetterTopic, records that cannot be converted, rows the
+// pre-check against the table finds Doris would refuse (WithRowCheck) and
+// rows only Doris refuses (found by bisecting a refused checkpoint) are
+// dead-lettered with headers naming the reason, the column and the source
+// topic/partition/offset; the topic is checked before anything is read
+// (*DeadLetterTopicError), and a dead letter larger than its
+// max.message.bytes is truncated. With a DeadLetterStager
+// (WithDeadLetterStager: coordlog.Store, job.coordinator kafka) a
+// checkpoint's dead letters are produced in the Kafka transaction of its
+// decision, exactly once; Config.DeadLetterAtLeastOnce produces each as it
+// is read instead. New refuses a dead-letter topic with neither.
+//
 // # Stopping
 //
 // Run returns when its context is cancelled (abort: the open checkpoint is

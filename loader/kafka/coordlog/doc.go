@@ -24,6 +24,12 @@
 //     write of the previous incarnation fail with PRODUCER_FENCED /
 //     INVALID_PRODUCER_EPOCH, which this package returns as a *FencedError
 //     wrapping ErrFenced (= checkpoint.ErrFenced): fatal, never retried.
+//   - Dead letters: Store.StageDeadLetters hands it a checkpoint's dead
+//     letters; the Save that decides that checkpoint produces them in its
+//     transaction (CommitWith, in chunks within the dead-letter topic's
+//     max.message.bytes), so they become visible with the decision, exactly
+//     once; a heal's decision drops them. AllFailpoints are the cut points of
+//     such a transaction (Config.Failpoint).
 //   - Load reads the partition with read_committed up to its last stable
 //     offset, after Open fenced the predecessors, so it sees everything they
 //     committed and nothing they left open.

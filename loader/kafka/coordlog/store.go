@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 )
@@ -72,11 +74,17 @@ type Store struct {
 	mu   sync.Mutex
 	last *checkpoint.State // last state loaded or saved
 	doc  document          // last document loaded or saved (Source)
+	// staged are the dead letters of the next decision
+	// (StageDeadLetters); batchBytes bounds their record batches
+	// (SetDeadLetterBatchBytes; 0: the client's default).
+	staged     []*kgo.Record
+	batchBytes int64
 }
 
 var (
-	_ checkpoint.Store = (*Store)(nil)
-	_ kafka.StartStore = (*Store)(nil)
+	_ checkpoint.Store       = (*Store)(nil)
+	_ kafka.StartStore       = (*Store)(nil)
+	_ kafka.DeadLetterStager = (*Store)(nil)
 )
 
 // OpenStore opens the log (fencing every previous incarnation of the job),
@@ -195,14 +203,69 @@ func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
 			offs = &Offsets{Topic: pos.Topic, Partitions: pos.Offsets, Metadata: OffsetMetadata(d.ID)}
 		}
 	}
-	if err := s.write(ctx, st, doc, offs); err != nil {
+	var letters []*kgo.Record
+	switch decides(s.last, st) {
+	case decidesNew:
+		letters = s.staged
+	case decidesAgain:
+		// A heal re-decides a checkpoint: its dead letters went out with
+		// its first decision.
+		s.staged = nil
+	}
+	if err := s.write(ctx, st, doc, offs, Extra{Records: letters, BatchBytes: s.batchBytes}); err != nil {
 		return err
+	}
+	if letters != nil {
+		s.staged = nil
 	}
 	return nil
 }
 
-// write encodes st with doc's source info and commits it.
-func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets) error {
+// StageDeadLetters replaces the dead letters the next decision produces
+// (kafka.DeadLetterStager): the Save that decides a new checkpoint
+// produces them in its transaction, with the decision record and the
+// offsets, so that read_committed readers see all of them exactly when
+// the decision is durable. Each record's topic and partition must be set.
+func (s *Store) StageDeadLetters(recs []*kgo.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.staged = recs
+}
+
+// SetDeadLetterBatchBytes bounds the record batches the dead letters are
+// produced in (kafka.DeadLetterStager): the dead-letter topic's
+// max.message.bytes.
+func (s *Store) SetDeadLetterBatchBytes(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.batchBytes = n
+}
+
+// decision kinds of a Save (decides).
+const (
+	decidesNothing = iota // no decision, or the same as before
+	decidesNew            // a checkpoint not decided before
+	decidesAgain          // a new decision of the checkpoint decided before (a heal)
+)
+
+// decides says what st decides compared with last.
+func decides(last, st *checkpoint.State) int {
+	d := st.Decided
+	if d == nil {
+		return decidesNothing
+	}
+	if last == nil || last.Decided == nil || last.Decided.ID != d.ID {
+		return decidesNew
+	}
+	if !last.Decided.DecidedAt.Equal(d.DecidedAt) || last.Decided.Label != d.Label || last.Decided.TxnID != d.TxnID {
+		return decidesAgain
+	}
+	return decidesNothing
+}
+
+// write encodes st with doc's source info and commits it, with extra
+// records in the same transaction.
+func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets, extra Extra) error {
 	b, err := checkpoint.Encode(st)
 	if err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
@@ -222,7 +285,10 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 	if err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
-	if err := s.log.Commit(ctx, v, offs); err != nil {
+	if err := s.log.CommitWith(ctx, v, offs, extra); err != nil {
+		if len(extra.Records) > 0 {
+			return fmt.Errorf("save checkpoint state with %d dead letters: %w", len(extra.Records), err)
+		}
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
 	s.last, s.doc = st.Clone(), doc
@@ -250,7 +316,7 @@ func (s *Store) SaveFirstStart(ctx context.Context, raw []byte) error {
 	}
 	doc := s.doc
 	doc.Source.FirstStart = bytes.Clone(raw)
-	if err := s.write(ctx, s.last, doc, nil); err != nil {
+	if err := s.write(ctx, s.last, doc, nil, Extra{}); err != nil {
 		return fmt.Errorf("first start %s: %w", raw, err)
 	}
 	return nil

@@ -79,7 +79,11 @@ var keys = []Key{
 
 	{Name: "records.format", kind: kindString, Default: RecordsJSON, Doc: "json, csv or debezium"},
 	{Name: "records.metadata_columns", kind: kindMap, Doc: "map of topic, partition, offset or timestamp to a column name"},
-	{Name: "records.dead_letter_topic", kind: kindString, Default: "", Doc: "topic for records that cannot be converted; empty fails the checkpoint"},
+	{Name: "records.dead_letter_topic", kind: kindString, Default: "", Doc: "topic for records that cannot be converted; empty fails the checkpoint; must exist and be writable (checked at start)"},
+	{Name: "records.dead_letter_delivery", kind: kindString, Default: DeadLetterExactlyOnce, Doc: "exactly_once (dead letters produced in the Kafka transaction of their checkpoint's decision; needs job.coordinator: kafka) or at_least_once (produced as read; a rewind or crash produces them again)"},
+	{Name: "records.dead_letter_create", kind: kindBool, Default: false, Doc: "create a missing records.dead_letter_topic at start (kafka.topic's partition count); default refused"},
+	{Name: "records.dead_letter_max_bisect_loads", kind: kindInt, Default: 24, Doc: "refused loads (labels, aborted txns) spent bisecting a range Doris refuses to dead-letter its refused rows, about log2(rows per checkpoint) per row; 0 turns bisection off (stop at the first refusal)"},
+	{Name: "records.dead_letter_buffer_bytes", kind: kindSize, Default: "16MiB", Doc: "bound of one checkpoint's staged dead letters (exactly_once): reaching it ends the checkpoint"},
 	{Name: "records.delete.field", kind: kindString, Default: "", Doc: "json: top-level field whose value records.delete.value makes the record a delete (__DORIS_DELETE_SIGN__ = 1); Unique Key tables only"},
 	{Name: "records.delete.value", kind: kindString, Default: "", Doc: "the value of records.delete.field that means delete: a string's text or a number/true/false literal"},
 	{Name: "records.delete.tombstones", kind: kindBool, Default: false, Doc: "json: a record with a null value deletes its key, which must be a JSON object of the key columns; Unique Key tables only"},

@@ -295,6 +295,24 @@ func (c *Config) validate(need Need) error {
 			bad("records.dead_letter_topic", t, "must differ from kafka.topic")
 		}
 	}
+	switch dd := c.Records.DeadLetterDelivery; dd {
+	case "", DeadLetterAtLeastOnce:
+	case DeadLetterExactlyOnce:
+		if c.Records.DeadLetterTopic != "" && c.Job.Coordinator != CoordinatorKafka {
+			bad("records.dead_letter_delivery", dd, "exactly_once dead letters are produced in the Kafka transaction "+
+				"of their checkpoint's decision, which needs job.coordinator: kafka; with job.coordinator "+
+				c.Job.Coordinator+" set records.dead_letter_delivery: at_least_once (a rewind or crash produces a "+
+				"checkpoint's dead letters again) or unset records.dead_letter_topic")
+		}
+	default:
+		bad("records.dead_letter_delivery", dd, "want exactly_once or at_least_once")
+	}
+	if n := c.Records.DeadLetterMaxBisectLoads; n < 0 || n > 1000 {
+		bad("records.dead_letter_max_bisect_loads", fmt.Sprint(n), "want 0 (off) to 1000")
+	}
+	if c.Records.DeadLetterBufferBytes < 0 {
+		bad("records.dead_letter_buffer_bytes", fmt.Sprint(c.Records.DeadLetterBufferBytes), "must not be negative")
+	}
 
 	// metrics, log
 	if c.Metrics.Listen != "" && !isHostPort(c.Metrics.Listen) {

@@ -125,6 +125,10 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	if startStore != nil {
 		opts = append(opts, kafka.WithStartStore(startStore))
 	}
+	if sg, ok := startStore.(kafka.DeadLetterStager); ok && cfg.Records.DeadLetterTopic != "" &&
+		cfg.Records.DeadLetterDelivery != config.DeadLetterAtLeastOnce {
+		opts = append(opts, kafka.WithDeadLetterStager(sg))
+	}
 	if fc, ok := startStore.(fenceChecker); ok {
 		opts = append(opts, kafka.WithFenceCheck(fc.CheckFenced, d.FenceCheckInterval))
 	}
@@ -143,12 +147,16 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 // connectorConfig maps the kafka.*, records.* and delivery.* keys.
 func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	kc := kafka.Config{
-		Brokers:         cfg.Kafka.Brokers,
-		Topic:           cfg.Kafka.Topic,
-		Group:           cfg.Kafka.Group,
-		Format:          cfg.Records.Format,
-		DeadLetterTopic: cfg.Records.DeadLetterTopic,
-		Delete:          deleteConfig(cfg),
+		Brokers:               cfg.Kafka.Brokers,
+		Topic:                 cfg.Kafka.Topic,
+		Group:                 cfg.Kafka.Group,
+		Format:                cfg.Records.Format,
+		DeadLetterTopic:       cfg.Records.DeadLetterTopic,
+		DeadLetterAtLeastOnce: cfg.Records.DeadLetterDelivery == config.DeadLetterAtLeastOnce,
+		DeadLetterCreate:      cfg.Records.DeadLetterCreate,
+		DeadLetterBufferBytes: cfg.Records.DeadLetterBufferBytes,
+		BisectMaxFailures:     bisectLoads(cfg.Records.DeadLetterMaxBisectLoads),
+		Delete:                deleteConfig(cfg),
 		Routing: kafka.Routing{TopicTables: cfg.Routing.TopicTables, TableField: cfg.Routing.TableField,
 			TableHeader: cfg.Routing.TableHeader, DebeziumTemplate: cfg.Routing.DebeziumTemplate,
 			DefaultTable: cfg.Routing.DefaultTable},
@@ -195,4 +203,14 @@ func retryOpts(cfg *config.Config) []kafka.Opt {
 		opts = append(opts, kafka.WithFailFastAfter(cfg.Delivery.FailFastAfter))
 	}
 	return opts
+}
+
+// bisectLoads maps records.dead_letter_max_bisect_loads (0: off, also in
+// a Config built without Load) to kafka.Config.BisectMaxFailures
+// (negative: off).
+func bisectLoads(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
