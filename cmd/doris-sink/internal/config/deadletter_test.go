@@ -11,7 +11,7 @@ import (
 // refusal names both ways out.
 func TestDeadLetterDeliveryNeedsKafkaCoordinator(t *testing.T) {
 	t.Parallel()
-	_, err := load(t, merge(minimal, "records: {dead_letter_topic: orders-dlq}\n"), nil, nil, NeedRun)
+	_, err := load(t, merge(minimal, "job: {coordinator: file}\nrecords: {dead_letter_topic: orders-dlq}\n"), nil, nil, NeedRun)
 	if err == nil {
 		t.Fatal("dead_letter_topic with job.coordinator file loaded, want a refusal")
 	}
@@ -21,9 +21,13 @@ func TestDeadLetterDeliveryNeedsKafkaCoordinator(t *testing.T) {
 			t.Errorf("refusal %q does not name %q", err, want)
 		}
 	}
-	c := mustLoad(t, merge(minimal, "records: {dead_letter_topic: orders-dlq, dead_letter_delivery: at_least_once}\n"), nil, nil, NeedRun)
+	c := mustLoad(t, merge(minimal, "job: {coordinator: file}\nrecords: {dead_letter_topic: orders-dlq, dead_letter_delivery: at_least_once}\n"), nil, nil, NeedRun)
 	if c.Records.DeadLetterDelivery != DeadLetterAtLeastOnce {
 		t.Errorf("dead_letter_delivery = %q, want at_least_once", c.Records.DeadLetterDelivery)
+	}
+	// The default coordinator (kafka) takes exactly-once dead letters.
+	if _, err := load(t, merge(minimal, "records: {dead_letter_topic: orders-dlq}\n"), nil, nil, NeedRun); err != nil {
+		t.Errorf("dead_letter_topic with the default coordinator: %v", err)
 	}
 	c = mustLoad(t, merge(minimal, "job: {coordinator: kafka}\nrecords: {dead_letter_topic: orders-dlq, dead_letter_create: true, dead_letter_buffer_bytes: 1MiB}\n"), nil, nil, NeedRun)
 	if c.Records.DeadLetterDelivery != DeadLetterExactlyOnce || !c.Records.DeadLetterCreate || c.Records.DeadLetterBufferBytes != 1<<20 {
