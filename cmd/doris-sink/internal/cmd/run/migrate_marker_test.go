@@ -134,7 +134,7 @@ func TestFileStoreOpenChecksMigrationMarkerUnderTheLock(t *testing.T) {
 	}
 	e.coord = config.CoordinatorKafka
 	e.produce(4)
-	e.runToEnd(dir) // the import, meanwhile
+	e.runToEnd(dir)               // the import, meanwhile
 	fs, err := OpenFileStore(cfg) // the file process takes the lock
 	var me *MigratedError
 	if !errors.As(err, &me) {
