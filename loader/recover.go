@@ -179,6 +179,7 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 
 	// The decided checkpoint, txn by txn (docs/design.md §2 recovery table).
 	d := st.Decided
+	l.repairResolved(st)
 	l.repairEvidence(d)
 	heal := map[string]int{}
 	var committed []checkpoint.Txn
@@ -393,6 +394,7 @@ func (l *Loader) recoverAtLeastOnce(ctx context.Context, st *checkpoint.State) (
 	if st.Decided == nil {
 		return nil, nil
 	}
+	l.repairResolved(st)
 	l.repairEvidence(st.Decided)
 	return st.Decided.End, nil
 }
