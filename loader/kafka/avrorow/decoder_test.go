@@ -158,7 +158,7 @@ func TestTemporal(t *testing.T) {
 	ts := time.Date(2024, 2, 29, 23, 59, 58, 123456000, time.UTC)
 	v := map[string]any{
 		"d": time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), "tm": 13*time.Hour + 5*time.Minute + 7*time.Second + 89*time.Millisecond,
-		"tu": 13*time.Hour + 5*time.Minute + 7*time.Second + 891011*time.Microsecond,
+		"tu":  13*time.Hour + 5*time.Minute + 7*time.Second + 891011*time.Microsecond,
 		"tsm": ts, "tsu": ts, "ltm": ts, "ltu": ts, "u": "123e4567-e89b-12d3-a456-426614174000",
 		"dur": avro.LogicalDuration{Months: 1, Days: 2, Milliseconds: 3},
 	}
