@@ -81,6 +81,14 @@ type Config struct {
 	// Delete makes FormatJSON records delete rows (records.delete.*); the
 	// loader's properties must then include DeleteProperties(Delete).
 	Delete DeleteConfig
+	// Schemas decodes FormatAvro, FormatProtobuf and FormatJSONSchema
+	// records (records.schema_registry; a *registry.Client). Required with
+	// them.
+	Schemas SchemaDecoder
+	// Envelope is EnvelopeDebezium for Debezium change events in a
+	// registry format (records.envelope); the loader's properties must then
+	// include EnvelopeProperties(Envelope).
+	Envelope string
 	// DeadLetterTopic receives the records that cannot be converted
 	// (kafka.dead_letter_topic); each is produced and acknowledged before
 	// the checkpoint that skips it is decided. Empty: such a record fails
