@@ -186,6 +186,13 @@ type Records struct {
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
 	// Delete marks json records as deletes (records.delete.*).
 	Delete Delete `json:"delete"`
+	// Envelope is "" or debezium (records.envelope, registry formats).
+	Envelope string `json:"envelope,omitempty"`
+	// TimeZoneName is records.time_zone: the zone timestamps of the
+	// registry formats are rendered in (default UTC); see TimeZone.
+	TimeZoneName string `json:"time_zone,omitempty"`
+	// SchemaRegistry is records.schema_registry.*.
+	SchemaRegistry SchemaRegistry `json:"schema_registry"`
 }
 
 // Metrics is the Prometheus endpoint.

@@ -84,6 +84,7 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	}
 	maps.Copy(props, kafka.RequiredProperties(cfg.Records.Format))
 	maps.Copy(props, kafka.DeleteProperties(deleteConfig(cfg)))
+	maps.Copy(props, kafka.EnvelopeProperties(cfg.Records.Envelope))
 	ld, err := loader.New(client, loader.Config{
 		Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
 		Format:     cfg.Doris.Format,
@@ -160,6 +161,13 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 		return kc, err
 	}
 	kc.TLS = t
+	reg, err := schemaRegistry(cfg)
+	if err != nil {
+		return kc, err
+	}
+	if reg != nil {
+		kc.Schemas, kc.Envelope = reg, cfg.Records.Envelope
+	}
 	if m := cfg.Kafka.SASL.Mechanism; m != "" {
 		kc.SASL = kafka.SASL{Mechanism: strings.ToUpper(m), User: cfg.Kafka.SASL.User, Password: cfg.Kafka.SASL.Password.Reveal()}
 	}

@@ -1,0 +1,100 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSchemaRegistryKeys(t *testing.T) {
+	t.Parallel()
+	pw := writeFile(t, "pw", "s3cret\n")
+	c := mustLoad(t, merge(minimal, `records:
+  format: avro
+  envelope: debezium
+  time_zone: "+08:00"
+  schema_registry:
+    urls: [http://127.0.0.1:8081, "https://sr.example:8081"]
+    username: u
+    password_file: `+pw+"\n"), []string{"DORIS_SINK_RECORDS__SCHEMA_REGISTRY__TLS__CA_FILE=" + pw}, nil, NeedRun)
+	r := c.Records
+	if r.Format != RecordsAvro || r.Envelope != EnvelopeDebezium || len(r.SchemaRegistry.URLs) != 2 ||
+		r.SchemaRegistry.Username != "u" || r.SchemaRegistry.Password.Reveal() != "s3cret" || r.SchemaRegistry.TLS.CAFile != pw {
+		t.Fatalf("records %+v", r)
+	}
+	if c.Doris.Format != "json" {
+		t.Fatalf("doris.format %q, want json (a registry format produces JSON rows)", c.Doris.Format)
+	}
+	loc, err := r.TimeZone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, off := time.Date(2024, 1, 1, 0, 0, 0, 0, loc).Zone(); off != 8*3600 {
+		t.Fatalf("offset %d, want +8h", off)
+	}
+	dump, err := json.Marshal(c.Redacted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(dump), "s3cret") {
+		t.Fatalf("the registry password leaks into the dump: %s", dump)
+	}
+}
+
+func TestSchemaRegistryBearerFromEnv(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, merge(minimal, "records: {format: avro, schema_registry: {urls: [http://h:8081]}}\n"),
+		[]string{"DORIS_SINK_RECORDS__SCHEMA_REGISTRY__BEARER=tok"}, nil, NeedRun)
+	if c.Records.SchemaRegistry.Bearer.Reveal() != "tok" || c.Records.SchemaRegistry.Bearer.String() != Redaction {
+		t.Fatalf("bearer %q", c.Records.SchemaRegistry.Bearer.Reveal())
+	}
+	if tz, err := c.Records.TimeZone(); err != nil || tz != time.UTC {
+		t.Fatalf("default time zone %v %v, want UTC", tz, err)
+	}
+}
+
+func TestSchemaRegistryValidation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, yaml, key string
+	}{
+		{"urls required", "records: {format: avro}\n", "records.schema_registry.urls"},
+		{"url with credentials", "records: {format: protobuf, schema_registry: {urls: ['http://u:p@h:8081']}}\n", "records.schema_registry.urls"},
+		{"url scheme", "records: {format: json_schema, schema_registry: {urls: ['ftp://h']}}\n", "records.schema_registry.urls"},
+		{"time zone", "records: {time_zone: Mars/Olympus}\n", "records.time_zone"},
+		{"envelope", "records: {format: avro, envelope: maxwell, schema_registry: {urls: [http://h:1]}}\n", "records.envelope"},
+		{"password without user", "records: {format: avro, schema_registry: {urls: [http://h:1], password: x}}\n", "records.schema_registry.username"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := load(t, merge(minimal, tc.yaml), nil, nil, NeedRun)
+			ke := keyError(t, err, tc.key)
+			if strings.Contains(ke.Error(), ":p@") {
+				t.Errorf("the URL's password leaks: %v", ke)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, yaml, key string }{
+		{"envelope with json", "records: {format: json, envelope: debezium}\n", "records.envelope=debezium"},
+		{"registry with json", "records: {format: json, schema_registry: {urls: [http://h:1]}}\n", "records.schema_registry.urls=http://h:1"},
+		{"bearer and basic", "records: {format: avro, schema_registry: {urls: [http://h:1], username: u, bearer: t}}\n", "records.schema_registry.bearer=" + Redaction},
+		{"cert without key", "records: {format: avro, schema_registry: {urls: [http://h:1], tls: {cert_file: /x}}}\n", "records.schema_registry.tls.cert_file=/x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := load(t, merge(minimal, tc.yaml), nil, nil, NeedRun)
+			found := false
+			for _, e := range flatten(err) {
+				var ce *ConflictError
+				if errors.As(e, &ce) && ce.Keys[0] == tc.key {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("no ConflictError naming %s in %v", tc.key, err)
+			}
+		})
+	}
+}
