@@ -131,7 +131,7 @@ func (d *Decoder) value(dst []byte, r *reader, n *node) ([]byte, error) {
 			return dst, err
 		}
 		t := time.Unix(int64(v)*86400, 0).UTC()
-		return appendTime(dst, r, t, "2006-01-02")
+		return appendTime(dst, r, t, false)
 	case kTimeMillis:
 		start := r.pos
 		v, err := r.int()
@@ -169,7 +169,7 @@ func (d *Decoder) value(dst []byte, r *reader, n *node) ([]byte, error) {
 		if (n.kind == kTimestampMillis || n.kind == kTimestampMicros) && !d.utc {
 			t = t.In(d.loc)
 		}
-		return appendTime(dst, r, t, "2006-01-02 15:04:05.000000")
+		return appendTime(dst, r, t, true)
 	case kDuration:
 		b, err := r.next(12)
 		if err != nil {
@@ -254,15 +254,22 @@ func appendBase64(dst, b []byte) []byte {
 	return append(dst, '"')
 }
 
-// appendTime writes t in layout as a JSON string; years outside Doris's
-// DATE/DATETIME range 0000-9999 are refused (AppendFormat would write
-// them in a form Doris cannot parse).
-func appendTime(dst []byte, r *reader, t time.Time, layout string) ([]byte, error) {
-	if y := t.Year(); y < 0 || y > 9999 {
+// appendTime writes t as a JSON string "YYYY-MM-DD" (withClock false) or
+// "YYYY-MM-DD HH:MM:SS.ffffff"; years outside Doris's DATE/DATETIME
+// range 0000-9999 are refused. Digits are written directly: time.Format
+// parses its layout on every call.
+func appendTime(dst []byte, r *reader, t time.Time, withClock bool) ([]byte, error) {
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
 		return dst, r.fail(errors.New("year " + strconv.Itoa(y) + " outside Doris's DATE/DATETIME range 0000-9999"))
 	}
-	dst = append(dst, '"')
-	dst = t.AppendFormat(dst, layout)
+	dst = append(dst, '"', byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10))
+	if withClock {
+		h, m, sec := t.Clock()
+		dst = append(dst, ' ')
+		dst = appendClock(dst, (int64(h)*3600+int64(m)*60+int64(sec))*1e6+int64(t.Nanosecond()/1000), 6)
+	}
 	return append(dst, '"'), nil
 }
 

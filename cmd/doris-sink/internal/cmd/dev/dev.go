@@ -35,7 +35,7 @@ type Options struct {
 	// RegistryAddr is where the Schema Registry listens
 	// (--schema-registry); empty: no registry.
 	RegistryAddr string
-	User                                            string
+	User         string
 	// Password is --user's password, read from PasswordFile or from
 	// PasswordEnv (never from a flag: it would show in ps).
 	Password     string
@@ -67,15 +67,15 @@ type Options struct {
 
 // Endpoints are where `dev` listens. JSON names are stable.
 type Endpoints struct {
-	FE       string `json:"fe"`
-	BE       string `json:"be"`
-	MySQL    string `json:"mysql"`
-	Kafka    string `json:"kafka"`
-	Admin    string `json:"admin"`
+	FE    string `json:"fe"`
+	BE    string `json:"be"`
+	MySQL string `json:"mysql"`
+	Kafka string `json:"kafka"`
+	Admin string `json:"admin"`
 	// SchemaRegistry is the registry's base URL ("" without one).
 	SchemaRegistry string `json:"schema_registry,omitempty"`
 	User           string `json:"user"`
-	Database string `json:"database"`
+	Database       string `json:"database"`
 	// AdminToken is the admin endpoint's bearer token, when it needs one
 	// (off loopback or --admin-token-file).
 	AdminToken string `json:"admin_token,omitempty"`
