@@ -101,7 +101,7 @@ func TestBenchAvroBesideJSON(t *testing.T) {
 		}
 		if r.Case == "avro-1KiB-p1/exactly-once" {
 			found = true
-			if r.AvroToJSONRecords <= 0 || r.AvroToJSONBytes <= 0 || r.Records != 400 {
+			if r.AvroToJSONRecords <= 0 || r.AvroToJSONBytes <= 0 || r.AvroToJSONCPU <= 0 || r.Records != 400 {
 				t.Fatalf("avro case %+v: want its ratios to json and 400 records", r)
 			}
 		}

@@ -49,9 +49,9 @@ func (o *Options) report(rs []*Result) error {
 	}
 	if len(avro) > 0 {
 		fmt.Fprintln(w, "\navro vs json on the same logical data (avro values are smaller: per byte counts record value bytes)")
-		t := cmdutil.NewTable(o.IO, "case", "rec/s", "x json rec/s", "MB/s", "x json MB/s")
+		t := cmdutil.NewTable(o.IO, "case", "rec/s", "x json rec/s", "MB/s", "x json MB/s", "x json cpu/rec")
 		for _, r := range avro {
-			t.AddRow(r.Case, f0(r.RecordsPerS), f2(r.AvroToJSONRecords), f1(r.MBPerS), f2(r.AvroToJSONBytes))
+			t.AddRow(r.Case, f0(r.RecordsPerS), f2(r.AvroToJSONRecords), f1(r.MBPerS), f2(r.AvroToJSONBytes), opt2(r.AvroToJSONCPU))
 		}
 		if err := t.Render(); err != nil {
 			return err

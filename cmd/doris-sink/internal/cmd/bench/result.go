@@ -49,6 +49,9 @@ type Result struct {
 	// json's.
 	AvroToJSONRecords float64 `json:"avro_to_json_records,omitempty"`
 	AvroToJSONBytes   float64 `json:"avro_to_json_bytes,omitempty"`
+	// AvroToJSONCPU is the child's CPU seconds per record over json's:
+	// the cost ratio, steadier than records/s on a loaded machine.
+	AvroToJSONCPU float64 `json:"avro_to_json_cpu_per_record,omitempty"`
 
 	LatencyP50MS float64 `json:"latency_p50_ms,omitempty"`
 	LatencyP99MS float64 `json:"latency_p99_ms,omitempty"`
@@ -123,5 +126,8 @@ func setAvroRatios(rs []*Result) {
 		}
 		r.AvroToJSONRecords = r.RecordsPerS / j.RecordsPerS
 		r.AvroToJSONBytes = r.MBPerS / j.MBPerS
+		if r.Records > 0 && j.Records > 0 && j.CPUSeconds > 0 {
+			r.AvroToJSONCPU = (r.CPUSeconds / float64(r.Records)) / (j.CPUSeconds / float64(j.Records))
+		}
 	}
 }
