@@ -29,6 +29,8 @@ type Config struct {
 	// Coordinator is job.coordinator of the sinks: "" or "file" (the
 	// default), or "kafka".
 	Coordinator string
+	// Format is the topic's record format: "" (JSON) or FormatAvro.
+	Format string
 	// Scenarios is the fault table; nil means Scenarios.
 	Scenarios []Scenario
 	// Plan, when set, replaces the drawn plan (regression tests pin one
@@ -79,6 +81,8 @@ type campaign struct {
 	rng     *rand.Rand // history stream
 	records int64      // Kafka offsets produced, summed over partitions
 	res     *Result
+	// avro is the registry side of a FormatAvro campaign; nil for JSON.
+	avro *avroTopic
 }
 
 // Run runs a campaign: it starts the cluster, runs cfg.Cycles faults,
@@ -111,6 +115,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer cl.Close()
 	k := &campaign{cfg: cfg, c: cl, hist: NewHistory(cfg.Keys), rng: newRand(cfg.Seed, 1), res: res}
 	so := SinkOptions{Guarantee: cfg.Guarantee, CheckpointInterval: "150ms", CheckpointMaxRows: 60, Coordinator: cfg.Coordinator}
+	if cfg.Format == FormatAvro {
+		if k.avro, err = newAvroTopic(); err != nil {
+			return nil, err
+		}
+		defer k.avro.close()
+		so.Format, so.Registry = FormatAvro, k.avro.srv.URL()
+	}
 	for _, t := range []string{EventsTable, StateTable} {
 		s, err := NewSink(cfg.Dir, "chaos-"+t, t, cl, so)
 		if err != nil {
@@ -136,6 +147,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Records = k.records
 	chk := &Checker{Brokers: cl.Brokers(), MySQL: cl.Doris.MySQLAddr(), User: "root",
 		Events: k.sinks[0], State: k.sinks[1], ExactlyOnce: eos}
+	if k.avro != nil {
+		chk.Registry = so.Registry
+	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	rep, err := chk.Check(cctx)
@@ -152,7 +166,14 @@ func (k *campaign) produce(ctx context.Context, n, bad int) error {
 	rs := make([]*kgo.Record, 0, n+bad)
 	for range n {
 		e := k.hist.Next(k.rng)
-		rs = append(rs, &kgo.Record{Key: e.KeyBytes(), Value: e.Encode()})
+		v := e.Encode()
+		if k.avro != nil {
+			var err error
+			if v, err = k.avro.encode(e); err != nil {
+				return err
+			}
+		}
+		rs = append(rs, &kgo.Record{Key: e.KeyBytes(), Value: v})
 	}
 	for range bad {
 		at := k.rng.IntN(len(rs) + 1)

@@ -31,6 +31,9 @@ type SinkOptions struct {
 	CheckpointMaxRows int
 	// Coordinator is job.coordinator; "" keeps the default (file).
 	Coordinator string
+	// Format is records.format: "" (json) or FormatAvro with the Schema
+	// Registry at Registry.
+	Format, Registry string
 }
 
 // NewSink writes the config files of job name loading table into dir.
@@ -52,10 +55,14 @@ func NewSink(dir, name, table string, c *Cluster, o SinkOptions) (*Sink, error) 
 			c.Doris.FEURL(), c.Doris.MySQLAddr(), Database, table)
 		fmt.Fprintf(&b, "delivery: { guarantee: %s, checkpoint_interval: %s, checkpoint_max_rows: %d }\n",
 			o.Guarantee, o.CheckpointInterval, o.CheckpointMaxRows)
+		records := "format: json"
+		if o.Format == FormatAvro {
+			records = fmt.Sprintf("format: avro, schema_registry: { urls: [%s] }", o.Registry)
+		}
 		if dlq != "" {
-			fmt.Fprintf(&b, "records: { format: json, dead_letter_topic: %s }\n", dlq)
+			fmt.Fprintf(&b, "records: { %s, dead_letter_topic: %s }\n", records, dlq)
 		} else {
-			b.WriteString("records: { format: json }\n")
+			fmt.Fprintf(&b, "records: { %s }\n", records)
 		}
 		b.WriteString("metrics: { listen: \"\" }\nlog: { format: json, level: info }\n")
 		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
