@@ -98,3 +98,34 @@ func TestSchemaRegistryValidation(t *testing.T) {
 		})
 	}
 }
+
+// The Doris Kafka connector's Avro setup (value.converter AvroConverter
+// with its registry URL and credentials) loads as records.format avro; with
+// converter.mode debezium_ingestion it is a Debezium envelope.
+func TestKafkaConnectRegistryConverter(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, `
+name: avro_kc
+topics: orders
+doris.urls: fe1
+doris.http.port: 8030
+doris.database: demo
+value.converter: io.confluent.connect.avro.AvroConverter
+value.converter.schema.registry.url: http://sr1:8081,http://sr2:8081
+value.converter.basic.auth.credentials.source: USER_INFO
+value.converter.basic.auth.user.info: u:p4ss
+`, nil, nil, NeedRun)
+	r := c.Records
+	if r.Format != RecordsAvro || strings.Join(r.SchemaRegistry.URLs, ",") != "http://sr1:8081,http://sr2:8081" ||
+		r.SchemaRegistry.Username != "u" || r.SchemaRegistry.Password.Reveal() != "p4ss" || r.Envelope != "" {
+		t.Fatalf("records %+v", r)
+	}
+	if !strings.Contains(strings.Join(c.Warnings, "|"), "value.converter.basic.auth.credentials.source: Kafka Connect option ignored") {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+	c = mustLoad(t, "name: j\ntopics: [inventory]\ndoris.database: d\nconverter.mode: debezium_ingestion\n"+
+		"value.converter: io.confluent.connect.protobuf.ProtobufConverter\nvalue.converter.schema.registry.url: http://sr:8081\n", nil, nil, NeedRun)
+	if c.Records.Format != RecordsProtobuf || c.Records.Envelope != EnvelopeDebezium {
+		t.Fatalf("records %+v, want protobuf with the debezium envelope", c.Records)
+	}
+}
