@@ -3,6 +3,7 @@ package srtest
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -16,6 +17,10 @@ type Opt func(*Server)
 // WithAddr listens on addr (host:port) instead of 127.0.0.1:0.
 func WithAddr(addr string) Opt { return func(s *Server) { s.addr = addr } }
 
+// WithTLS serves https with cfg (a server certificate; ClientAuth for
+// mutual TLS). Default: plain http.
+func WithTLS(cfg *tls.Config) Opt { return func(s *Server) { s.tls = cfg } }
+
 // WithBasicAuth makes every request need HTTP Basic user:pass (401
 // otherwise). Default: no authentication.
 func WithBasicAuth(user, pass string) Opt {
@@ -25,6 +30,7 @@ func WithBasicAuth(user, pass string) Opt {
 // Server is an in-process Schema Registry on a local listener. Call Close.
 type Server struct {
 	addr, user, pass string
+	tls              *tls.Config
 	reg              *Registry
 	ln               net.Listener
 	http             *http.Server
@@ -42,6 +48,9 @@ func NewServer(opts ...Opt) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
 	s.ln = ln
 	s.http = &http.Server{Handler: s.auth(s.reg), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -51,8 +60,13 @@ func NewServer(opts ...Opt) (*Server, error) {
 	return s, nil
 }
 
-// URL is the registry's base URL, http://host:port.
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+// URL is the registry's base URL, http://host:port (https with WithTLS).
+func (s *Server) URL() string {
+	if s.tls != nil {
+		return "https://" + s.ln.Addr().String()
+	}
+	return "http://" + s.ln.Addr().String()
+}
 
 // Registry returns the registry state and fault handles.
 func (s *Server) Registry() *Registry { return s.reg }
