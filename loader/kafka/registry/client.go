@@ -164,6 +164,16 @@ func (c *Client) AppendJSON(ctx context.Context, dst, value []byte) ([]byte, err
 	return out, nil
 }
 
+// Subjects lists the registry's subjects, once, without retrying: a
+// reachability check (doris-sink check).
+func (c *Client) Subjects(ctx context.Context) ([]string, error) {
+	s, err := c.sr.Subjects(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("schema registry %v: list subjects: %w", c.cfg.URLs, err)
+	}
+	return s, nil
+}
+
 // Decoder returns the decoder of schema id, fetching and compiling it on
 // first use. The outcome is cached, a schema that cannot be compiled or
 // has the wrong type as well (a *RecordError each time); a fetch failure

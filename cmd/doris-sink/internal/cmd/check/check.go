@@ -117,6 +117,9 @@ func Run(ctx context.Context, o *Options) error {
 	checkDoris(dctx, r, o.Factory, cfg)
 	cancel()
 	checkStore(r, cfg)
+	rctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	checkRegistry(rctx, r, cfg)
+	cancel()
 	if !o.SkipKafka {
 		kctx, cancel := context.WithTimeout(ctx, o.Timeout)
 		checkKafka(kctx, r, cfg)

@@ -161,7 +161,7 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 		return kc, err
 	}
 	kc.TLS = t
-	reg, err := schemaRegistry(cfg)
+	reg, err := cmdutil.SchemaRegistry(cfg)
 	if err != nil {
 		return kc, err
 	}

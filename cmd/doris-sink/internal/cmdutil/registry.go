@@ -1,4 +1,4 @@
-package run
+package cmdutil
 
 import (
 	"crypto/tls"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/sr"
 
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/loader/kafka/registry"
 )
@@ -19,9 +18,12 @@ var schemaTypes = map[string]sr.SchemaType{
 	config.RecordsJSONSchema: sr.TypeJSON,
 }
 
-// schemaRegistry maps records.schema_registry.* and records.time_zone to
-// the registry client of a registry format; nil for the other formats.
-func schemaRegistry(cfg *config.Config) (*registry.Client, error) {
+// SchemaRegistry maps records.schema_registry.* and records.time_zone to
+// the registry client of a registry format (run decodes with it, check
+// asks it for its subjects); nil for the other formats. It does not
+// contact the registry. A CA, certificate or key file that cannot be used
+// is a *config.FileError naming its key.
+func SchemaRegistry(cfg *config.Config) (*registry.Client, error) {
 	typ, ok := schemaTypes[cfg.Records.Format]
 	if !ok {
 		return nil, nil
@@ -31,12 +33,12 @@ func schemaRegistry(cfg *config.Config) (*registry.Client, error) {
 	if err != nil {
 		return nil, &config.KeyError{Key: "records.time_zone", Value: cfg.Records.TimeZoneName, Allowed: err.Error()}
 	}
-	tc, err := cmdutil.TLSConfig("records.schema_registry.tls.ca_file", s.TLS.CAFile)
+	tc, err := TLSConfig("records.schema_registry.tls.ca_file", s.TLS.CAFile)
 	if err != nil {
 		return nil, err
 	}
 	if s.TLS.CertFile != "" || s.TLS.KeyFile != "" {
-		cert, err := cmdutil.ClientCertificate("records.schema_registry.tls.cert_file", s.TLS.CertFile,
+		cert, err := ClientCertificate("records.schema_registry.tls.cert_file", s.TLS.CertFile,
 			"records.schema_registry.tls.key_file", s.TLS.KeyFile)
 		if err != nil {
 			return nil, err
