@@ -14,10 +14,10 @@ import (
 
 // Defaults of Config fields.
 const (
-	// DefaultAttempts is how often a schema id is asked for before the
-	// record is refused: with DefaultBackoffMin doubling to
-	// DefaultBackoffMax that is about 40 s of outage or invisibility.
-	DefaultAttempts   = 10
+	// DefaultMaxWait bounds the backoff waits for one schema id before
+	// the record is refused (records.schema_registry.max_wait).
+	DefaultMaxWait = 30 * time.Second
+	// DefaultBackoffMin doubles up to DefaultBackoffMax between tries.
 	DefaultBackoffMin = 100 * time.Millisecond
 	DefaultBackoffMax = 10 * time.Second
 	// DefaultRequestTimeout bounds one registry request.
@@ -41,7 +41,11 @@ type Config struct {
 	SchemaType sr.SchemaType
 	// TimeZone renders timestamps (nil: UTC).
 	TimeZone *time.Location
-	// Attempts bounds the tries per schema id (0: DefaultAttempts).
+	// MaxWait bounds the sum of the backoff waits for one schema id: a
+	// try whose wait would pass it is not made (0: DefaultMaxWait;
+	// negative: no retry, the first failure refuses).
+	MaxWait time.Duration
+	// Attempts also bounds the tries per schema id (0: only MaxWait).
 	Attempts int
 	// BackoffMin and BackoffMax bound the wait between tries (0: the
 	// defaults); it doubles from min to max.
@@ -98,8 +102,8 @@ func New(cfg Config) (*Client, error) {
 	if !ok {
 		return nil, fmt.Errorf("schema type %s: no decoder is built into this doris-sink", cfg.SchemaType)
 	}
-	if cfg.Attempts <= 0 {
-		cfg.Attempts = DefaultAttempts
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = DefaultMaxWait
 	}
 	if cfg.BackoffMin <= 0 {
 		cfg.BackoffMin = DefaultBackoffMin
@@ -258,14 +262,15 @@ func (c *Client) resolveRefs(ctx context.Context, id int, refs []sr.SchemaRefere
 	return nil
 }
 
-// fetch calls get until it succeeds, at most Attempts times with backoff.
-// Every failure is retried (an outage, a 5xx, a 404 of an id whose
-// registration is not visible yet) except credentials refused (401, 403)
-// and requests the registry calls invalid (422), which no retry fixes;
-// all of them end as a *FetchError.
+// fetch calls get until it succeeds, with backoff, while the waits stay
+// within MaxWait (and the tries within Attempts, when set). Every failure
+// is retried (an outage, a 5xx, a 404 of an id whose registration is not
+// visible yet) except credentials refused (401, 403) and requests the
+// registry calls invalid (422), which no retry fixes; all of them end as a
+// *FetchError.
 func (c *Client) fetch(ctx context.Context, id int, get func(context.Context) (sr.Schema, error)) (sr.Schema, error) {
 	wait := c.cfg.BackoffMin
-	var last error
+	var waited time.Duration
 	for attempt := 1; ; attempt++ {
 		s, err := get(ctx)
 		if err == nil {
@@ -274,13 +279,13 @@ func (c *Client) fetch(ctx context.Context, id int, get func(context.Context) (s
 		if ctx.Err() != nil {
 			return sr.Schema{}, ctx.Err()
 		}
-		last = err
-		if attempt >= c.cfg.Attempts || !retriable(err) {
-			return sr.Schema{}, &FetchError{ID: id, Attempts: attempt, Err: last}
+		if !retriable(err) || (c.cfg.Attempts > 0 && attempt >= c.cfg.Attempts) || waited+wait > c.cfg.MaxWait {
+			return sr.Schema{}, &FetchError{ID: id, Attempts: attempt, Err: err}
 		}
 		if err := c.cfg.Sleep(ctx, wait); err != nil {
 			return sr.Schema{}, err
 		}
+		waited += wait
 		wait = min(2*wait, c.cfg.BackoffMax)
 	}
 }

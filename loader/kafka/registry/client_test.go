@@ -203,6 +203,28 @@ func TestOutageBeyondBoundIsUnavailable(t *testing.T) {
 	}
 }
 
+// TestMaxWaitBoundsTheRetries: the waits of one schema id stop before
+// their sum passes MaxWait (100+200+400 ms ≤ 1 s; 800 more would pass);
+// a negative MaxWait refuses at the first failure.
+func TestMaxWaitBoundsTheRetries(t *testing.T) {
+	t.Parallel()
+	srv, cl := newRegistry(t)
+	_, value := produce(t, cl, "users-value", userV1, map[string]any{"id": int64(7), "name": "ann"})
+	srv.Registry().SetDown(true)
+	for _, tc := range []struct {
+		maxWait  time.Duration
+		attempts int
+	}{{time.Second, 4}, {-1, 1}} {
+		sl := &sleeps{}
+		c := newClient(t, srv.URL(), sl, func(c *registry.Config) { c.Attempts, c.MaxWait = 0, tc.maxWait })
+		_, err := c.AppendJSON(context.Background(), nil, value)
+		var fe *registry.FetchError
+		if !errors.As(err, &fe) || fe.Attempts != tc.attempts || len(sl.waits) != tc.attempts-1 {
+			t.Fatalf("MaxWait %v: %v after waits %v, want %d attempts", tc.maxWait, err, sl.waits, tc.attempts)
+		}
+	}
+}
+
 func TestNotYetVisibleIDRetried(t *testing.T) {
 	t.Parallel()
 	srv, cl := newRegistry(t)

@@ -9,7 +9,7 @@
 //
 //   - the registry is down, or does not know the id yet (404: a producer's
 //     registration not yet visible): retried within a bound
-//     (Config.Attempts, with backoff), then a *FetchError that matches
+//     (Config.MaxWait of backoff), then a *FetchError that matches
 //     ErrUnavailable. The connector refuses the record (the run stops at its
 //     offset, nothing is skipped); it is never a dead letter.
 //   - the record itself is bad (not the wire format, a schema of another

@@ -45,8 +45,12 @@ func SchemaRegistry(cfg *config.Config) (*registry.Client, error) {
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
+	maxWait := s.MaxWait
+	if maxWait == 0 {
+		maxWait = -1 // the key's 0: no retry (registry.Config's 0 is its default)
+	}
 	c, err := registry.New(registry.Config{URLs: s.URLs, Username: s.Username, Password: s.Password.Reveal(),
-		Bearer: s.Bearer.Reveal(), TLS: tc, SchemaType: typ, TimeZone: loc})
+		Bearer: s.Bearer.Reveal(), TLS: tc, SchemaType: typ, TimeZone: loc, MaxWait: maxWait})
 	if err != nil {
 		return nil, fmt.Errorf("records.format %s: %w", cfg.Records.Format, err)
 	}

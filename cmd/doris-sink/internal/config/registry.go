@@ -39,9 +39,15 @@ type SchemaRegistry struct {
 	// Bearer is a bearer token (instead of Basic credentials).
 	Bearer     Secret `json:"bearer,omitempty"`
 	BearerFile string `json:"bearer_file,omitempty"`
+	// MaxWait is the backoff budget per new schema id
+	// (records.schema_registry.max_wait).
+	MaxWait time.Duration `json:"max_wait"`
 	// TLS configures https URLs.
 	TLS RegistryTLS `json:"tls"`
 }
+
+// MaxRegistryWait bounds records.schema_registry.max_wait.
+const MaxRegistryWait = 10 * time.Minute
 
 // RegistryTLS is records.schema_registry.tls.
 type RegistryTLS struct {
@@ -60,6 +66,7 @@ func decodeSchemaRegistry(d *decoder) SchemaRegistry {
 		PasswordFile: d.str("records.schema_registry.password_file"),
 		Bearer:       Secret(d.str("records.schema_registry.bearer")),
 		BearerFile:   d.str("records.schema_registry.bearer_file"),
+		MaxWait:      d.duration("records.schema_registry.max_wait"),
 		TLS: RegistryTLS{
 			CAFile:   d.str("records.schema_registry.tls.ca_file"),
 			CertFile: d.str("records.schema_registry.tls.cert_file"),
@@ -129,6 +136,9 @@ func (c *Config) validateRecordsRegistry(errs *errList, checkFile func(key, path
 	if sr.Bearer != "" && (sr.Username != "" || sr.Password != "") {
 		errs.add(&ConflictError{Keys: []string{"records.schema_registry.bearer=" + Redaction, "records.schema_registry.username=" + sr.Username},
 			Reason: "two ways to authenticate to the registry", Fix: "set username/password or bearer, not both"})
+	}
+	if sr.MaxWait < 0 || sr.MaxWait > MaxRegistryWait {
+		errs.add(&KeyError{Key: "records.schema_registry.max_wait", Value: sr.MaxWait.String(), Allowed: fmt.Sprintf("want 0 (refuse at the first failure) up to %v", MaxRegistryWait)})
 	}
 	if sr.Password != "" && sr.Username == "" {
 		errs.add(&KeyError{Key: "records.schema_registry.username", Value: "", Allowed: "required with records.schema_registry.password"})

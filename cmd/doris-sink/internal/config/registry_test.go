@@ -50,6 +50,9 @@ func TestSchemaRegistryBearerFromEnv(t *testing.T) {
 	if c.Records.SchemaRegistry.Bearer.Reveal() != "tok" || c.Records.SchemaRegistry.Bearer.String() != Redaction {
 		t.Fatalf("bearer %q", c.Records.SchemaRegistry.Bearer.Reveal())
 	}
+	if c.Records.SchemaRegistry.MaxWait != 30*time.Second {
+		t.Fatalf("default max_wait %v, want 30s", c.Records.SchemaRegistry.MaxWait)
+	}
 	if tz, err := c.Records.TimeZone(); err != nil || tz != time.UTC {
 		t.Fatalf("default time zone %v %v, want UTC", tz, err)
 	}
@@ -65,6 +68,7 @@ func TestSchemaRegistryValidation(t *testing.T) {
 		{"url scheme", "records: {format: json_schema, schema_registry: {urls: ['ftp://h']}}\n", "records.schema_registry.urls"},
 		{"time zone", "records: {time_zone: Mars/Olympus}\n", "records.time_zone"},
 		{"envelope", "records: {format: avro, envelope: maxwell, schema_registry: {urls: [http://h:1]}}\n", "records.envelope"},
+		{"max wait", "records: {format: avro, schema_registry: {urls: [http://h:1], max_wait: 11m}}\n", "records.schema_registry.max_wait"},
 		{"password without user", "records: {format: avro, schema_registry: {urls: [http://h:1], password: x}}\n", "records.schema_registry.username"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
