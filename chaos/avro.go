@@ -5,6 +5,7 @@ import (
 	be "encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hamba/avro/v2"
@@ -31,6 +32,30 @@ type avroTopic struct {
 	srv    *srtest.Server
 	id     int
 	schema avro.Schema
+	// extra are the fields later versions added (with defaults).
+	extra []string
+}
+
+// bump registers the next version of the event schema (one more string
+// field with a default: BACKWARD compatible) under the topic's subject;
+// events are encoded with it from now on, under its new schema id.
+func (a *avroTopic) bump() error {
+	name := fmt.Sprintf("note%d", len(a.extra)+1)
+	fields := ""
+	for _, f := range append(a.extra, name) {
+		fields += `,{"name":"` + f + `","type":"string","default":""}`
+	}
+	text := eventSchema[:len(eventSchema)-2] + fields + "]}"
+	id, err := a.srv.Registry().Register(Topic+"-value", sr.Schema{Schema: text})
+	if err != nil {
+		return fmt.Errorf("register event schema version %d: %w", len(a.extra)+2, err)
+	}
+	s, err := avro.Parse(text)
+	if err != nil {
+		return err
+	}
+	a.id, a.schema, a.extra = id, s, append(a.extra, name)
+	return nil
 }
 
 func newAvroTopic() (*avroTopic, error) {
@@ -48,7 +73,11 @@ func newAvroTopic() (*avroTopic, error) {
 
 // encode is e's record value in the wire format.
 func (a *avroTopic) encode(e Event) ([]byte, error) {
-	body, err := avro.Marshal(a.schema, map[string]any{"eid": e.EID, "k": e.K, "ver": e.Ver, "payload": e.Payload, "sum": e.Sum})
+	v := map[string]any{"eid": e.EID, "k": e.K, "ver": e.Ver, "payload": e.Payload, "sum": e.Sum}
+	for _, f := range a.extra {
+		v[f] = "x"
+	}
+	body, err := avro.Marshal(a.schema, v)
 	if err != nil {
 		return nil, fmt.Errorf("encode event %d: %w", e.EID, err)
 	}
@@ -78,4 +107,58 @@ func avroEvents(ctx context.Context, url string, values [][]byte) (events []Even
 		events = append(events, e)
 	}
 	return events, malformed, nil
+}
+
+// AvroScenarios is Scenarios plus the faults of an Avro topic (the table
+// of a FormatAvro campaign without Config.Scenarios).
+var AvroScenarios = append(append([]Scenario(nil), Scenarios...),
+	Scenario{RegistryDown, 6, false, "the Schema Registry is down when a new schema version's first record arrives: the sinks refuse it (run exits naming the record; nothing dead-lettered, although a dead-letter topic is configured), then the registry is back and they load it"})
+
+// registryDown: produce, start the sinks (with the dead-letter topic),
+// take the registry down, produce records of a new schema version (a new
+// id no sink has cached): each sink must exit non-zero naming the record
+// and the registry after records.schema_registry.max_wait, never skip or
+// dead-letter it; then the registry comes back and the sinks load
+// everything.
+func (k *campaign) registryDown(ctx context.Context, st Step) error {
+	if k.avro == nil {
+		return k.produceAndSettle(ctx, st, nil) // a JSON campaign: nothing to take down
+	}
+	if err := k.produce(ctx, st.Events, 0); err != nil {
+		return err
+	}
+	ps, err := k.start(true)
+	if err != nil {
+		return err
+	}
+	if err := k.waitReady(ctx, ps); err != nil {
+		killAll(ps)
+		return err
+	}
+	k.avro.srv.Registry().SetDown(true)
+	defer k.avro.srv.Registry().SetDown(false)
+	if err := k.avro.bump(); err != nil {
+		killAll(ps)
+		return err
+	}
+	if err := k.produce(ctx, st.N*5, 0); err != nil {
+		killAll(ps)
+		return err
+	}
+	for i, p := range ps {
+		code, err := k.exit(ctx, p)
+		if err != nil {
+			killAll(ps)
+			return k.procErr(i, p, "refusal while the schema registry is down", err)
+		}
+		tail := p.Tail(maxTail)
+		if code == 0 || code == 137 || !strings.Contains(tail, Topic+"/") || !strings.Contains(tail, "schema registry unavailable") {
+			killAll(ps)
+			return k.procErr(i, p, "refusal while the schema registry is down",
+				fmt.Errorf("exit code %d; want non-zero naming %s/<partition>@<offset> and the registry", code, Topic))
+		}
+		k.res.Kills["refused:schema-registry-down"]++
+	}
+	k.avro.srv.Registry().SetDown(false)
+	return k.settle(ctx, true, func(ps []*Process) error { return k.waitReady(ctx, ps) })
 }

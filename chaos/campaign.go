@@ -97,6 +97,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Scenarios == nil {
 		cfg.Scenarios = Scenarios
+		if cfg.Format == FormatAvro {
+			cfg.Scenarios = AvroScenarios
+		}
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}

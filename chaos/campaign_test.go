@@ -83,3 +83,18 @@ func TestCampaignAvro(t *testing.T) {
 		t.Errorf("seed=%d: nothing produced or loaded: %s", res.Seed, res.Report)
 	}
 }
+
+// TestScenarioSchemaRegistryDown: the registry is down when a new schema
+// version's first records arrive. Each sink must refuse (exit non-zero
+// naming the record and the registry, a dead-letter topic configured
+// notwithstanding), and once the registry is back load everything exactly
+// once: a dead-lettered event would show as lost.
+func TestScenarioSchemaRegistryDown(t *testing.T) {
+	t.Parallel()
+	res := runCampaign(t, Config{Seed: 3, Guarantee: "exactly-once", Format: FormatAvro,
+		Plan: []Step{{Cycle: 1, Kind: RegistryDown, Events: 40, N: 2}}})
+	requireClean(t, res)
+	if n := res.Kills["refused:schema-registry-down"]; n != 2 {
+		t.Errorf("seed=%d: %d sinks refused while the registry was down, want 2 (%v)", res.Seed, n, res.Kills)
+	}
+}

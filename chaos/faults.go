@@ -99,6 +99,8 @@ func (k *campaign) cycle(ctx context.Context, st Step) error {
 		return k.malformedNoDLQ(ctx, st)
 	case LabelExpiry:
 		return k.labelExpiry(ctx, st)
+	case RegistryDown:
+		return k.registryDown(ctx, st)
 	}
 	return fmt.Errorf("unknown fault kind %q", st.Kind)
 }

@@ -27,6 +27,8 @@ const (
 	MalformedDLQ     FaultKind = "malformed-burst-dlq"
 	MalformedNoDLQ   FaultKind = "malformed-burst-no-dlq"
 	LabelExpiry      FaultKind = "label-expiry-while-down"
+	// RegistryDown is drawn only in FormatAvro campaigns (AvroScenarios).
+	RegistryDown FaultKind = "schema-registry-down"
 )
 
 // Scenario is one row of the fault table: a kind, its weight in the

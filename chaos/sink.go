@@ -57,7 +57,9 @@ func NewSink(dir, name, table string, c *Cluster, o SinkOptions) (*Sink, error) 
 			o.Guarantee, o.CheckpointInterval, o.CheckpointMaxRows)
 		records := "format: json"
 		if o.Format == FormatAvro {
-			records = fmt.Sprintf("format: avro, schema_registry: { urls: [%s] }", o.Registry)
+			// max_wait 1s: a registry outage refuses within the campaign's
+			// patience (the default 30 s would stall every such cycle).
+			records = fmt.Sprintf("format: avro, schema_registry: { urls: [%s], max_wait: 1s }", o.Registry)
 		}
 		if dlq != "" {
 			fmt.Fprintf(&b, "records: { %s, dead_letter_topic: %s }\n", records, dlq)
