@@ -35,6 +35,11 @@ const (
 	kLocalTimestampMillis
 	kLocalTimestampMicros
 	kDuration
+	// Debezium semantic types (connect.name), see debezium.go.
+	kTimeNanos
+	kLocalTimestampNanos
+	kZonedTimestamp
+	kVariableScaleDecimal
 )
 
 // node is one compiled schema type.
@@ -77,6 +82,9 @@ func (c *compiler) compile(s avro.Schema) (*node, error) {
 		return primitive(t)
 	case *avro.RecordSchema:
 		if n, ok := c.named[t.FullName()]; ok {
+			return n, nil
+		}
+		if n := debeziumRecord(t); n != nil {
 			return n, nil
 		}
 		n := &node{kind: kRecord}
@@ -147,6 +155,7 @@ func primitive(t *avro.PrimitiveSchema) (*node, error) {
 	n := &node{kind: k}
 	l := t.Logical()
 	if l == nil {
+		n.kind = debeziumPrimitive(t, k)
 		return n, nil
 	}
 	// A logical type on the wrong primitive is ignored, as the Avro

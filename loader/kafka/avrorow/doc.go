@@ -27,5 +27,10 @@
 //	local-timestamp-millis,-micros "YYYY-MM-DD HH:MM:SS.ffffff", the wall clock as written
 //	duration (fixed 12)           {"months":m,"days":d,"millis":ms}
 //
+// Debezium's semantic types (connect.name io.debezium.time.Date, Time,
+// MicroTime, NanoTime, Timestamp, MicroTimestamp, NanoTimestamp,
+// ZonedTimestamp, io.debezium.data.VariableScaleDecimal) map like the
+// logical types they stand for (debezium.go).
+//
 // A Decoder is safe for concurrent use: it holds only the compiled schema.
 package avrorow

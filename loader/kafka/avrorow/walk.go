@@ -170,6 +170,50 @@ func (d *Decoder) value(dst []byte, r *reader, n *node) ([]byte, error) {
 			t = t.In(d.loc)
 		}
 		return appendTime(dst, r, t, true)
+	case kTimeNanos:
+		start := r.pos
+		v, err := r.long()
+		if err != nil {
+			return dst, err
+		}
+		if v < 0 || v >= 86400e9 {
+			r.pos = start
+			return dst, r.fail(fmt.Errorf("io.debezium.time.NanoTime %d outside one day", v))
+		}
+		return append(appendClock(append(dst, '"'), v/1000, 6), '"'), nil
+	case kLocalTimestampNanos:
+		v, err := r.long()
+		if err != nil {
+			return dst, err
+		}
+		return appendTime(dst, r, time.Unix(0, v).UTC(), true)
+	case kZonedTimestamp:
+		start := r.pos
+		b, err := r.lenBytes()
+		if err != nil {
+			return dst, err
+		}
+		t, perr := time.Parse(time.RFC3339Nano, string(b))
+		if perr != nil {
+			r.pos = start
+			return dst, r.fail(fmt.Errorf("io.debezium.time.ZonedTimestamp %q: %w", b, perr))
+		}
+		return appendTime(dst, r, t.In(d.loc), true)
+	case kVariableScaleDecimal:
+		start := r.pos
+		scale, err := r.int()
+		if err != nil {
+			return dst, err
+		}
+		if scale < 0 || scale > 1000 {
+			r.pos = start
+			return dst, r.fail(fmt.Errorf("VariableScaleDecimal scale %d", scale))
+		}
+		b, err := r.lenBytes()
+		if err != nil {
+			return dst, err
+		}
+		return appendDecimal(dst, r, start, b, &node{scale: int(scale)})
 	case kDuration:
 		b, err := r.next(12)
 		if err != nil {
