@@ -252,7 +252,8 @@ func TestAvroRegistryOutageRefusesNotDeadLetters(t *testing.T) {
 }
 
 const debeziumAvroSchema = `{"type":"record","name":"Envelope","namespace":"dbserver1.inventory.users","fields":[
-	{"name":"before","type":["null",{"type":"record","name":"Value","fields":[{"name":"id","type":"long"},{"name":"name","type":"string"}]}],"default":null},
+	{"name":"before","type":["null",{"type":"record","name":"Value","fields":[{"name":"id","type":"long"},{"name":"name","type":"string"},
+		{"name":"updated","type":{"type":"long","connect.version":1,"connect.name":"io.debezium.time.Timestamp"}}]}],"default":null},
 	{"name":"after","type":["null","Value"],"default":null},
 	{"name":"source","type":{"type":"record","name":"Source","namespace":"io.debezium.connector.mysql","fields":[{"name":"db","type":"string"},{"name":"table","type":["null","string"],"default":null}]}},
 	{"name":"op","type":"string"},
@@ -261,16 +262,19 @@ const debeziumAvroSchema = `{"type":"record","name":"Envelope","namespace":"dbse
 // TestDebeziumAvroEnvelope: Debezium change events in Avro
 // (records.format avro, records.envelope debezium) load through the
 // Debezium path: c/u/r upsert the after image, d deletes the before
-// image, tombstones are skipped and counted.
+// image, tombstones are skipped and counted; a DATETIME column as
+// Debezium's io.debezium.time.Timestamp (epoch ms, no zone) lands as its
+// wall clock.
 func TestDebeziumAvroEnvelope(t *testing.T) {
 	t.Parallel()
-	a := newAvroEnv(t, "CREATE TABLE users (id BIGINT, name VARCHAR(32)) UNIQUE KEY(id) "+
+	a := newAvroEnv(t, "CREATE TABLE users (id BIGINT, name VARCHAR(32), updated DATETIME(3)) UNIQUE KEY(id) "+
 		`DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("enable_unique_key_merge_on_write" = "true")`)
 	a.table, a.props = "users", EnvelopeProperties(EnvelopeDebezium)
 	enc := a.serde(debeziumAvroSchema)
 	src := map[string]any{"db": "inventory", "table": map[string]any{"string": "users"}}
 	img := func(id int64, name string) map[string]any {
-		return map[string]any{"dbserver1.inventory.users.Value": map[string]any{"id": id, "name": name}}
+		updated := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(id) * 1500 * time.Millisecond)
+		return map[string]any{"dbserver1.inventory.users.Value": map[string]any{"id": id, "name": name, "updated": updated.UnixMilli()}}
 	}
 	ev := func(op string, before, after map[string]any) *kgo.Record {
 		v := map[string]any{"op": op, "source": src, "ts_ms": map[string]any{"long": int64(1)}, "before": nil, "after": nil}
@@ -296,7 +300,7 @@ func TestDebeziumAvroEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := fmt.Sprint(rows), "[[1 a2] [4 d]]"; got != want {
+	if got, want := fmt.Sprint(rows), "[[1 a2 2026-12-01 10:00:01.500] [4 d 2026-12-01 10:00:06.000]]"; got != want {
 		t.Fatalf("rows %s, want %s", got, want)
 	}
 	if got := c.Metrics().Tombstones.Load(); got != 1 {
