@@ -1,9 +1,5 @@
 package avrorow
 
-import (
-	"github.com/hamba/avro/v2"
-)
-
 // Debezium's semantic types: plain Avro int/long/string/record types that
 // Debezium's Avro converter names in the schema's "connect.name" property
 // (Debezium documentation, "Temporal types" and "Decimal types": with
@@ -24,8 +20,7 @@ const (
 
 // debeziumPrimitive returns the kind of a primitive named by Debezium's
 // connect.name, or k when it names none (or the wrong primitive).
-func debeziumPrimitive(t *avro.PrimitiveSchema, k kind) kind {
-	name, _ := t.Prop("connect.name").(string)
+func debeziumPrimitive(name string, k kind) kind {
 	switch {
 	case name == dbzDate && k == kInt:
 		return kDate
@@ -51,14 +46,22 @@ func debeziumPrimitive(t *avro.PrimitiveSchema, k kind) kind {
 // record {scale: int, value: bytes}, decimal.handling.mode precise for
 // columns without a fixed scale), rendered as a decimal string; nil for
 // any other record.
-func debeziumRecord(t *avro.RecordSchema) *node {
-	name, _ := t.Prop("connect.name").(string)
-	if name != dbzVariableScaleDecimal && t.FullName() != dbzVariableScaleDecimal {
+func debeziumRecord(full string, m map[string]any) *node {
+	name, _ := m["connect.name"].(string)
+	if name != dbzVariableScaleDecimal && full != dbzVariableScaleDecimal {
 		return nil
 	}
-	f := t.Fields()
-	if len(f) != 2 || f[0].Name() != "scale" || f[0].Type().Type() != avro.Int || f[1].Name() != "value" || f[1].Type().Type() != avro.Bytes {
+	f, _ := m["fields"].([]any)
+	if len(f) != 2 {
 		return nil
 	}
-	return &node{kind: kVariableScaleDecimal}
+	typeOf := func(i int, want string) bool {
+		fm, _ := f[i].(map[string]any)
+		return fm != nil && fm["name"] == want && (fm["type"] == map[string]string{"scale": "int", "value": "bytes"}[want])
+	}
+	if !typeOf(0, "scale") || !typeOf(1, "value") {
+		return nil
+	}
+	return &node{kind: kVariableScaleDecimal, avroType: "record", name: full,
+		fields: []field{{name: "scale", n: &node{kind: kInt, avroType: "int"}}, {name: "value", n: &node{kind: kBytes, avroType: "bytes"}}}}
 }

@@ -1,11 +1,8 @@
 package avrorow
 
 import (
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/hamba/avro/v2"
 )
 
 // Options configure a Decoder.
@@ -25,59 +22,22 @@ type Decoder struct {
 	utc  bool
 }
 
-// New compiles an Avro schema (its JSON text as the registry stores it).
-// refs maps each reference name (the full name of a named type another
-// subject defines) to that schema's text; they are parsed first, in an
-// order that satisfies their own references. The top-level schema must be
-// a record: it becomes the row, its fields the columns.
+// New compiles an Avro schema (its JSON text as the registry stores it;
+// refs as for Parse). The top-level schema must be a record: it becomes
+// the row, its fields the columns.
 func New(schema string, refs map[string]string, opt Options) (*Decoder, error) {
-	cache := &avro.SchemaCache{} // per decoder: never the hamba global cache
-	if err := parseRefs(refs, cache); err != nil {
+	s, err := Parse(schema, refs)
+	if err != nil {
 		return nil, err
 	}
-	s, err := avro.ParseWithCache(schema, "", cache)
-	if err != nil {
-		return nil, fmt.Errorf("avro schema: %w", err)
-	}
-	c := compiler{named: map[string]*node{}}
-	root, err := c.compile(s)
-	if err != nil {
-		return nil, fmt.Errorf("avro schema: %w", err)
-	}
-	if root.kind != kRecord {
-		return nil, fmt.Errorf("avro schema: the top-level type is %s; a Doris row needs a record (its fields are the columns)", s.Type())
+	if s.root.kind != kRecord {
+		return nil, fmt.Errorf("avro schema: the top-level type is %s; a Doris row needs a record (its fields are the columns)", s.root.avroType)
 	}
 	loc := opt.TimeZone
 	if loc == nil {
 		loc = time.UTC
 	}
-	return &Decoder{root: root, loc: loc, utc: loc == time.UTC}, nil
-}
-
-// parseRefs parses the referenced schemas into cache. A reference may
-// itself reference another, so the ones that fail are retried while the
-// others make progress.
-func parseRefs(refs map[string]string, cache *avro.SchemaCache) error {
-	left := make(map[string]string, len(refs))
-	for k, v := range refs {
-		left[k] = v
-	}
-	for len(left) > 0 {
-		var errs []error
-		progress := false
-		for name, text := range left {
-			if _, err := avro.ParseWithCache(text, "", cache); err != nil {
-				errs = append(errs, fmt.Errorf("reference %q: %w", name, err))
-				continue
-			}
-			delete(left, name)
-			progress = true
-		}
-		if !progress {
-			return fmt.Errorf("avro schema references: %w", errors.Join(errs...))
-		}
-	}
-	return nil
+	return &Decoder{root: s.root, loc: loc, utc: loc == time.UTC}, nil
 }
 
 // AppendJSON decodes one payload (the Avro binary encoding of a record of

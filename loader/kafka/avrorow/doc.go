@@ -2,9 +2,11 @@
 // Confluent wire-format header) straight into one JSON object per record:
 // a Doris row for a Stream Load JSON body.
 //
-// New compiles a registry schema once (with github.com/hamba/avro/v2's
-// parser) into a tree of nodes; AppendJSON walks that tree over the binary
-// payload and appends JSON to the caller's buffer. There is no
+// New compiles a registry schema once (its own parser of the Avro
+// specification's schema JSON: github.com/hamba/avro/v2 has unfixed
+// advisories, GO-2026-5046/5047/5048, that govulncheck reports for any
+// importer) into a tree of nodes; AppendJSON walks that tree over the
+// binary payload and appends JSON to the caller's buffer. There is no
 // map[string]any or reflection per record: the steady state allocates
 // nothing beyond the growth of dst (decimals wider than 64 bits excepted).
 //

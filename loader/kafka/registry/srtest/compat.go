@@ -5,20 +5,19 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/doris-sink/doris-sink/loader/kafka/avrorow"
 )
 
 // parseAvro parses s with its references resolved from the registry
-// (r.mu held); every call gets its own cache, so versions of one named
-// type never collide.
-func (r *Registry) parseAvro(s sr.Schema) (avro.Schema, error) {
-	cache := &avro.SchemaCache{}
-	var texts []string
+// (r.mu held), by loader/kafka/avrorow's parser.
+func (r *Registry) parseAvro(s sr.Schema) (*avrorow.Schema, error) {
+	refs := map[string]string{}
 	seen := map[sr.SchemaReference]bool{}
 	var collect func(refs []sr.SchemaReference) error
-	collect = func(refs []sr.SchemaReference) error {
-		for _, ref := range refs {
+	collect = func(list []sr.SchemaReference) error {
+		for _, ref := range list {
 			if seen[ref] {
 				continue
 			}
@@ -28,22 +27,17 @@ func (r *Registry) parseAvro(s sr.Schema) (avro.Schema, error) {
 				return errInvalid(fmt.Sprintf("Invalid schema: reference %q (subject %s version %d) does not exist", ref.Name, ref.Subject, ref.Version))
 			}
 			st := r.schemas[ver.id-1].schema
+			refs[ref.Name] = st.Schema
 			if err := collect(st.References); err != nil {
 				return err
 			}
-			texts = append(texts, st.Schema) // dependencies first
 		}
 		return nil
 	}
 	if err := collect(s.References); err != nil {
 		return nil, err
 	}
-	for _, t := range texts {
-		if _, err := avro.ParseWithCache(t, "", cache); err != nil {
-			return nil, errInvalid("Invalid schema: reference: " + err.Error())
-		}
-	}
-	parsed, err := avro.ParseWithCache(s.Schema, "", cache)
+	parsed, err := avrorow.Parse(s.Schema, refs)
 	if err != nil {
 		return nil, errInvalid("Invalid schema " + err.Error())
 	}
@@ -95,7 +89,7 @@ func (r *Registry) compatibleWithLevel(name string, subj *subject, s sr.Schema) 
 
 // compatible checks new against old under lvl: BACKWARD means a reader
 // with new reads data written with old; FORWARD the reverse; FULL both
-// (hamba/avro's SchemaCompatibility implements the Avro resolution rules).
+// (avrorow.Schema.CanRead implements the Avro schema resolution rules).
 // A schema type srtest cannot check is refused, never passed.
 func (r *Registry) compatible(lvl sr.CompatibilityLevel, old, new sr.Schema) error {
 	if old.Type != new.Type {
@@ -112,16 +106,15 @@ func (r *Registry) compatible(lvl sr.CompatibilityLevel, old, new sr.Schema) err
 	if err != nil {
 		return err
 	}
-	sc := avro.NewSchemaCompatibility()
 	var bad error
 	switch lvl {
 	case sr.CompatBackward, sr.CompatBackwardTransitive:
-		bad = sc.Compatible(n, o)
+		bad = n.CanRead(o)
 	case sr.CompatForward, sr.CompatForwardTransitive:
-		bad = sc.Compatible(o, n)
+		bad = o.CanRead(n)
 	case sr.CompatFull, sr.CompatFullTransitive:
-		if bad = sc.Compatible(n, o); bad == nil {
-			bad = sc.Compatible(o, n)
+		if bad = n.CanRead(o); bad == nil {
+			bad = o.CanRead(n)
 		}
 	}
 	if bad != nil {

@@ -11,8 +11,8 @@
 //     type, references) under the same subject returns its id without a new
 //     version; the same schema under another subject reuses its id. AVRO
 //     schemas must parse (42201) and pass the subject's compatibility level
-//     against the latest version (or all, *_TRANSITIVE), checked with
-//     hamba/avro's resolution rules (409 when not). A compatibility check
+//     against the latest version (or all, *_TRANSITIVE), checked with the
+//     Avro schema resolution rules (avrorow.Schema.CanRead; 409 when not). A compatibility check
 //     of another schema type is refused (42201) rather than faked: set the
 //     subject's level to NONE to register PROTOBUF or JSON versions after
 //     the first.

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/big"
+	"strings"
 
-	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/doris-sink/doris-sink/loader/kafka/registry/srtest"
@@ -25,9 +25,8 @@ const orderSchema = `{"type":"record","name":"OrderEvent","namespace":"demo","fi
 
 // avroEvents is the registry side of --format avro.
 type avroEvents struct {
-	srv    *srtest.Server
-	id     int
-	schema avro.Schema
+	srv *srtest.Server
+	id  int
 }
 
 func startAvro() (*avroEvents, error) {
@@ -40,23 +39,34 @@ func startAvro() (*avroEvents, error) {
 		srv.Close()
 		return nil, fmt.Errorf("register %s-value: %w", demoTopic, err)
 	}
-	return &avroEvents{srv: srv, id: id, schema: avro.MustParse(orderSchema)}, nil
+	return &avroEvents{srv: srv, id: id}, nil
 }
 
-// encode is e's record value in the wire format.
+// encode is e's record value in the wire format: the Avro binary
+// encoding of orderSchema's fields in order (longs and ints zig-zag
+// varints, strings and bytes length-prefixed, the decimal as its unscaled
+// value in big-endian two's complement).
 func (a *avroEvents) encode(e event) ([]byte, error) {
-	amount, ok := new(big.Rat).SetString(e.Amount)
+	whole, frac, _ := strings.Cut(e.Amount, ".")
+	if len(frac) > 2 {
+		return nil, fmt.Errorf("order %d: amount %q has more than 2 decimals", e.OrderID, e.Amount)
+	}
+	unscaled, ok := new(big.Int).SetString(whole+frac+strings.Repeat("0", 2-len(frac)), 10)
 	if !ok {
 		return nil, fmt.Errorf("order %d: amount %q", e.OrderID, e.Amount)
 	}
-	del := int32(0)
+	amount := unscaled.Bytes() // non-negative: prefix a 0 when the sign bit is set
+	if len(amount) == 0 || amount[0]&0x80 != 0 {
+		amount = append([]byte{0}, amount...)
+	}
+	del := int64(0)
 	if e.Delete {
 		del = 1
 	}
-	body, err := avro.Marshal(a.schema, map[string]any{"order_id": e.OrderID, "op_version": e.OpVersion,
-		"status": e.Status, "amount": amount, "__DORIS_DELETE_SIGN__": del})
-	if err != nil {
-		return nil, fmt.Errorf("order %d: %w", e.OrderID, err)
-	}
-	return append(binary.BigEndian.AppendUint32([]byte{0}, uint32(a.id)), body...), nil
+	b := binary.BigEndian.AppendUint32([]byte{0}, uint32(a.id))
+	b = binary.AppendVarint(b, e.OrderID)
+	b = binary.AppendVarint(b, e.OpVersion)
+	b = append(binary.AppendVarint(b, int64(len(e.Status))), e.Status...)
+	b = append(binary.AppendVarint(b, int64(len(amount))), amount...)
+	return binary.AppendVarint(b, del), nil
 }
