@@ -38,3 +38,21 @@ func FuzzAppendJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParse: any schema text parses or is refused, never a panic; a
+// parsed schema can read data written with itself.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{fuzzSchema, `"int"`, `["null","string"]`, `{"type":"map","values":{"type":"array","items":"long"}}`,
+		`{"type":"record","name":"L","fields":[{"name":"n","type":["null","L"]}]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := Parse(text, nil)
+		if err != nil {
+			return
+		}
+		if err := s.CanRead(s); err != nil {
+			t.Fatalf("%s cannot read itself: %v", text, err)
+		}
+	})
+}
