@@ -35,6 +35,9 @@ type Checker struct {
 	Events, State *Sink
 	// ExactlyOnce makes duplicates and ledger row mismatches violations.
 	ExactlyOnce bool
+	// Registry is the Schema Registry URL of an Avro topic (FormatAvro):
+	// values are decoded through it; "" reads JSON values.
+	Registry string
 }
 
 // Report is the checker's verdict. Violations lists what breaks "nothing
@@ -110,13 +113,27 @@ func (c *Checker) Check(ctx context.Context) (*Report, error) {
 	produced := map[int64]Event{}
 	byKeyVer := map[[2]int64]Event{}
 	maxVer := map[int64]int64{}
-	var malformed []string
+	var (
+		malformed []string
+		events    []Event
+	)
+	if c.Registry != "" {
+		if events, malformed, err = avroEvents(ctx, c.Registry, values); err != nil {
+			return nil, err
+		}
+	}
 	for _, v := range values {
+		if c.Registry != "" {
+			break
+		}
 		var e Event
 		if err := json.Unmarshal(v, &e); err != nil || e.EID == 0 {
 			malformed = append(malformed, string(v))
 			continue
 		}
+		events = append(events, e)
+	}
+	for _, e := range events {
 		produced[e.EID] = e
 		byKeyVer[[2]int64{e.K, e.Ver}] = e
 		maxVer[e.K] = max(maxVer[e.K], e.Ver)

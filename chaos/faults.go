@@ -104,6 +104,8 @@ func (k *campaign) cycle(ctx context.Context, st Step) error {
 		return k.labelExpiry(ctx, st)
 	case SchemaChange:
 		return k.schemaChange(ctx, st)
+	case RegistryDown:
+		return k.registryDown(ctx, st)
 	}
 	return fmt.Errorf("unknown fault kind %q", st.Kind)
 }

@@ -85,6 +85,14 @@ type Config struct {
 	// every record to the sink's table. With a rule set the sink must be a
 	// TableSink (loader.Loader is).
 	Routing Routing
+	// Schemas decodes FormatAvro, FormatProtobuf and FormatJSONSchema
+	// records (records.schema_registry; a *registry.Client). Required with
+	// them.
+	Schemas SchemaDecoder
+	// Envelope is EnvelopeDebezium for Debezium change events in a
+	// registry format (records.envelope); the loader's properties must then
+	// include EnvelopeProperties(Envelope).
+	Envelope string
 	// DeadLetterTopic receives the records that cannot be converted
 	// (records.dead_letter_topic). With a DeadLetterStager
 	// (WithDeadLetterStager, job.coordinator kafka) a checkpoint's dead

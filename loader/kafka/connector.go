@@ -132,7 +132,8 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	conv, err := NewConverter(ConvertConfig{Format: cfg.Format, Metadata: cfg.Metadata, Delete: cfg.Delete})
+	conv, err := NewConverter(ConvertConfig{Format: cfg.Format, Metadata: cfg.Metadata, Delete: cfg.Delete,
+		Schemas: cfg.Schemas, Envelope: cfg.Envelope})
 	if err != nil {
 		return nil, fmt.Errorf("kafka connector config: %w", err)
 	}

@@ -43,6 +43,16 @@
 // converted fails the run with a *RecordError, or goes to the dead-letter
 // topic when one is configured.
 //
+// "avro", "protobuf", "json_schema": each value is in the Confluent wire
+// format and decoded into one JSON row through a Schema Registry
+// (Config.Schemas, a *registry.Client; the decoders live in
+// loader/kafka/avrorow and its siblings); with Config.Envelope
+// EnvelopeDebezium the decoded value is a Debezium change event, loaded as
+// "debezium" loads JSON ones (EnvelopeProperties). A record whose schema
+// the registry cannot give within its retry bound
+// (registry.ErrUnavailable) fails the run at its offset even with a
+// dead-letter topic: the record may be fine.
+//
 // # Dead letters
 //
 // With Config.DeadLetterTopic, records that cannot be converted, rows the

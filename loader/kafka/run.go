@@ -13,6 +13,7 @@ import (
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka/registry"
 )
 
 // Run recovers the loader, assigns the topic's partitions at the position
@@ -421,7 +422,7 @@ func (t *tally) flush(m *Metrics) {
 // The caller skips records read before and advances the partition's next
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut func() error) error {
-	row, err := c.conv.Convert(r)
+	row, err := c.conv.ConvertContext(ctx, r)
 	table := ""
 	if err == nil && c.cfg.Routing.Enabled() {
 		table, err = c.cfg.Routing.route(r)
@@ -459,9 +460,14 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	case errors.Is(err, ErrTombstone):
 		c.pend.tombstones++
 		c.metrics.Tombstones.Add(1)
+	case ctx.Err() != nil:
+		return ctx.Err() // stopped while asking the Schema Registry: not a bad record
 	default:
 		rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format, Err: err}
-		if c.cfg.DeadLetterTopic == "" {
+		// The Schema Registry could not give the record's schema within
+		// its retry bound: the record may be fine, so it is refused
+		// (the run stops at it), never dead-lettered.
+		if c.cfg.DeadLetterTopic == "" || errors.Is(err, registry.ErrUnavailable) {
 			return rerr
 		}
 		if err := c.deadLetter(ctx, r, ReasonConvert, "", rerr); err != nil {

@@ -204,6 +204,13 @@ type Records struct {
 	Delete Delete `json:"delete"`
 	// SchemaEvolution is none or add_columns (records.schema_evolution).
 	SchemaEvolution string `json:"schema_evolution"`
+	// Envelope is "" or debezium (records.envelope, registry formats).
+	Envelope string `json:"envelope,omitempty"`
+	// TimeZoneName is records.time_zone: the zone timestamps of the
+	// registry formats are rendered in (default UTC); see TimeZone.
+	TimeZoneName string `json:"time_zone,omitempty"`
+	// SchemaRegistry is records.schema_registry.*.
+	SchemaRegistry SchemaRegistry `json:"schema_registry"`
 }
 
 // Routing picks each record's target table (routing.*, loader/kafka

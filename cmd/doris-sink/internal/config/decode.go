@@ -275,6 +275,9 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			DeadLetterMaxBisectLoads: int(d.integer("records.dead_letter_max_bisect_loads")),
 			Delete:                   decodeDelete(d),
 			SchemaEvolution:          strings.ToLower(d.str("records.schema_evolution")),
+			Envelope:                 strings.ToLower(d.str("records.envelope")),
+			TimeZoneName:             d.str("records.time_zone"),
+			SchemaRegistry:           decodeSchemaRegistry(d),
 		},
 		Routing: Routing{
 			TopicTables:      d.subMap("routing.topic_tables"),

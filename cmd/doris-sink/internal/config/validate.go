@@ -101,6 +101,9 @@ func (c *Config) readSecrets(readFile func(string) ([]byte, error)) error {
 	}
 	read("doris.password_file", "doris.password", c.Doris.PasswordFile, &c.Doris.Password)
 	read("kafka.sasl.password_file", "kafka.sasl.password", c.Kafka.SASL.PasswordFile, &c.Kafka.SASL.Password)
+	sr := &c.Records.SchemaRegistry
+	read("records.schema_registry.password_file", "records.schema_registry.password", sr.PasswordFile, &sr.Password)
+	read("records.schema_registry.bearer_file", "records.schema_registry.bearer", sr.BearerFile, &sr.Bearer)
 	return errs.err()
 }
 
@@ -266,12 +269,12 @@ func (c *Config) validate(need Need) error {
 	}
 
 	// records
-	oneOf("records.format", c.Records.Format, RecordsJSON, RecordsCSV, RecordsDebezium)
+	oneOf("records.format", c.Records.Format, RecordsJSON, RecordsCSV, RecordsDebezium, RecordsAvro, RecordsProtobuf, RecordsJSONSchema)
 	want := "json"
 	if c.Records.Format == RecordsCSV {
 		want = "csv"
 	}
-	if slices.Contains([]string{"json", "csv"}, c.Doris.Format) && slices.Contains([]string{RecordsJSON, RecordsCSV, RecordsDebezium}, c.Records.Format) && c.Doris.Format != want {
+	if slices.Contains([]string{"json", "csv"}, c.Doris.Format) && slices.Contains([]string{RecordsJSON, RecordsCSV, RecordsDebezium, RecordsAvro, RecordsProtobuf, RecordsJSONSchema}, c.Records.Format) && c.Doris.Format != want {
 		errs.add(&ConflictError{
 			Keys:   []string{"records.format=" + c.Records.Format, "doris.format=" + c.Doris.Format},
 			Reason: "records.format " + c.Records.Format + " produces " + want + " rows",
@@ -288,6 +291,7 @@ func (c *Config) validate(need Need) error {
 	errs.add(c.validateDelete())
 	errs.add(c.validateCDC())
 	c.validateTables(bad)
+	c.validateRecordsRegistry(&errs, checkFile)
 	if t := c.Records.DeadLetterTopic; t != "" {
 		if err := validTopic(t); err != "" {
 			bad("records.dead_letter_topic", t, err)

@@ -84,6 +84,7 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	}
 	maps.Copy(props, kafka.RequiredProperties(cfg.Records.Format))
 	maps.Copy(props, kafka.DeleteProperties(deleteConfig(cfg)))
+	maps.Copy(props, kafka.EnvelopeProperties(cfg.Records.Envelope))
 	ownerProps, _ := cfg.TableSettings(cfg.Doris.Table, props)
 	ld, err := loader.New(client, loader.Config{
 		Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
@@ -184,6 +185,13 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 		return kc, err
 	}
 	kc.TLS = t
+	reg, err := cmdutil.SchemaRegistry(cfg)
+	if err != nil {
+		return kc, err
+	}
+	if reg != nil {
+		kc.Schemas, kc.Envelope = reg, cfg.Records.Envelope
+	}
 	if m := cfg.Kafka.SASL.Mechanism; m != "" {
 		kc.SASL = kafka.SASL{Mechanism: strings.ToUpper(m), User: cfg.Kafka.SASL.User, Password: cfg.Kafka.SASL.Password.Reveal()}
 	}
