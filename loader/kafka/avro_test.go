@@ -219,6 +219,7 @@ func TestAvroRegistryOutageRefusesNotDeadLetters(t *testing.T) {
 		&kgo.Record{Value: []byte(`{"id":2}`)}) // not the wire format
 	cfg := a.config()
 	cfg.DeadLetterTopic = "orders-dlq"
+	cfg.DeadLetterAtLeastOnce = true // no coordinator store here: dead letters are produced as read
 	cfg.Schemas = a.schemas(nil)
 	c := a.connector(cfg, nil)
 	if err := a.runToEnd(ctx, c); err != nil {
