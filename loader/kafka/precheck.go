@@ -372,13 +372,16 @@ func (c *Connector) rejectRow(ctx context.Context, r *kgo.Record, v violation) e
 	return c.deadLetter(ctx, r, v.reason, rr.Column, rerr)
 }
 
+// refusedPrefix starts the error text (HeaderError) of a row Doris refused.
+const refusedPrefix = "refused by Doris at precommit: "
+
 // screen dead-letters r instead of writing its row when Doris refuses it:
 // bisection found it (c.refused) or the pre-check refuses row. done is true
 // when r was dead-lettered (or that failed: err).
 func (c *Connector) screen(ctx context.Context, r *kgo.Record, row []byte, checkRow bool) (done bool, err error) {
 	if why, ok := c.refusedRow(r); ok {
 		rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format,
-			Err: fmt.Errorf("refused by Doris at precommit: %s", why)}
+			Err: fmt.Errorf("%s%s", refusedPrefix, why)}
 		return true, c.deadLetter(ctx, r, ReasonRejected, dorisColumn(why), rerr)
 	}
 	if c.check == nil || !checkRow {

@@ -108,6 +108,7 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 	}
 	raw, err := c.recoverSink(dctx, false)
 	if err == nil {
+		c.loadRefused()
 		err = c.begin(dctx, raw)
 	}
 	if err != nil {

@@ -1,0 +1,189 @@
+package coordlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+)
+
+// Review of issue 11, finding 1: a heal's range is not the healed
+// checkpoint's decided range (the row cap, the timer, the dead-letter
+// buffer bound and a drain cut it elsewhere), and Save dropped every
+// staged dead letter of a heal: a wider heal lost the dead letters past
+// the first decision's end, a narrower one had the next checkpoint produce
+// the rest again. With the document's per-partition "produced through"
+// mark every decision produces exactly the staged dead letters no earlier
+// decision produced.
+func TestHealOfADifferentRangeDeadLettersOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		first, second int64
+	}{{"wider", 4, 8}, {"narrower", 8, 2}, {"equal", 4, 4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newDLEnv(t)
+			bads := e.produce(14, testBad)
+			fps := loader.NewFailpoints()
+			if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+				t.Fatal(err)
+			}
+			e.maxRows = tc.first
+			p := e.process(14, fps, nil)
+			if err := p.conn.Run(ctxT(t)); !errors.Is(err, loader.ErrCrashed) {
+				t.Fatalf("first run: %v, want a crash after the first decision", err)
+			}
+			if n := e.srv.TimeoutPrecommitted(); n != 1 {
+				t.Fatalf("aborted %d precommitted txns, want the decided one", n)
+			}
+			e.maxRows = tc.second // the operator retuned delivery.checkpoint_max_rows
+			q := e.process(14, nil, nil)
+			if err := q.conn.Run(ctxT(t)); err != nil {
+				t.Fatalf("second run: %v", err)
+			}
+			e.checkExactlyOnce(14, testBad, bads)
+		})
+	}
+}
+
+// The same config in both processes: the first drains at offset 5 and
+// crashes right after deciding [0,5); records 5..13 arrive while the job
+// is down; the second reads them all and its drain heals [0,14): the dead
+// letters of [5,14) go out with the heal, once.
+func TestHealByADrainDeadLettersOnce(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.maxRows = 1000
+	bads := e.produce(5, testBad) // offsets 0..4
+	fps := loader.NewFailpoints()
+	if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	p := e.process(5, fps, nil)
+	if err := p.conn.Run(ctxT(t)); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("first run: %v, want a crash after the first decision", err)
+	}
+	if n := e.srv.TimeoutPrecommitted(); n != 1 {
+		t.Fatalf("aborted %d precommitted txns, want the decided one", n)
+	}
+	bads = append(bads, e.produceMore(5, 14, testBad)...)
+	q := e.process(14, nil, nil)
+	if err := q.conn.Run(ctxT(t)); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	e.checkExactlyOnce(14, testBad, bads)
+}
+
+// produceMore appends records [from, to) to partition 0 of orders, like
+// produce; it returns the bad values.
+func (e *dlEnv) produceMore(from, to int, bad map[int]bool) []string {
+	e.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer cl.Close()
+	var bads []string
+	for i := from; i < to; i++ {
+		v := fmt.Sprintf(`{"id":%d,"v":"v%d"}`, i, i)
+		if bad[i] {
+			v = fmt.Sprintf("bad record %d", i)
+			bads = append(bads, v)
+		}
+		if err := cl.ProduceSync(ctxT(e.t), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return bads
+}
+
+// A wider heal crashes at each failpoint of its own transaction (dead
+// letters produced, not committed; committed, the loader not told), or
+// its precommit fails once (a rewind re-reads the heal): a third process
+// (or the same one after the rewind) still leaves every bad record once
+// in the dead-letter topic and every good one once in Doris.
+func TestWiderHealCrashesDeadLettersOnce(t *testing.T) {
+	t.Parallel()
+	for _, fp := range append(append([]string(nil), AllFailpoints...), loader.FailAfterPrecommit) {
+		t.Run(fp, func(t *testing.T) {
+			t.Parallel()
+			e := newDLEnv(t)
+			bads := e.produce(14, testBad)
+			fps := loader.NewFailpoints()
+			if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+				t.Fatal(err)
+			}
+			e.maxRows = 4
+			if err := e.process(14, fps, nil).conn.Run(ctxT(t)); !errors.Is(err, loader.ErrCrashed) {
+				t.Fatalf("first run: %v, want a crash after the first decision", err)
+			}
+			if n := e.srv.TimeoutPrecommitted(); n != 1 {
+				t.Fatalf("aborted %d precommitted txns, want the decided one", n)
+			}
+			e.maxRows = 8 // the heal covers [0,9): dead letters 5 and 6 are new
+			if fp == loader.FailAfterPrecommit {
+				fps := loader.NewFailpoints()
+				if _, err := fps.Arm(loader.FailAfterPrecommit, loader.ReturnError(nil).Times(1)); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.process(14, fps, nil).conn.Run(ctxT(t)); err != nil {
+					t.Fatalf("second run: %v", err)
+				}
+				e.checkExactlyOnce(14, testBad, bads)
+				return
+			}
+			ctx, kill := context.WithCancel(ctxT(t))
+			defer kill()
+			crashes := 0
+			errKilled := errors.New("killed")
+			q := e.process(14, nil, func(name string) error {
+				if name != fp || crashes > 0 {
+					return nil
+				}
+				crashes++
+				kill()
+				return errKilled
+			})
+			if err := q.conn.Run(ctx); !errors.Is(err, context.Canceled) {
+				t.Fatalf("second run: %v, want it killed at %s", err, fp)
+			}
+			if crashes != 1 {
+				t.Fatalf("failpoint %s hit %d times, want 1", fp, crashes)
+			}
+			e.maxRows = 2
+			if err := e.process(14, nil, nil).conn.Run(ctxT(t)); err != nil {
+				t.Fatalf("third run: %v", err)
+			}
+			e.checkExactlyOnce(14, testBad, bads)
+		})
+	}
+}
+
+// A document written before the dead-letter marks reads as "produced
+// through the decided end" (what those versions did); a mark recorded for
+// another incarnation of the source topic (a rebase onto a recreated
+// topic) starts afresh.
+func TestProducedThroughOfOldDocuments(t *testing.T) {
+	t.Parallel()
+	st := checkpoint.NewState(checkpoint.Owner{Job: "j", Writer: "w", DB: "db", Table: "t"})
+	st.Decided = &checkpoint.Decision{ID: 3, End: []byte(`{"topic":"orders","offsets":{"0":7,"2":3}}`)}
+	s := &Store{topic: "orders", tid: "aa", last: st}
+	if got := s.producedThrough(); len(got) != 2 || got[0] != 7 || got[2] != 3 {
+		t.Fatalf("old document: marks %v, want the decided end {0:7 2:3}", got)
+	}
+	s.doc.DeadLetters = &deadLetterInfo{TopicID: "aa", ProducedThrough: map[int32]int64{0: 9}}
+	if got := s.producedThrough(); len(got) != 1 || got[0] != 9 {
+		t.Fatalf("marks %v, want the recorded {0:9}", got)
+	}
+	s.doc.DeadLetters.TopicID = "bb"
+	if got := s.producedThrough(); len(got) != 0 {
+		t.Fatalf("marks of another topic incarnation %v, want none", got)
+	}
+}
