@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // Review of issue 11, finding 1: a heal's range is not the healed
@@ -185,5 +187,70 @@ func TestProducedThroughOfOldDocuments(t *testing.T) {
 	s.doc.DeadLetters.TopicID = "bb"
 	if got := s.producedThrough(); len(got) != 0 {
 		t.Fatalf("marks of another topic incarnation %v, want none", got)
+	}
+}
+
+// Review of issue 11, finding 4: the rows bisection found Doris refuses
+// lived in the process only, so healing their decision after a restart
+// sent them to Doris again, which refused the heal (a heal is never
+// bisected) and stopped the job. They are recorded with the decision:
+// bisect, decide the checkpoint holding the refused row's dead letter,
+// crash right after that transaction committed, Doris aborts the txn; the
+// restarted job heals it (over a wider range) without a refused load:
+// every good record once, the refused one dead-lettered once.
+func TestHealAfterRestartDeadLettersRefusedRowsAgain(t *testing.T) {
+	t.Parallel()
+	e := newDLEnv(t)
+	e.maxRows = 8
+	e.refused = map[int]bool{3: true}
+	const n = 12
+	bads := e.produce(n, nil)
+	ctx, kill := context.WithCancel(ctxT(t))
+	defer kill()
+	crashes := 0
+	p := e.process(n, nil, func(name string) error {
+		if name != FailDeadLettersCommitted || crashes > 0 {
+			return nil
+		}
+		crashes++
+		kill()
+		return errors.New("killed")
+	})
+	if err := p.conn.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v, want it killed after the decision with the refused row's dead letter", err)
+	}
+	if crashes != 1 || p.conn.Metrics().CheckpointFailures.Load() == 0 {
+		t.Fatalf("crashes %d, refused loads %d: want a bisection, then the crash", crashes, p.conn.Metrics().CheckpointFailures.Load())
+	}
+	if rows := p.store.RefusedRows(); len(rows) != 0 {
+		t.Fatalf("the crashed store recorded %v in memory, want nothing (its write was not confirmed)", rows)
+	}
+	if n := e.srv.TimeoutPrecommitted(); n != 1 {
+		t.Fatalf("aborted %d precommitted txns, want the decided one", n)
+	}
+	q := e.process(n, nil, nil)
+	if rows := q.store.RefusedRows(); len(rows) != 1 || rows[0].Offset != 3 || rows[0].Partition != 0 ||
+		rows[0].Topic != "orders" || !strings.Contains(rows[0].Reason, "_load_error_log") {
+		t.Fatalf("refused rows recorded with the decision: %+v, want orders/0@3 with Doris's reason", rows)
+	}
+	if err := q.conn.Run(ctxT(t)); err != nil {
+		t.Fatalf("second run (the heal): %v", err)
+	}
+	if f := q.conn.Metrics().CheckpointFailures.Load(); f != 0 {
+		t.Errorf("the heal made %d refused loads, want none", f)
+	}
+	e.checkExactlyOnce(n, map[int]bool{3: true}, bads)
+	healed := 0
+	entries, _, err := ledger.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range entries {
+		if en.Event == ledger.EventHealed {
+			healed++
+		}
+	}
+	if healed != 1 {
+		t.Fatalf("%d healed ledger entries, want 1", healed)
 	}
 }
