@@ -72,10 +72,10 @@ func TestRowCheckFollowsSchemaEvolution(t *testing.T) {
 	long, tooLong := strings.Repeat("x", 20), strings.Repeat("y", 80)
 	e.produce(
 		&kgo.Record{Value: []byte(`{"id":0,"v":"short"}`)},
-		&kgo.Record{Value: []byte(`{"id":1,"v":"` + long + `"}`)},          // too long for VARCHAR(8): dead letter
+		&kgo.Record{Value: []byte(`{"id":1,"v":"` + long + `"}`)},         // too long for VARCHAR(8): dead letter
 		&kgo.Record{Value: []byte(`{"id":2,"v":"` + long + `","w":"a"}`)}, // evolution widens v first
-		&kgo.Record{Value: []byte(`{"id":3,"v":"` + long + `"}`)},          // VARCHAR(64) now
-		&kgo.Record{Value: []byte(`{"id":4,"v":"` + tooLong + `"}`)},       // over 64: dead letter
+		&kgo.Record{Value: []byte(`{"id":3,"v":"` + long + `"}`)},         // VARCHAR(64) now
+		&kgo.Record{Value: []byte(`{"id":4,"v":"` + tooLong + `"}`)},      // over 64: dead letter
 	)
 	ctx := ctxFor(t)
 	if _, err := e.adm.CreateTopic(ctx, 1, 1, nil, "orders-dlq"); err != nil {
