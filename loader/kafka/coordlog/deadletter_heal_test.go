@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
@@ -252,5 +255,58 @@ func TestHealAfterRestartDeadLettersRefusedRowsAgain(t *testing.T) {
 	}
 	if healed != 1 {
 		t.Fatalf("%d healed ledger entries, want 1", healed)
+	}
+}
+
+// stagedLetter is a dead letter with the origin headers the connector
+// sets.
+func stagedLetter(part int32, off int64, reason kafka.DeadLetterReason, why string) *kgo.Record {
+	return &kgo.Record{Topic: dlTopic, Value: []byte("x"), Headers: []kgo.RecordHeader{
+		{Key: kafka.HeaderError, Value: []byte("refused by Doris at precommit: " + why)},
+		{Key: kafka.HeaderReason, Value: []byte(reason)},
+		{Key: kafka.HeaderTopic, Value: []byte("orders")},
+		{Key: kafka.HeaderPartition, Value: []byte(strconv.Itoa(int(part)))},
+		{Key: kafka.HeaderOffset, Value: []byte(strconv.FormatInt(off, 10))},
+	}}
+}
+
+// What a decision produces and records: only the staged dead letters at or
+// past the marks; the refused rows from the decided start on, bounded by
+// MaxRefusedRows; no record at all while nothing needs one (the document
+// stays readable by versions without it).
+func TestDecisionDeadLetterRecord(t *testing.T) {
+	t.Parallel()
+	pos := func(off int64) []byte { return fmt.Appendf(nil, `{"topic":"orders","offsets":{"0":%d}}`, off) }
+	st := checkpoint.NewState(checkpoint.Owner{Job: "j", Writer: "w", DB: "db", Table: "t"})
+	st.Decided = &checkpoint.Decision{ID: 3, Start: pos(0), End: pos(7)}
+	s := &Store{topic: "orders", tid: "aa", last: st, log: &Log{log: slog.New(slog.DiscardHandler), topic: "state"}}
+	if _, info := s.deadLettersFor(&checkpoint.Decision{ID: 4, Start: pos(7), End: pos(9)}); info != nil {
+		t.Fatalf("no dead letters ever: record %+v, want none", info)
+	}
+	// A heal narrower than the decision before: the marks stay at 7, which
+	// the end (5) does not tell.
+	_, info := s.deadLettersFor(&checkpoint.Decision{ID: 3, Start: pos(0), End: pos(5)})
+	if info == nil || info.ProducedThrough[0] != 7 {
+		t.Fatalf("narrower heal: record %+v, want produced through 7", info)
+	}
+	s.doc.DeadLetters = &deadLetterInfo{TopicID: "aa", ProducedThrough: map[int32]int64{0: 7},
+		Refused: []kafka.RefusedRow{{Topic: "orders", Partition: 0, Offset: 1, Reason: "old"}, {Topic: "orders", Partition: 0, Offset: 6, Reason: "r6"}}}
+	s.staged = []*kgo.Record{stagedLetter(0, 6, kafka.ReasonRejected, "r6"), stagedLetter(0, 8, kafka.ReasonConvert, ""),
+		stagedLetter(0, 9, kafka.ReasonRejected, "r9")}
+	letters, info := s.deadLettersFor(&checkpoint.Decision{ID: 4, Start: pos(5), End: pos(10)})
+	if len(letters) != 2 || letters[0] != s.staged[1] || letters[1] != s.staged[2] {
+		t.Fatalf("produced %d letters, want those at 8 and 9 (6 was produced before)", len(letters))
+	}
+	if info.ProducedThrough[0] != 10 || fmt.Sprint(info.Refused) != "[{orders 0 6 r6} {orders 0 9 r9}]" {
+		t.Fatalf("record %+v, want produced through 10 and refused 6 and 9 (1 is before the decided start)", info)
+	}
+	s.staged = nil
+	for i := range MaxRefusedRows + 10 {
+		s.staged = append(s.staged, stagedLetter(0, int64(100+i), kafka.ReasonRejected, strings.Repeat("é", 300)))
+	}
+	_, info = s.deadLettersFor(&checkpoint.Decision{ID: 5, Start: pos(100), End: pos(1000)})
+	if len(info.Refused) != MaxRefusedRows || info.Refused[0].Offset != 100 || len(info.Refused[0].Reason) > maxRefusedReason {
+		t.Fatalf("%d refused rows recorded (first %+v), want the %d lowest, reasons cut to %d bytes", len(info.Refused),
+			info.Refused[0], MaxRefusedRows, maxRefusedReason)
 	}
 }

@@ -97,7 +97,9 @@ func (s *Store) deadLettersFor(d *checkpoint.Decision) ([]*kgo.Record, *deadLett
 		letters = append(letters, r)
 		next[o.Partition] = max(next[o.Partition], o.Offset+1)
 	}
+	var end map[int32]int64
 	if pos, ok, err := kafka.ParsePosition(d.End); err == nil && ok && pos.Topic == s.topic {
+		end = pos.Offsets
 		for p, off := range pos.Offsets {
 			next[p] = max(next[p], off)
 		}
@@ -122,6 +124,12 @@ func (s *Store) deadLettersFor(d *checkpoint.Decision) ([]*kgo.Record, *deadLett
 	}
 	if len(rows) == 0 {
 		rows = nil
+	}
+	if s.doc.DeadLetters == nil && len(s.staged) == 0 && rows == nil && maps.Equal(next, end) {
+		// Nothing a reader of the document without the record would get
+		// wrong (it derives the marks from this decision's end): keep the
+		// document readable by versions that do not know it.
+		return letters, nil
 	}
 	return letters, &deadLetterInfo{TopicID: s.tid, ProducedThrough: next, Refused: rows}
 }
