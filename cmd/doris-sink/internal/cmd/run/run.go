@@ -323,11 +323,18 @@ func routedRowCheck(tr drift.TableReader, cfg *config.Config) kafka.Opt {
 	if cfg.Records.DeadLetterTopic == "" {
 		return kafka.WithRoutedRowCheck(nil, "", nil)
 	}
-	return kafka.WithRoutedRowCheck(tr, cfg.Doris.Database, func(table string) map[string]string {
+	return kafka.WithRoutedRowCheck(tr, cfg.Doris.Database, routedProps(cfg))
+}
+
+// routedProps gives a routed table's ("db.table" or "table") Stream Load
+// properties for its pre-check: doris.properties with its
+// tables.<pattern> override, as Build's loader gives its loads.
+func routedProps(cfg *config.Config) func(table string) map[string]string {
+	return func(table string) map[string]string {
 		if _, t, ok := strings.Cut(table, "."); ok {
 			table = t
 		}
 		p, _ := cfg.TableSettings(table, cfg.Doris.Properties)
 		return p
-	})
+	}
 }
