@@ -105,6 +105,9 @@ type Connector struct {
 	// the records it found, dead-lettered whenever they are read again.
 	bisect  *bisectState
 	refused map[recKey]string
+	// routedChecks are the routed tables' pre-checks
+	// (WithRoutedRowCheck), built on first sight; nil value: off.
+	routedChecks map[string]*rowCheck
 }
 
 type pending struct {

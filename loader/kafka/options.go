@@ -37,6 +37,7 @@ type options struct {
 	dlLogEvery    time.Duration
 	checkTable    *schema.Table
 	checkProps    map[string]string
+	routedCheck   *routedCheckOpt
 }
 
 func defaultOptions() options {

@@ -109,6 +109,7 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 	}
 	raw, err := c.recoverSink(dctx, false)
 	if err == nil {
+		c.loadRefused()
 		err = c.begin(dctx, raw)
 	}
 	if err != nil {
@@ -427,10 +428,11 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	if err == nil && c.cfg.Routing.Enabled() {
 		table, err = c.cfg.Routing.route(r)
 	}
-	// The row pre-check knows doris.table's schema: a routed row is checked
-	// only against Doris's refusals found by bisection.
-	if err == nil && (c.check != nil || c.refused != nil) {
-		if done, err := c.screen(ctx, r, row, table == ""); done {
+	// A row bisection found Doris refuses is dead-lettered before anything
+	// else; the pre-check runs after schema evolution, against the schema
+	// the row loads into (the routed table's, or doris.table's as evolved).
+	if err == nil && c.refused != nil {
+		if done, err := c.screenRefused(ctx, r); done {
 			if err != nil {
 				return err
 			}
@@ -441,6 +443,14 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	if err == nil && c.o.evolver != nil {
 		if row, err = c.evolve(ctx, r, row, cut); err != nil {
 			return err
+		}
+	}
+	if err == nil {
+		if done, err := c.screen(ctx, r, row, table); done {
+			if err != nil {
+				return err
+			}
+			return c.counted(r, t)
 		}
 	}
 	if err == nil {
