@@ -89,9 +89,8 @@ type Connector struct {
 	inDrain bool
 	// fail is the current run of failures.
 	fail failureRun
-	// evoPending is the schema change the current record needs, kept until
-	// applied (evolve.go).
-	evoPending *Incoming
+	// evo is the schema evolution state (evolve.go, evolve_tables.go).
+	evo evoState
 }
 
 type pending struct {
@@ -131,6 +130,15 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 				"(named once; every occurrence is counted in unknown_fields)", "field", name, "topic", topic)
 		})
 	}
+	switch {
+	case o.tableEvolvers != nil && !cfg.Routing.Enabled():
+		return nil, errEvolversNeedRouting
+	case o.evolver != nil && cfg.Routing.Enabled():
+		return nil, errEvolverWithRouting
+	case o.tableEvolvers != nil:
+		conv.TrackSchemas()
+		conv.WatchFields(nil, nil, nil) // each table's converter watches its own table's columns (forTable)
+	}
 	if o.evolver != nil {
 		conv.TrackSchemas()
 		if o.columns == nil || o.evolver.AddsColumns() {
@@ -143,6 +151,10 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if o.knobs != nil {
 		c.knobs = *o.knobs
 	}
+	if o.evolver != nil {
+		c.evo.main = &tableEvo{ev: o.evolver, conv: conv}
+	}
+	c.evo.newFor = o.tableEvolvers
 	c.adminCl, err = kgo.NewClient(c.baseOpts()...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka connector: admin client: %w", err)

@@ -32,6 +32,7 @@ type options struct {
 	fenceCheck    func(context.Context) error
 	fenceEvery    time.Duration
 	evolver       SchemaEvolver
+	tableEvolvers func(table string) SchemaEvolver
 }
 
 func defaultOptions() options {

@@ -407,15 +407,11 @@ func (t *tally) flush(m *Metrics) {
 // The caller skips records read before and advances the partition's next
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut func() error) error {
-	row, err := c.conv.Convert(r)
-	table := ""
-	if err == nil && c.cfg.Routing.Enabled() {
-		table, err = c.cfg.Routing.route(r)
-	}
+	row, table, te, err := c.convert(r)
 	switch {
 	case err == nil:
-		if c.o.evolver != nil {
-			if row, err = c.evolve(ctx, r, row, cut); err != nil {
+		if te != nil {
+			if row, err = c.evolve(ctx, te, r, row, cut); err != nil {
 				return err
 			}
 		}
@@ -423,6 +419,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
 		c.pend.rows++
+		c.evo.wrote(te)
 		c.pend.rowBytes += int64(len(row))
 		t.rows++
 		t.rowBytes += int64(len(row))
@@ -499,6 +496,7 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	c.metrics.Checkpoints.Add(1)
 	c.metrics.setLoaded(end.Offsets)
 	c.start, c.pend = end, pending{}
+	c.evo.reset()
 	c.setDecided(end)
 	c.progress()
 	if c.o.onCheckpoint != nil {

@@ -1,0 +1,290 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/doris/schema"
+	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/kafka/cdcschema"
+	"github.com/doris-sink/doris-sink/loader/ledger"
+)
+
+// The source tables of one Debezium topic (a whole "shop" database) and
+// their row schemas; items gains a column mid-stream.
+var (
+	shopCustomers = []dbzField{{"id", "int64", ""}, {"name", "string", ""}}
+	shopOrders    = []dbzField{{"id", "int64", ""}, {"amount", "int32", ""}}
+	shopItems     = []dbzField{{"id", "int64", ""}, {"sku", "string", ""}}
+	shopItemsV2   = append(slices.Clone(shopItems), dbzField{"color", "string", ""})
+)
+
+// shopRecord is a Debezium event of source table shop.<table> with schema:
+// op c with row as "after", or op d with row as "before".
+func shopRecord(table string, fields []dbzField, op string, id int, row string) *kgo.Record {
+	before, after := "null", row
+	if op == "d" {
+		before, after = row, "null"
+	}
+	v := `{"schema":` + dbzSchema(fields) + `,"payload":{"before":` + before + `,"after":` + after + `,"op":"` + op +
+		`","source":{"db":"shop","table":"` + table + `"}}}`
+	return &kgo.Record{Key: fmt.Appendf(nil, customerKey, id), Value: []byte(v)}
+}
+
+// countingEvolver counts the Needs calls of a routed table's evolver.
+type countingEvolver struct {
+	SchemaEvolver
+	needs *atomic.Int64
+}
+
+func (c countingEvolver) Needs(ctx context.Context, in Incoming) ([]schema.Column, bool, error) {
+	c.needs.Add(1)
+	return c.SchemaEvolver.Needs(ctx, in)
+}
+
+// shopConnector runs the "shop" topic routed by {db}_{table}, each table
+// created from its first record's schema and evolved on its own; evidence
+// receives every change (nil: the loader's ledger).
+func (e *env) shopConnector(ld *loader.Loader, rec *recorder, needs *atomic.Int64,
+	evidence func(table, kind, ddl string)) *Connector {
+	e.t.Helper()
+	if evidence == nil {
+		evidence = ld.RecordTableChangeOf
+	}
+	cfg := e.config()
+	cfg.CheckpointMaxRows = 100
+	cfg.Routing = Routing{DebeziumTemplate: "{db}_{table}"}
+	c, err := New(cfg, ld, WithRecoverBackoff(0, 0), WithOnCheckpoint(rec.add),
+		WithTableEvolvers(func(table string) SchemaEvolver {
+			ev := &TableEvolver{DDL: e.client, DB: testDB, Table: table, Create: true, AddColumns: true,
+				TableOptions: cdcschema.TableOptions{Buckets: 1, Replication: 1},
+				Evidence:     func(kind, ddl string) { evidence(table, kind, ddl) }}
+			return countingEvolver{SchemaEvolver: ev, needs: needs}
+		}))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// rowsOf returns the rows of table as text.
+func (e *env) rowsOf(table string) string {
+	e.t.Helper()
+	rows, err := e.srv.Rows(testDB, table)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return fmt.Sprint(rows)
+}
+
+// tableChanges returns the table_created and schema_changed entries of the
+// ledger as "event table: first DDL line".
+func (e *env) tableChanges() []string {
+	e.t.Helper()
+	entries, _, err := ledger.ReadFile(e.dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, en := range entries {
+		if en.Event == ledger.EventTableCreated || en.Event == ledger.EventSchemaChanged {
+			out = append(out, en.Event+" "+en.DB+"."+en.Table+": "+firstLine(en.Note))
+		}
+	}
+	return out
+}
+
+// One Debezium topic carrying three source tables: each routed table is
+// created from its own first record's schema before its first load, the
+// interleaved records are not a schema change each (the schema block is
+// tracked per table: Needs runs once per table plus once for the change),
+// creating a table does not cut the open checkpoint, and items' new column
+// cuts only because the open checkpoint has rows of items. Deletes (op d)
+// delete. The ledger names each table's change.
+func TestRoutedTablesCreatedAndEvolvedPerTable(t *testing.T) {
+	t.Parallel()
+	e := cdcEnv(t)
+	e.produce(
+		shopRecord("customers", shopCustomers, "c", 1, `{"id":1,"name":"ann"}`),
+		shopRecord("orders", shopOrders, "c", 1, `{"id":1,"amount":10}`),
+		shopRecord("customers", shopCustomers, "c", 2, `{"id":2,"name":"bob"}`),
+		shopRecord("items", shopItems, "c", 1, `{"id":1,"sku":"a-1"}`),
+		shopRecord("orders", shopOrders, "c", 2, `{"id":2,"amount":20}`),
+		shopRecord("items", shopItemsV2, "c", 2, `{"id":2,"sku":"b-2","color":"red"}`),
+		shopRecord("customers", shopCustomers, "d", 1, `{"id":1,"name":"ann"}`),
+		shopRecord("items", shopItemsV2, "c", 3, `{"id":3,"sku":"c-3","color":"blue"}`),
+		shopRecord("orders", shopOrders, "c", 3, `{"id":3,"amount":30}`),
+	)
+	ld := e.loader(nil)
+	var rec recorder
+	var needs atomic.Int64
+	c := e.shopConnector(ld, &rec, &needs, nil)
+	if err := e.runToEnd(ctxFor(t), c); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for table, want := range map[string]string{
+		"shop_customers": "[[2 bob]]",
+		"shop_orders":    "[[1 10] [2 20] [3 30]]",
+		"shop_items":     "[[1 a-1 <nil>] [2 b-2 red] [3 c-3 blue]]",
+	} {
+		if got := e.rowsOf(table); got != want {
+			t.Errorf("%s rows %s, want %s", table, got, want)
+		}
+	}
+	if n := needs.Load(); n != 4 {
+		t.Errorf("evolvers asked %d times, want 4 (each table's first record, items' change)", n)
+	}
+	st := rec.stats()
+	if len(st) != 2 || st[0].Rows != 5 || st[1].Rows != 4 {
+		t.Errorf("checkpoints %+v, want 2: the 5 rows before items' change, then the 4 after", st)
+	}
+	want := []string{
+		"table_created db.shop_customers: CREATE TABLE IF NOT EXISTS `db`.`shop_customers` (",
+		"table_created db.shop_orders: CREATE TABLE IF NOT EXISTS `db`.`shop_orders` (",
+		"table_created db.shop_items: CREATE TABLE IF NOT EXISTS `db`.`shop_items` (",
+		"schema_changed db.shop_items: ALTER TABLE `db`.`shop_items` ADD COLUMN `color` string NULL",
+	}
+	if got := e.tableChanges(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("ledger changes:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	e.checkNoRunningTxn()
+}
+
+// A table's change does not cut a checkpoint that has no rows of that
+// table: orders' new column comes while the open checkpoint holds only
+// customers rows, so everything is one checkpoint.
+func TestRoutedTableChangeWithoutItsRowsDoesNotCut(t *testing.T) {
+	t.Parallel()
+	e := cdcEnv(t)
+	ordersV2 := append(slices.Clone(shopOrders), dbzField{"note", "string", ""})
+	e.produce(
+		shopRecord("orders", shopOrders, "c", 1, `{"id":1,"amount":10}`),
+		shopRecord("customers", shopCustomers, "c", 1, `{"id":1,"name":"ann"}`),
+	)
+	ld := e.loader(nil)
+	var rec recorder
+	var needs atomic.Int64
+	c := e.shopConnector(ld, &rec, &needs, nil)
+	if err := e.runToEnd(ctxFor(t), c); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	e.produce(
+		shopRecord("customers", shopCustomers, "c", 2, `{"id":2,"name":"bob"}`),
+		shopRecord("orders", ordersV2, "c", 2, `{"id":2,"amount":20,"note":"gift"}`),
+	)
+	ld2 := e.loader(nil)
+	var rec2 recorder
+	c2 := e.shopConnector(ld2, &rec2, &needs, nil)
+	if err := e.runToEnd(ctxFor(t), c2); err != nil {
+		t.Fatalf("Run 2: %v", err)
+	}
+	if st := rec2.stats(); len(st) != 1 || st[0].Rows != 2 {
+		t.Errorf("second run's checkpoints %+v, want one of 2 rows (orders had no rows open when it changed)", st)
+	}
+	if got := e.rowsOf("shop_orders"); got != "[[1 10 <nil>] [2 20 gift]]" {
+		t.Errorf("shop_orders rows %s", got)
+	}
+}
+
+// A crash between one table's ALTER and the commit of the checkpoint
+// decided for it, while the other two tables have rows in that checkpoint
+// too: the restart commits the decided checkpoint (every table's txn),
+// finds items' column there (no second ALTER) and loads the rest once; no
+// txn lingers.
+func TestRoutedSchemaChangeCrashBetweenAlterAndCommit(t *testing.T) {
+	t.Parallel()
+	e := cdcEnv(t)
+	e.produce(
+		shopRecord("customers", shopCustomers, "c", 1, `{"id":1,"name":"ann"}`),
+		shopRecord("orders", shopOrders, "c", 1, `{"id":1,"amount":10}`),
+		shopRecord("items", shopItems, "c", 1, `{"id":1,"sku":"a-1"}`),
+		shopRecord("items", shopItemsV2, "c", 2, `{"id":2,"sku":"b-2","color":"red"}`),
+		shopRecord("customers", shopCustomers, "c", 2, `{"id":2,"name":"bob"}`),
+		shopRecord("orders", shopOrders, "d", 1, `{"id":1,"amount":10}`),
+	)
+	fps := loader.NewFailpoints()
+	hold, err := fps.Arm(loader.FailMidCommit, loader.Block().Times(3)) // the commits of checkpoint 1's three txns
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := e.loader(fps)
+	var rec recorder
+	var needs atomic.Int64
+	var crash *loader.Handle
+	c := e.shopConnector(ld, &rec, &needs, func(table, kind, ddl string) {
+		ld.RecordTableChangeOf(table, kind, ddl)
+		if kind == ledger.EventSchemaChanged {
+			// items' ALTER is done; checkpoint 1 (three tables) is decided,
+			// its commit held.
+			if crash, err = fps.Arm(loader.FailAfterAnnounce, loader.Crash()); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	err = e.runToEnd(ctxFor(t), c)
+	hold.Release()
+	if !errors.Is(err, loader.ErrCrashed) || crash == nil || crash.Hits() != 1 {
+		t.Fatalf("Run: %v, want the crash after the ALTER", err)
+	}
+	if hold.Hits() == 0 {
+		t.Fatal("the commits of checkpoint 1 were not held")
+	}
+	if st := rec.stats(); len(st) != 1 || st[0].Rows != 3 {
+		t.Fatalf("checkpoints before the crash %+v, want checkpoint 1 of the 3 tables' rows", st)
+	}
+	for _, table := range []string{"shop_customers", "shop_orders", "shop_items"} {
+		if got := e.rowsOf(table); got != "[]" {
+			t.Fatalf("%s holds %s before the restart (checkpoint 1 must not be committed yet)", table, got)
+		}
+	}
+
+	ld2 := e.loader(nil)
+	var rec2 recorder
+	c2 := e.shopConnector(ld2, &rec2, &needs, nil)
+	if err := e.runToEnd(ctxFor(t), c2); err != nil {
+		t.Fatalf("Run after restart: %v", err)
+	}
+	for table, want := range map[string]string{
+		"shop_customers": "[[1 ann] [2 bob]]",
+		"shop_orders":    "[]",
+		"shop_items":     "[[1 a-1 <nil>] [2 b-2 red]]",
+	} {
+		if got := e.rowsOf(table); got != want {
+			t.Errorf("%s rows %s, want %s", table, got, want)
+		}
+	}
+	n := 0
+	for _, ch := range e.tableChanges() {
+		if strings.HasPrefix(ch, ledger.EventSchemaChanged) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d schema_changed entries, want 1 (the restart finds the column and changes nothing)", n)
+	}
+	e.checkNoRunningTxn()
+}
+
+// The evolver options refuse the routing they do not fit.
+func TestTableEvolversNeedRouting(t *testing.T) {
+	t.Parallel()
+	e := cdcEnv(t)
+	ld := e.loader(nil)
+	defer ld.Close(context.Background())
+	cfg := e.config()
+	per := WithTableEvolvers(func(string) SchemaEvolver { return &TableEvolver{} })
+	if _, err := New(cfg, ld, per); !errors.Is(err, errEvolversNeedRouting) {
+		t.Errorf("WithTableEvolvers without routing: %v", err)
+	}
+	cfg.Routing = Routing{DebeziumTemplate: "{db}_{table}"}
+	if _, err := New(cfg, ld, WithSchemaEvolver(&TableEvolver{})); !errors.Is(err, errEvolverWithRouting) {
+		t.Errorf("WithSchemaEvolver with routing: %v", err)
+	}
+}
