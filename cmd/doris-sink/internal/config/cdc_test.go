@@ -21,6 +21,12 @@ func TestCreateTableAndSchemaEvolution(t *testing.T) {
 	if c.Records.SchemaEvolution != EvolutionAddColumns {
 		t.Fatalf("env: %q", c.Records.SchemaEvolution)
 	}
+	// Under routing every routed table is created and evolved on its own.
+	c = mustLoad(t, merge(minimal, "doris: {create_table: true}\nrecords: {format: debezium, schema_evolution: add_columns}\n"+
+		"routing: {debezium_template: \"{db}_{table}\"}\n"), nil, nil, NeedRun)
+	if !c.Doris.CreateTable.Enabled || c.Records.SchemaEvolution != EvolutionAddColumns || !c.Routing.Active() {
+		t.Fatalf("routed create_table %+v, schema_evolution %q", c.Doris.CreateTable, c.Records.SchemaEvolution)
+	}
 	// The Kafka connector's option.
 	c = mustLoad(t, merge(minimal, "debezium.schema.evolution: basic\n"), nil, nil, NeedRun)
 	if c.Records.SchemaEvolution != EvolutionAddColumns {
