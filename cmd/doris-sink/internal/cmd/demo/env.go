@@ -62,7 +62,7 @@ type env struct {
 func startEnv(ctx context.Context, dir string, logTo io.Writer) (*env, error) {
 	e := &env{logTo: &lockedWriter{w: logTo}}
 	var err error
-	e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, demoTopic))
+	e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, demoTopic, cdcTopic))
 	if err != nil {
 		return nil, fmt.Errorf("start kafka: %w", err)
 	}
