@@ -131,7 +131,7 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 		})
 	}
 	switch {
-	case o.tableEvolvers != nil && !cfg.Routing.Enabled():
+	case (o.tableEvolvers != nil || o.tableDeletes != nil) && !cfg.Routing.Enabled():
 		return nil, errEvolversNeedRouting
 	case o.evolver != nil && cfg.Routing.Enabled():
 		return nil, errEvolverWithRouting
@@ -154,7 +154,8 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if o.evolver != nil {
 		c.evo.main = &tableEvo{ev: o.evolver, conv: conv}
 	}
-	c.evo.newFor = o.tableEvolvers
+	c.evo.newFor, c.evo.delFor = o.tableEvolvers, o.tableDeletes
+	c.evo.perTable = o.tableEvolvers != nil || o.tableDeletes != nil
 	c.adminCl, err = kgo.NewClient(c.baseOpts()...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka connector: admin client: %w", err)

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -23,10 +24,22 @@ func WithTableEvolvers(newEvolver func(table string) SchemaEvolver) Opt {
 	return optFunc(func(o *options) { o.tableEvolvers = newEvolver })
 }
 
+// WithTableDeletes gives each routed table its own delete handling
+// (tables.<pattern>.delete.*): deletesFor returns the DeleteConfig of a
+// table (as routing names it; return Config.Delete for the tables without
+// their own), called once, on the table's first record; the records of
+// that table are converted with it. FormatJSON only, like Config.Delete;
+// the table's loader Target needs DeleteProperties of it. A tombstone is
+// routed like any record: only routing.topic_tables or a default table
+// route one (it has no value to read a table from). Needs Config.Routing.
+func WithTableDeletes(deletesFor func(table string) DeleteConfig) Opt {
+	return optFunc(func(o *options) { o.tableDeletes = deletesFor })
+}
+
 // errEvolversNeedRouting and errEvolverWithRouting are New's refusals of
 // the two evolver options used against the routing they need.
 var (
-	errEvolversNeedRouting = errors.New("kafka connector: WithTableEvolvers needs Config.Routing (use WithSchemaEvolver for one table)")
+	errEvolversNeedRouting = errors.New("kafka connector: WithTableEvolvers and WithTableDeletes need Config.Routing (use WithSchemaEvolver, Config.Delete for one table)")
 	errEvolverWithRouting  = errors.New("kafka connector: WithSchemaEvolver follows one table and Config.Routing sends records to several: use WithTableEvolvers")
 )
 
@@ -45,9 +58,15 @@ type evoState struct {
 	// main is the state of the sink's own table (WithSchemaEvolver);
 	// nil: none.
 	main *tableEvo
+	// perTable is set when each routed table has its own converter
+	// (WithTableEvolvers or WithTableDeletes).
+	perTable bool
 	// newFor makes the evolver of a routed table (WithTableEvolvers); nil:
-	// no per-table state.
+	// routed tables are not evolved.
 	newFor func(table string) SchemaEvolver
+	// delFor gives a routed table's delete handling (WithTableDeletes);
+	// nil: the Connector's.
+	delFor func(table string) DeleteConfig
 	tables map[string]*tableEvo
 	// gen counts the resets of the open checkpoint's rows (decided or
 	// rewound): a table whose gen is current has rows in it.
@@ -80,7 +99,7 @@ func (c *Connector) openRows(te *tableEvo) bool {
 // converter; a record that cannot be routed reports its conversion error
 // first, as without per-table state (a tombstone stays a tombstone).
 func (c *Connector) convert(r *kgo.Record) (row []byte, table string, te *tableEvo, err error) {
-	if c.evo.newFor == nil {
+	if !c.evo.perTable {
 		row, err = c.conv.Convert(r)
 		if err == nil && c.cfg.Routing.Enabled() {
 			table, err = c.cfg.Routing.route(r)
@@ -96,26 +115,52 @@ func (c *Connector) convert(r *kgo.Record) (row []byte, table string, te *tableE
 	}
 	te = c.evo.tables[table]
 	if te == nil {
-		te = &tableEvo{table: table, ev: c.evo.newFor(table), conv: c.conv.forTable(&c.metrics.UnknownFields)}
-		if c.evo.tables == nil {
-			c.evo.tables = map[string]*tableEvo{}
+		if te, err = c.newTableEvo(table); err != nil {
+			return nil, "", nil, err
 		}
-		c.evo.tables[table] = te
 	}
 	row, err = te.conv.Convert(r)
+	if te.ev == nil {
+		return row, table, nil, err // nothing to evolve
+	}
 	return row, table, te, err
 }
 
-// forTable returns a Converter of the same settings as c with its own
-// per-table state: a fresh schema tracker (when c tracks schemas) and a
-// field watch that knows no table column yet (the table's evolver names
-// its columns), counting unknown fields in unknown without warning.
-func (c *Converter) forTable(unknown *atomic.Int64) *Converter {
-	n := &Converter{format: c.format, meta: c.meta, del: c.del,
+// newTableEvo makes the per-table state of table on its first record.
+func (c *Connector) newTableEvo(table string) (*tableEvo, error) {
+	del := c.conv.del
+	if c.evo.delFor != nil {
+		del = c.evo.delFor(table)
+		if err := del.validate(c.conv.format); err != nil {
+			return nil, fmt.Errorf("table %s: %w", table, err)
+		}
+	}
+	var unknown *atomic.Int64
+	te := &tableEvo{table: table}
+	if c.evo.newFor != nil {
+		te.ev, unknown = c.evo.newFor(table), &c.metrics.UnknownFields
+	}
+	te.conv = c.conv.forTable(unknown, del)
+	if c.evo.tables == nil {
+		c.evo.tables = map[string]*tableEvo{}
+	}
+	c.evo.tables[table] = te
+	return te, nil
+}
+
+// forTable returns a Converter of the same settings as c, deleting with
+// del, with its own per-table state: a fresh schema tracker (when c tracks
+// schemas) and, with unknown set, a field watch that knows no table column
+// yet (the table's evolver names its columns), counting unknown fields in
+// unknown without warning.
+func (c *Converter) forTable(unknown *atomic.Int64, del DeleteConfig) *Converter {
+	n := &Converter{format: c.format, meta: c.meta, del: del,
 		topicKey: c.topicKey, partKey: c.partKey, offKey: c.offKey, tsKey: c.tsKey}
 	if c.schemas != nil {
 		n.schemas = &schemaTracker{}
 	}
-	n.WatchFields([]string{}, unknown, nil)
+	if unknown != nil {
+		n.WatchFields([]string{}, unknown, nil)
+	}
 	return n
 }

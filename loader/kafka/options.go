@@ -33,6 +33,7 @@ type options struct {
 	fenceEvery    time.Duration
 	evolver       SchemaEvolver
 	tableEvolvers func(table string) SchemaEvolver
+	tableDeletes  func(table string) DeleteConfig
 }
 
 func defaultOptions() options {
