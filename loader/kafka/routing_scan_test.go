@@ -15,7 +15,7 @@ func TestDebeziumSourceCompactAgreesWithDecoder(t *testing.T) {
 		`{"source":{"db":"a","table":"b"},"source":{"db":"c","table":"d"}}`, // later duplicate wins
 		`{"source":{"db":null,"table":"t"}}`,
 		`{"source":{"db":"a"}}`,
-		`{"source":{"table":"t"}}`,               // no db: declined (encoding/json also matches "DB")
+		`{"source":{"table":"t"}}`,                // no db: declined (encoding/json also matches "DB")
 		`{"source":{"db":"a","table":"t\u00e9"}}`, // an escape: declined
 		`{"source":{"db":"a","table":"té"}}`,      // not ASCII: declined
 		`{"source":{"db":"a","table":1}}`,
