@@ -55,11 +55,23 @@ func (c countingEvolver) Needs(ctx context.Context, in Incoming) ([]schema.Colum
 func (e *env) shopConnector(ld *loader.Loader, rec *recorder, needs *atomic.Int64,
 	evidence func(table, kind, ddl string)) *Connector {
 	e.t.Helper()
+	return e.shopConnectorWith(ld, rec, needs, evidence, 100)
+}
+
+// shopConnectorRows is shopConnector with a row cap per checkpoint.
+func (e *env) shopConnectorRows(ld *loader.Loader, rec *recorder, needs *atomic.Int64, maxRows int64) *Connector {
+	e.t.Helper()
+	return e.shopConnectorWith(ld, rec, needs, nil, maxRows)
+}
+
+func (e *env) shopConnectorWith(ld *loader.Loader, rec *recorder, needs *atomic.Int64,
+	evidence func(table, kind, ddl string), maxRows int64) *Connector {
+	e.t.Helper()
 	if evidence == nil {
 		evidence = ld.RecordTableChangeOf
 	}
 	cfg := e.config()
-	cfg.CheckpointMaxRows = 100
+	cfg.CheckpointMaxRows = maxRows
 	cfg.Routing = Routing{DebeziumTemplate: "{db}_{table}"}
 	c, err := New(cfg, ld, WithRecoverBackoff(0, 0), WithOnCheckpoint(rec.add),
 		WithTableEvolvers(func(table string) SchemaEvolver {
@@ -286,5 +298,144 @@ func TestTableEvolversNeedRouting(t *testing.T) {
 	cfg.Routing = Routing{DebeziumTemplate: "{db}_{table}"}
 	if _, err := New(cfg, ld, WithSchemaEvolver(&TableEvolver{})); !errors.Is(err, errEvolverWithRouting) {
 		t.Errorf("WithSchemaEvolver with routing: %v", err)
+	}
+}
+
+// shopStream is a change stream of the shop database: n rows of each
+// table interleaved, items' schema gaining color from the middle on, every
+// third order updated, every fourth customer deleted. want is the final
+// state per target table (rows as text), events the records per table.
+func shopStream(n int) (recs []*kgo.Record, want map[string]string, events map[string]int64) {
+	type row struct {
+		id  int
+		txt string
+	}
+	final := map[string][]row{}
+	put := func(table string, id int, txt string) {
+		rs := final[table]
+		for i := range rs {
+			if rs[i].id == id {
+				rs[i].txt = txt
+				return
+			}
+		}
+		final[table] = append(rs, row{id, txt})
+	}
+	del := func(table string, id int) {
+		final[table] = slices.DeleteFunc(final[table], func(r row) bool { return r.id == id })
+	}
+	events = map[string]int64{}
+	add := func(table string, r *kgo.Record) {
+		recs = append(recs, r)
+		events[table]++
+	}
+	for i := 1; i <= n; i++ {
+		add("shop_customers", shopRecord("customers", shopCustomers, "c", i, fmt.Sprintf(`{"id":%d,"name":"c%d"}`, i, i)))
+		put("shop_customers", i, fmt.Sprintf("%d c%d", i, i))
+		add("shop_orders", shopRecord("orders", shopOrders, "c", i, fmt.Sprintf(`{"id":%d,"amount":%d}`, i, 10*i)))
+		put("shop_orders", i, fmt.Sprintf("%d %d", i, 10*i))
+		if i > n/2 {
+			add("shop_items", shopRecord("items", shopItemsV2, "c", i, fmt.Sprintf(`{"id":%d,"sku":"s%d","color":"red"}`, i, i)))
+			put("shop_items", i, fmt.Sprintf("%d s%d red", i, i))
+		} else {
+			add("shop_items", shopRecord("items", shopItems, "c", i, fmt.Sprintf(`{"id":%d,"sku":"s%d"}`, i, i)))
+			put("shop_items", i, fmt.Sprintf("%d s%d <nil>", i, i))
+		}
+		if i%3 == 0 {
+			add("shop_orders", shopRecord("orders", shopOrders, "u", i, fmt.Sprintf(`{"id":%d,"amount":%d}`, i, 10*i+1)))
+			put("shop_orders", i, fmt.Sprintf("%d %d", i, 10*i+1))
+		}
+		if i%4 == 0 {
+			add("shop_customers", shopRecord("customers", shopCustomers, "d", i, fmt.Sprintf(`{"id":%d,"name":"c%d"}`, i, i)))
+			del("shop_customers", i)
+		}
+	}
+	want = map[string]string{}
+	for table, rs := range final {
+		slices.SortFunc(rs, func(a, b row) int { return a.id - b.id })
+		parts := make([]string, len(rs))
+		for i, r := range rs {
+			parts[i] = "[" + r.txt + "]"
+		}
+		want[table] = "[" + strings.Join(parts, " ") + "]"
+	}
+	return recs, want, events
+}
+
+// A crash at every failpoint, at its first and at a later hit (some tables'
+// txns begun, precommitted or committed and others not), while a Debezium
+// stream of three tables is created, evolved (items' new column) and
+// loaded with deletes: after restarts every table holds the source's final
+// state, the committed txns loaded each table's events exactly once, each
+// table was created once and items changed once, and no txn lingers.
+func TestRoutedCDCCrashAtEveryFailpoint(t *testing.T) {
+	t.Parallel()
+	for _, fp := range loader.AllFailpoints {
+		for _, skip := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%s/skip=%d", fp, skip), func(t *testing.T) {
+				t.Parallel()
+				e := cdcEnv(t)
+				recs, want, events := shopStream(8)
+				e.produce(recs...)
+				fps := loader.NewFailpoints()
+				h, err := fps.Arm(fp, loader.Crash().Skip(skip).Times(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var needs atomic.Int64
+				for run := 0; ; run++ {
+					if run == 4 {
+						t.Fatal("not done after 4 runs")
+					}
+					f := fps
+					if run > 0 {
+						f = nil
+					}
+					ld := e.loader(f)
+					var rec recorder
+					c := e.shopConnectorRows(ld, &rec, &needs, 5)
+					err := e.runToEnd(ctxFor(t), c)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, loader.ErrCrashed) {
+						t.Fatalf("run %d: %v", run, err)
+					}
+				}
+				if h.Hits() == 0 {
+					t.Errorf("failpoint %s (skip %d) not reached", fp, skip)
+				}
+				for table, w := range want {
+					if got := e.rowsOf(table); got != w {
+						t.Errorf("%s rows %s, want %s", table, got, w)
+					}
+				}
+				loaded := map[string]int64{}
+				created, changed := 0, 0
+				entries, _, err := ledger.ReadFile(e.dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, en := range entries {
+					switch en.Event {
+					case ledger.EventCommitted:
+						loaded[en.Table] += en.RowsLoaded
+					case ledger.EventTableCreated:
+						created++
+					case ledger.EventSchemaChanged:
+						changed++
+					}
+				}
+				for table, n := range events {
+					if loaded[strings.TrimPrefix(table, testDB+".")] != n {
+						t.Errorf("committed txns of %s loaded %d rows, want its %d events once", table, loaded[table], n)
+					}
+				}
+				if created != 3 || changed != 1 {
+					t.Errorf("ledger: %d table_created, %d schema_changed; want 3 and 1", created, changed)
+				}
+				e.checkNoRunningTxn()
+			})
+		}
 	}
 }
