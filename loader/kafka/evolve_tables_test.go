@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/doris/schema"
 	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka/cdcschema"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
@@ -137,7 +140,19 @@ func TestRoutedTablesCreatedAndEvolvedPerTable(t *testing.T) {
 	ld := e.loader(nil)
 	var rec recorder
 	var needs atomic.Int64
-	c := e.shopConnector(ld, &rec, &needs, nil)
+	c := e.shopConnector(ld, &rec, &needs, func(table, kind, ddl string) {
+		if kind == ledger.EventTableCreated {
+			// Created before its first load: no label of it is announced yet.
+			b, err := os.ReadFile(filepath.Join(e.dir, checkpoint.FileName))
+			if err != nil && !os.IsNotExist(err) {
+				t.Error(err)
+			}
+			if strings.Contains(string(b), `"`+testDB+"."+table+`"`) {
+				t.Errorf("table %s created after its label was announced: store %s", table, b)
+			}
+		}
+		ld.RecordTableChangeOf(table, kind, ddl)
+	})
 	if err := e.runToEnd(ctxFor(t), c); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
