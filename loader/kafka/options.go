@@ -38,6 +38,8 @@ type options struct {
 	checkTable    *schema.Table
 	checkProps    map[string]string
 	routedCheck   *routedCheckOpt
+	tableEvolvers func(table string) SchemaEvolver
+	tableDeletes  func(table string) DeleteConfig
 }
 
 func defaultOptions() options {

@@ -103,11 +103,17 @@ func (c *Connector) routedRowCheck(ctx context.Context, table string) *rowCheck 
 	return check
 }
 
-// refreshCheck rebuilds doris.table's pre-check from its columns after
-// schema evolution changed the table (Apply): a widened VARCHAR, or an
-// added column, is checked by its new definition from the next row on.
-// No-op when the table is not pre-checked.
-func (c *Connector) refreshCheck(cols []schema.Column) {
+// refreshCheck rebuilds the pre-check of table ("": doris.table, the main
+// check; a routed table: its check is dropped and built again from
+// SHOW CREATE TABLE on its next row) from its columns after schema
+// evolution changed it (Apply): a widened VARCHAR, or an added column, is
+// checked by its new definition from the next row on. No-op when the table
+// is not pre-checked.
+func (c *Connector) refreshCheck(table string, cols []schema.Column) {
+	if table != "" {
+		delete(c.routedChecks, table)
+		return
+	}
 	if c.check == nil {
 		return
 	}

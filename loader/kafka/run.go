@@ -423,11 +423,7 @@ func (t *tally) flush(m *Metrics) {
 // The caller skips records read before and advances the partition's next
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut func() error) error {
-	row, err := c.conv.ConvertContext(ctx, r)
-	table := ""
-	if err == nil && c.cfg.Routing.Enabled() {
-		table, err = c.cfg.Routing.route(r)
-	}
+	row, table, te, err := c.convert(ctx, r)
 	// A row bisection found Doris refuses is dead-lettered before anything
 	// else; the pre-check runs after schema evolution, against the schema
 	// the row loads into (the routed table's, or doris.table's as evolved).
@@ -440,8 +436,8 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 		}
 	}
 	var unknown *loader.UnknownTableError
-	if err == nil && c.o.evolver != nil {
-		if row, err = c.evolve(ctx, r, row, cut); err != nil {
+	if err == nil && te != nil {
+		if row, err = c.evolve(ctx, te, r, row, cut); err != nil {
 			return err
 		}
 	}
@@ -464,6 +460,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	case err == nil:
 		c.pend.rows++
 		c.pend.lastRow = recKey{r.Partition, r.Offset}
+		c.evo.wrote(te)
 		c.pend.rowBytes += int64(len(row))
 		t.rows++
 		t.rowBytes += int64(len(row))
@@ -554,6 +551,7 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	c.metrics.setLoaded(end.Offsets)
 	c.start, c.pend = end, pending{}
 	c.bisectDecided(end.Offsets)
+	c.evo.reset()
 	c.setDecided(end)
 	c.progress()
 	if c.o.onCheckpoint != nil {
