@@ -136,12 +136,8 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 		if c.draining() {
 			return c.drain(ctx, dctx, nil)
 		}
-		if c.topicsDue && c.pend.records == 0 {
-			// A checkpoint boundary: nothing is open, so a new topic's
-			// records all fall in checkpoints that begin after it is assigned.
-			c.topicsDue = false
-			c.discoverTopics(dctx)
-			c.topicsC = c.o.clock.After(c.cfg.PartitionRefresh)
+		if c.pend.records == 0 {
+			c.maybeDiscoverTopics(dctx) // nothing is open: a checkpoint boundary
 		}
 		fs := c.poll(dctx, true)
 		if ctx.Err() != nil {
@@ -528,6 +524,9 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	}
 	c.o.logger.Debug("checkpoint decided", "end", string(raw), "rows", st.Rows, "dead_lettered", st.DeadLettered)
 	c.commitGroup(ctx, end)
+	if !c.draining() {
+		c.maybeDiscoverTopics(ctx) // a checkpoint boundary: nothing is open
+	}
 	return nil
 }
 

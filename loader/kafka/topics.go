@@ -117,6 +117,26 @@ func (c *Connector) matchingTopics(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// maybeDiscoverTopics runs discoverTopics when the look for new topics is
+// due (TopicRegex; every PartitionRefresh) and re-arms its timer. The
+// caller is at a checkpoint boundary: nothing read since the last
+// decision.
+func (c *Connector) maybeDiscoverTopics(ctx context.Context) {
+	if !c.topicsDue && c.topicsC != nil {
+		select {
+		case <-c.topicsC:
+			c.topicsDue = true
+		default:
+		}
+	}
+	if !c.topicsDue {
+		return
+	}
+	c.topicsDue = false
+	c.discoverTopics(ctx)
+	c.topicsC = c.o.clock.After(c.cfg.PartitionRefresh)
+}
+
 // discoverTopics, with TopicRegex, adds the topics that match it since the
 // last look: it runs on the Run goroutine only while no checkpoint is open
 // (nothing read since the last decision), so a new topic's records all
