@@ -221,6 +221,8 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 		Kafka: Kafka{
 			Brokers: d.list("kafka.brokers"),
 			Topic:   d.str("kafka.topic"),
+			Topics:     d.list("kafka.topics"),
+			TopicRegex: d.str("kafka.topic_regex"),
 			Group:   d.str("kafka.group"),
 			Start:   d.start(),
 			TLS: TLS{
