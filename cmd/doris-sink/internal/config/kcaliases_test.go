@@ -1,10 +1,10 @@
 package config
 
 import (
-	"maps"
-	"slices"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
