@@ -322,7 +322,7 @@ func (s *Store) recordTopicIDs(ctx context.Context, st *checkpoint.State, doc *d
 	if st.Decided != nil && len(st.Decided.End) > 0 {
 		raw = st.Decided.End
 	}
-	if pos, ok, err := kafka.ParsePosition(raw); err == nil && ok {
+	if pos, ok, err := kafka.ParsePosition(raw); err == nil && ok && len(pos.TopicNames()) > 0 {
 		names = pos.TopicNames()
 	}
 	ids := make(map[string]string, len(names))
