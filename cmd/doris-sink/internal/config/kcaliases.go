@@ -345,13 +345,6 @@ func port(s string) (int, error) {
 	return n, nil
 }
 
-func firstOr(l []string) string {
-	if len(l) == 0 {
-		return ""
-	}
-	return l[0]
-}
-
 // kcTopics translates topics, topics.regex and doris.topic2table.map
 // (KC DorisOptions: topics and topics.regex exclude each other; a topic
 // without a map entry loads into the table named as the topic,
