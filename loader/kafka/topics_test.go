@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,10 +174,13 @@ func TestTopicRegexPicksUpNewTopic(t *testing.T) {
 	e.createTopic("orders-dlq", 1)
 	e.createTopic("orders-state", 1)
 	e.produceIDs(0, 14, 1) // two full checkpoints (cap 7): nothing open afterwards
-	started, added := make(chan Position, 1), make(chan []string, 4)
+	started, added, ack := make(chan Position, 1), make(chan []string, 4), make(chan struct{})
 	c := e.connector(cfg, nil, WithClock(clk), WithTestingKnobs(&TestingKnobs{
-		AfterStart:       func(p Position) { started <- p },
-		AfterTopicsAdded: func(ts []string) { added <- ts },
+		AfterStart: func(p Position) { started <- p },
+		AfterTopicsAdded: func(ts []string) {
+			added <- ts
+			<-ack // the test sets the drain position before the new topic is read
+		},
 	}))
 	want := make(chan Position, 1)
 	c.knobs.AfterPoll = func(p Position) {
@@ -209,6 +214,7 @@ func TestTopicRegexPicksUpNewTopic(t *testing.T) {
 		t.Fatal("orders-new never added")
 	}
 	want <- e.ends(testTopic, "orders-new")
+	close(ack)
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -362,5 +368,81 @@ func TestPositionForms(t *testing.T) {
 	}
 	if got := PositionOf(nil).String(); got != `{"topics":{}}` {
 		t.Errorf("empty position = %s", got)
+	}
+}
+
+// A topic found while a checkpoint is open is not assigned until that
+// checkpoint is decided: the look for new topics waits for the boundary.
+func TestTopicRegexWaitsForCheckpointBoundary(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1)
+	ctx := ctxFor(t)
+	clk := newManualClock()
+	cfg := e.config()
+	cfg.Topic, cfg.TopicRegex = "", "orders|late"
+	cfg.PartitionRefresh = time.Minute
+	e.produceIDs(0, 10, 1) // one checkpoint of 7, then 3 open
+	type seen struct {
+		pending int64
+		decided int
+		topics  []string
+	}
+	read10, added, ack := make(chan struct{}), make(chan seen, 1), make(chan struct{})
+	var once sync.Once
+	var want atomic.Pointer[Position]
+	decided := 0
+	var c *Connector
+	c = e.connector(cfg, nil, WithClock(clk), WithOnCheckpoint(func(s CheckpointStats) {
+		if s.Err == nil {
+			decided++
+		}
+	}), WithTestingKnobs(&TestingKnobs{
+		AfterPoll: func(p Position) {
+			if p.Of(testTopic)[0] >= 10 {
+				once.Do(func() { close(read10) })
+			}
+			if w := want.Load(); w != nil && covers(p, *w) {
+				c.Drain()
+			}
+		},
+		AfterTopicsAdded: func(ts []string) {
+			added <- seen{c.pend.records, decided, ts}
+			<-ack // the test sets the drain position before the new topic is read
+		},
+	}))
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	<-read10
+	e.createTopic("late", 1)
+	e.produceIDsTo("late", 500, 503, 1)
+	if err := clk.waitTimer(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	e.produceIDs(10, 14, 1) // completes the open checkpoint (cap 7)
+	var s seen
+	select {
+	case s = <-added:
+	case <-ctx.Done():
+		t.Fatal("late never added")
+	}
+	if s.pending != 0 || s.decided != 2 || !slices.Equal(s.topics, []string{"late"}) {
+		t.Fatalf("added %v with %d records pending after %d decisions, want late at the boundary after decision 2",
+			s.topics, s.pending, s.decided)
+	}
+	w := e.ends(testTopic, "late")
+	want.Store(&w)
+	close(ack)
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := e.ids()
+	for _, id := range []int64{0, 9, 13, 500, 502} {
+		if got[id] != 1 {
+			t.Errorf("id %d ×%d, want once", id, got[id])
+		}
+	}
+	if len(got) != 17 {
+		t.Errorf("%d ids loaded, want 17", len(got))
 	}
 }
