@@ -55,8 +55,9 @@ type SASL struct {
 	User, Password string
 }
 
-// Config configures a Connector. Brokers and Topic are required; every
-// other zero field means the documented default.
+// Config configures a Connector. Brokers and one of Topic, Topics and
+// TopicRegex are required; every other zero field means the documented
+// default.
 type Config struct {
 	// Brokers are the seed brokers, "host:port" (kafka.brokers). Required.
 	Brokers []string
@@ -128,9 +129,11 @@ type Config struct {
 	// PollMaxRecords bounds the records taken per poll. Default
 	// DefaultPollMaxRecords.
 	PollMaxRecords int
-	// PartitionRefresh is how often the topic's partition count is checked
-	// for new partitions (read from their earliest offset). Default
-	// DefaultPartitionRefresh; negative disables the check.
+	// PartitionRefresh is how often the topics' partition counts are
+	// checked for new partitions (read from their earliest offset), and,
+	// with TopicRegex, how often new topics are looked for (at the next
+	// checkpoint boundary). Default DefaultPartitionRefresh; negative
+	// disables both.
 	PartitionRefresh time.Duration
 	// ClientID is the Kafka client id. Default "doris-sink".
 	ClientID string

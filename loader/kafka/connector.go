@@ -48,8 +48,9 @@ type TableSink interface {
 	WriteTo(ctx context.Context, table string, row []byte) error
 }
 
-// Connector reads one Kafka topic into a Sink (docs/design.md §1, connector
-// row). Create it with New, then call Run once. Drain and Metrics are safe
+// Connector reads Kafka topics (one, a list, or those a regex selects)
+// into a Sink (docs/design.md §1, connector row); one checkpoint covers
+// every partition of every topic. Create it with New, then call Run once. Drain and Metrics are safe
 // to call from any goroutine.
 type Connector struct {
 	cfg     Config
