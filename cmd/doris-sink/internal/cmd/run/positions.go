@@ -179,13 +179,8 @@ func logRange(ctx context.Context, cfg *config.Config, topic string) (starts, en
 	return LogRangeOf(ctx, cfg, topic)
 }
 
-// LogRange lists the log start offset and the high watermark of every
-// partition of cfg's kafka.topic (TLS and SASL as configured).
-func LogRange(ctx context.Context, cfg *config.Config) (starts, ends map[int32]int64, err error) {
-	return LogRangeOf(ctx, cfg, cfg.Kafka.Topic)
-}
-
-// LogRangeOf is LogRange of topic, a source topic of cfg.
+// LogRangeOf lists the log start offset and the high watermark of every
+// partition of topic, a source topic of cfg (TLS and SASL as configured).
 func LogRangeOf(ctx context.Context, cfg *config.Config, topic string) (starts, ends map[int32]int64, err error) {
 	opts, err := kafkaopts.Opts(cfg)
 	if err != nil {
