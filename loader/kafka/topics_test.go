@@ -446,3 +446,58 @@ func TestTopicRegexWaitsForCheckpointBoundary(t *testing.T) {
 		t.Errorf("%d ids loaded, want 17", len(got))
 	}
 }
+
+// A kafka.topic_regex matching nothing at the start reads nothing (the
+// position names no topic) until a matching topic is created.
+func TestTopicRegexMatchingNothingYet(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1)
+	ctx := ctxFor(t)
+	clk := newManualClock()
+	cfg := e.config()
+	cfg.Topic, cfg.TopicRegex = "", "later.*"
+	cfg.PartitionRefresh = time.Minute
+	e.produceIDs(0, 5, 1) // on orders: never read
+	started, added, ack := make(chan Position, 1), make(chan []string, 1), make(chan struct{})
+	var want atomic.Pointer[Position]
+	var c *Connector
+	c = e.connector(cfg, nil, WithClock(clk), WithTestingKnobs(&TestingKnobs{
+		AfterStart: func(p Position) { started <- p },
+		AfterTopicsAdded: func(ts []string) {
+			added <- ts
+			<-ack
+		},
+		AfterPoll: func(p Position) {
+			if w := want.Load(); w != nil && covers(p, *w) {
+				c.Drain()
+			}
+		},
+	}))
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	if p := <-started; len(p.TopicNames()) != 0 || p.String() != `{"topics":{}}` {
+		t.Fatalf("started at %v, want a position of no topic", p)
+	}
+	e.createTopic("later1", 1)
+	e.produceIDsTo("later1", 300, 304, 1)
+	if err := clk.waitTimer(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	if ts := <-added; !slices.Equal(ts, []string{"later1"}) {
+		t.Fatalf("added %v, want [later1]", ts)
+	}
+	w := e.ends("later1")
+	want.Store(&w)
+	close(ack)
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := e.ids()
+	if len(got) != 4 || got[300] != 1 || got[303] != 1 {
+		t.Fatalf("loaded %v, want ids 300..303 once (nothing of orders)", got)
+	}
+	if pos, _ := c.Decided(); pos.Topic != "later1" {
+		t.Fatalf("decided %v, want the one-topic position of later1", pos)
+	}
+}
