@@ -29,6 +29,8 @@ type Config struct {
 	// Coordinator is job.coordinator of the sinks: "" or "kafka" (the
 	// default), or "file".
 	Coordinator string
+	// Format is the topic's record format: "" (JSON) or FormatAvro.
+	Format string
 	// Scenarios is the fault table; nil means Scenarios.
 	Scenarios []Scenario
 	// Plan, when set, replaces the drawn plan (regression tests pin one
@@ -91,6 +93,8 @@ type campaign struct {
 	topics  []string   // source topics (Config.SourceTopics)
 	records int64      // Kafka offsets produced, summed over partitions
 	res     *Result
+	// avro is the registry side of a FormatAvro campaign; nil for JSON.
+	avro *avroTopic
 }
 
 // Run runs a campaign: it starts the cluster, runs cfg.Cycles faults,
@@ -105,6 +109,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Scenarios == nil {
 		cfg.Scenarios = Scenarios
+		if cfg.Format == FormatAvro {
+			cfg.Scenarios = AvroScenarios
+		}
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -135,6 +142,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
+	if cfg.Format == FormatAvro {
+		if k.avro, err = newAvroTopic(); err != nil {
+			return nil, err
+		}
+		defer k.avro.close()
+		so.Format, so.Registry = FormatAvro, k.avro.srv.URL()
+	}
 	for _, t := range []string{EventsTable, StateTable} {
 		o := so
 		if t == EventsTable && cfg.RoutedTables > 1 {
@@ -164,6 +178,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Records = k.records
 	chk := &Checker{Brokers: cl.Brokers(), MySQL: cl.Doris.MySQLAddr(), User: "root",
 		Events: k.sinks[0], EventsTables: eventsTables, State: k.sinks[1], ExactlyOnce: eos, Topics: topics}
+	if k.avro != nil {
+		chk.Registry = so.Registry
+	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	rep, err := chk.Check(cctx)
@@ -180,7 +197,14 @@ func (k *campaign) produce(ctx context.Context, n, bad int) error {
 	rs := make([]*kgo.Record, 0, n+bad)
 	for range n {
 		e := k.hist.Next(k.rng)
-		r := &kgo.Record{Key: e.KeyBytes(), Value: e.Encode()}
+		v := e.Encode()
+		if k.avro != nil {
+			var err error
+			if v, err = k.avro.encode(e); err != nil {
+				return err
+			}
+		}
+		r := &kgo.Record{Key: e.KeyBytes(), Value: v}
 		if len(k.topics) > 1 {
 			r.Topic = k.topics[e.K%int64(len(k.topics))]
 		}

@@ -104,6 +104,8 @@ func (k *campaign) cycle(ctx context.Context, st Step) error {
 		return k.labelExpiry(ctx, st)
 	case SchemaChange:
 		return k.schemaChange(ctx, st)
+	case RegistryDown:
+		return k.registryDown(ctx, st)
 	}
 	return fmt.Errorf("unknown fault kind %q", st.Kind)
 }
@@ -317,7 +319,7 @@ func (k *campaign) labelExpiry(ctx context.Context, st Step) error {
 	// others aborted by the timeout above: each is assumed as it was.
 	truth := map[string]doris.TxnStatus{}
 	for _, s := range k.sinks {
-		stt, err := checkpoint.ReadFile(s.DataDir)
+		stt, err := k.readState(ctx, s)
 		if err != nil {
 			return err
 		}

@@ -28,6 +28,8 @@ const (
 	MalformedNoDLQ   FaultKind = "malformed-burst-no-dlq"
 	LabelExpiry      FaultKind = "label-expiry-while-down"
 	SchemaChange     FaultKind = "doris-schema-change-mid-run"
+	// RegistryDown is drawn only in FormatAvro campaigns (AvroScenarios).
+	RegistryDown FaultKind = "schema-registry-down"
 )
 
 // Scenario is one row of the fault table: a kind, its weight in the

@@ -36,6 +36,9 @@ type SinkOptions struct {
 	TableHeader string
 	// Topics, when several, are kafka.topics (else kafka.topic is Topic).
 	Topics []string
+	// Format is records.format: "" (json) or FormatAvro with the Schema
+	// Registry at Registry.
+	Format, Registry string
 }
 
 // NewSink writes the config files of job name loading table into dir.
@@ -62,10 +65,19 @@ func NewSink(dir, name, table string, c *Cluster, o SinkOptions) (*Sink, error) 
 			c.Doris.FEURL(), c.Doris.MySQLAddr(), Database, table)
 		fmt.Fprintf(&b, "delivery: { guarantee: %s, checkpoint_interval: %s, checkpoint_max_rows: %d }\n",
 			o.Guarantee, o.CheckpointInterval, o.CheckpointMaxRows)
-		if dlq != "" {
-			fmt.Fprintf(&b, "records: { format: json, dead_letter_topic: %s }\n", dlq)
+		records := "format: json"
+		if o.Format == FormatAvro {
+			// max_wait 1s: a registry outage refuses within the campaign's
+			// patience (the default 30 s would stall every such cycle).
+			records = fmt.Sprintf("format: avro, schema_registry: { urls: [%s], max_wait: 1s }", o.Registry)
+		}
+		if dlq != "" && o.Coordinator != "file" {
+			fmt.Fprintf(&b, "records: { %s, dead_letter_topic: %s }\n", records, dlq)
+		} else if dlq != "" {
+			// Exactly-once dead letters need job.coordinator kafka.
+			fmt.Fprintf(&b, "records: { %s, dead_letter_topic: %s, dead_letter_delivery: at_least_once }\n", records, dlq)
 		} else {
-			b.WriteString("records: { format: json }\n")
+			fmt.Fprintf(&b, "records: { %s }\n", records)
 		}
 		if o.TableHeader != "" {
 			fmt.Fprintf(&b, "routing: { table_header: %s }\n", o.TableHeader)

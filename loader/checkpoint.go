@@ -72,6 +72,9 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 			return l.fail(ctx, a, "precommit", err, true)
 		}
 	}
+	if err := l.checkHeal(a, end); err != nil {
+		return l.fail(ctx, a, "heal", err, true)
+	}
 	if err := l.waitCommit(ctx); err != nil {
 		return l.fail(ctx, a, "commit of previous", err, true)
 	}
@@ -173,10 +176,14 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 // skippedNote is the ledger note of a heal that skipped rows of tables
 // whose txn was committed, "" otherwise.
 func skippedNote(a *attempt) string {
-	if a.skipped == 0 {
+	var n int64
+	for _, c := range a.skipped {
+		n += c
+	}
+	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("heal: %d rows of tables whose txn was committed skipped", a.skipped)
+	return fmt.Sprintf("heal: %d rows of tables whose txn was committed skipped", n)
 }
 
 // precommitAll finishes the body of every load of a, in parallel, and
@@ -219,12 +226,6 @@ func (l *Loader) decision(a *attempt, end json.RawMessage, now time.Time, info C
 		for _, t := range h.d.Txns {
 			if _, healed := h.tables[t.Table]; !healed {
 				d.Txns = append(d.Txns, t)
-			}
-		}
-		for name := range h.tables {
-			if a.load(name) == nil {
-				l.log.Warn("heal: the replayed range had no rows for a table whose txn was aborted: its txn leaves the decision",
-					"id", a.id, "table", name)
 			}
 		}
 	}
@@ -447,7 +448,12 @@ func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, txns 
 
 // deadLetteredOf is the dead-lettered count the ledger entry of d's i-th
 // txn carries: the checkpoint's count on its first txn, 0 on the others
-// (each dead letter is counted once).
+// (each dead letter is counted once). A heal keeps this place: when d's
+// first txn is a committed one the heal kept, its entries (written when it
+// was decided and committed) already carry the count and the heal writes
+// none for it, so the healed txns' entries carry 0; when the first txn is
+// healed, its healed entry carries the count again (verify keeps the
+// latest entry of each txn).
 func deadLetteredOf(d *checkpoint.Decision, i int) int64 {
 	if i == 0 && d.Counts != nil {
 		return d.Counts.DeadLettered

@@ -62,8 +62,13 @@ func (e *CheckpointError) Unwrap() []error { return []error{ErrNeedRecover, e.Er
 // querying the table). Recover stops until ResolveAssume records a choice.
 type UnresolvedError struct {
 	CheckpointID uint64
-	Label        string
-	TxnID        int64
+	// Table ("db.table"), Label and TxnID name the decided txn.
+	Table string
+	Label string
+	TxnID int64
+	// Txns is how many txns the decision holds: with more than one, the
+	// suggested command names Table (checkpoint resolve --table).
+	Txns int
 	// DecidedAt and Age say how old the decision is.
 	DecidedAt time.Time
 	Age       time.Duration
@@ -71,15 +76,23 @@ type UnresolvedError struct {
 	Start, End json.RawMessage
 }
 
-// Error names the label, txn, checkpoint, age and the operator's choices.
+// Error names the label, table, txn, checkpoint, age and the operator's
+// choices.
 func (e *UnresolvedError) Error() string {
-	return fmt.Sprintf("checkpoint %d label %s (txn %d, decided %s ago) was never marked committed and Doris no longer "+
-		"knows the label (expired): check whether its rows [%s, %s) are in the table, then run "+
-		"`doris-sink checkpoint resolve -c <config> --checkpoint %d --assume visible` if they are, or "+
-		"`--checkpoint %d --assume aborted` if not "+
+	what, where, flag := "label "+e.Label, "the table", ""
+	if e.Table != "" {
+		what, where = "table "+e.Table+" label "+e.Label, "table "+e.Table
+		if e.Txns > 1 {
+			flag = " --table " + e.Table
+		}
+	}
+	return fmt.Sprintf("checkpoint %d %s (txn %d, decided %s ago) was never marked committed and Doris no longer "+
+		"knows the label (expired): check whether its rows [%s, %s) are in %s, then run "+
+		"`doris-sink checkpoint resolve -c <config> --checkpoint %d%s --assume visible` if they are, or "+
+		"`--checkpoint %d%s --assume aborted` if not "+
 		"(the checkpoint is then replayed into the same label)",
-		e.CheckpointID, e.Label, e.TxnID, e.Age.Round(time.Second), posString(e.Start), posString(e.End),
-		e.CheckpointID, e.CheckpointID)
+		e.CheckpointID, what, e.TxnID, e.Age.Round(time.Second), posString(e.Start), posString(e.End), where,
+		e.CheckpointID, flag, e.CheckpointID, flag)
 }
 
 // FencingError is an announced, undecided label that Doris reports VISIBLE

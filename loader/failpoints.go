@@ -69,6 +69,19 @@ const (
 	FailAfterCommitResponseLost = "after-commit-response-lost"
 )
 
+// FailResolveBeforeLedger fires in ResolveAssume (an operator's `checkpoint
+// resolve`, or `run` applying an operator record from the Kafka state
+// topic) when the resolution is saved in the store (State.Resolved, and the
+// txn marked committed for "visible") and its "resolved" ledger entry is
+// not appended. Recover appends the missing entry (repairResolved). It is
+// armed through ResolveFailpoints, not in a loader's cycle, so it is not
+// in AllFailpoints.
+const FailResolveBeforeLedger = "resolve-before-ledger"
+
+// OperatorFailpoints is the catalogue of the cut points outside the
+// loader's cycle (operator actions); Arm accepts them as well.
+var OperatorFailpoints = []string{FailResolveBeforeLedger}
+
 // AllFailpoints is the catalogue of failpoint names, in cycle order. Tests
 // iterate over it. With AtLeastOnce there is no commit phase: the load is
 // committed when it returns, after-precommit fires after it returned, and
@@ -217,8 +230,9 @@ type Handle struct {
 // it. An unknown name or invalid action is an error listing the known
 // names.
 func (f *Failpoints) Arm(name string, action Action) (*Handle, error) {
-	if !slices.Contains(AllFailpoints, name) {
-		return nil, fmt.Errorf("arm failpoint %q: unknown name (known: %s)", name, strings.Join(AllFailpoints, ", "))
+	if !slices.Contains(AllFailpoints, name) && !slices.Contains(OperatorFailpoints, name) {
+		return nil, fmt.Errorf("arm failpoint %q: unknown name (known: %s)", name,
+			strings.Join(slices.Concat(AllFailpoints, OperatorFailpoints), ", "))
 	}
 	if action.kind == 0 {
 		return nil, fmt.Errorf("arm failpoint %q: invalid action (use ReturnError, Crash or Block)", name)

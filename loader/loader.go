@@ -67,6 +67,9 @@ type Loader struct {
 	wg      sync.WaitGroup
 	// watch is closed when a background commit fails; replaced by Recover.
 	watch *commitWatch
+
+	// stopped is a stop no Recover of this process can undo (stopIgnored).
+	stopped error
 }
 
 // commitWatch is closed (once) when a background commit of the current
@@ -93,9 +96,9 @@ type attempt struct {
 	loads    []*tableLoad
 	byTarget map[*tableTarget]*tableLoad
 	last     *tableLoad // the load of the last row (rows often come in runs of one table)
-	// skipped counts rows of a heal not loaded: their table's txn of the
-	// healed decision is committed.
-	skipped int64
+	// skipped counts, by table, rows of a heal not loaded: their table's
+	// txn of the healed decision is committed.
+	skipped map[string]int64
 }
 
 // healPlan is what a heal replays: the decision being healed and, by
@@ -295,8 +298,13 @@ func (l *Loader) Write(ctx context.Context, row []byte) error {
 // written in the previous checkpoint was announced with its decision.
 // While a checkpoint heals (Healing), rows of a table whose txn of the
 // healed decision is committed are skipped (counted in the ledger), and a
-// row of a table the decision has no txn of is refused: routing changed
-// since the decision. ctx bounds this call; the load itself runs until
+// row of a table the decision has no txn of is refused (*UnknownTableError
+// with HealOf; with a decision without counts, the heal fails: routing
+// changed since the decision). A row of a table Doris does not have, other
+// than Config.Table, is refused with an *UnknownTableError that does not
+// end the checkpoint (a missing Config.Table fails the checkpoint, as it
+// always did). Checkpoint refuses to decide a heal whose replay
+// does not match the decision table by table (*HealMismatchError). ctx bounds this call; the load itself runs until
 // Checkpoint or Close. An error wrapping ErrNeedRecover means the
 // checkpoint failed and every txn of it was aborted.
 func (l *Loader) WriteTo(ctx context.Context, table string, row []byte) error {
@@ -321,8 +329,17 @@ func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error
 		if h := a.heal; h != nil {
 			if _, ok := h.tables[tt.name]; !ok {
 				if h.d.Txn(tt.name) != nil {
-					a.skipped++ // its txn is committed
+					if a.skipped == nil {
+						a.skipped = map[string]int64{}
+					}
+					a.skipped[tt.name]++ // its txn is committed
 					return nil
+				}
+				if tt != l.owner && healCounted(&h.d) {
+					// No row of it was loaded by the decision: its records
+					// were refused then (UnknownTableError); a routing
+					// change shows in the counts (checkHeal).
+					return &UnknownTableError{Table: tt.name, HealOf: a.id}
 				}
 				return l.fail(ctx, a, "heal", fmt.Errorf("heal of checkpoint %d: a row routes to table %s, which the "+
 					"decision has no txn of (its txns: %s): the routing changed since the checkpoint was decided; "+
@@ -342,6 +359,9 @@ func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error
 	}
 	if err != nil {
 		if err = l.restartOnConflict(ctx, tl, err, func() error { return tl.s.flush(ctx) }); err != nil {
+			if first && a.heal == nil && tt != l.owner && errors.Is(err, doris.ErrNotFound) && tl.s.unread() {
+				return l.dropUnknown(a, tl, err) // no such table: the row's error, not the checkpoint's
+			}
 			return l.fail(ctx, a, "stream", fmt.Errorf("table %s label %s: %w", tt.name, tl.label, err), true)
 		}
 	}
@@ -499,6 +519,12 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 			tl.s.abandon()
 		}
 	}
+	var ignored []*tableLoad // committed by Doris without precommit: cannot be aborted
+	for _, tl := range a.loads {
+		if tl.ignored != nil && abort {
+			ignored = append(ignored, tl)
+		}
+	}
 	if abort {
 		// A short budget (Retry.AbortMaxElapsed): while Doris is unreachable
 		// this abort must not hold the caller for Retry.MaxElapsed. The
@@ -516,7 +542,7 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 		aerrs := make([]error, len(a.loads))
 		parallel(len(a.loads), func(i int) {
 			tl := a.loads[i]
-			if tl.maybeLoaded && l.cfg.Guarantee == AtLeastOnce {
+			if (tl.maybeLoaded && l.cfg.Guarantee == AtLeastOnce) || tl.ignored != nil {
 				return
 			}
 			if aerr := ops.abortLabel(context.WithoutCancel(ctx), tl.tt.t.DB, tl.label); aerr != nil {
@@ -532,6 +558,9 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 		if aerr := errors.Join(aerrs...); aerr != nil {
 			err = errors.Join(err, aerr)
 		}
+	}
+	if len(ignored) > 0 {
+		return l.stopIgnored(a, stage, err, ignored)
 	}
 	maybeLoaded := false
 	for _, tl := range a.loads {
@@ -552,4 +581,42 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 	l.broken = ce
 	l.log.Error("checkpoint failed", "id", a.id, "label", a.label, "stage", stage, "err", err)
 	return ce
+}
+
+// stopIgnored stops the loader for good after checkpoint a failed at
+// stage (cause) while Doris had committed the loads ignored without
+// precommit (doris.ErrTwoPhaseCommitIgnored; the other loads are aborted).
+// Their rows are visible for a checkpoint that is not decided and cannot
+// be aborted: a replay would load them twice, a decision would lose the
+// failed tables' rows, so no Recover can finish it. The error wraps
+// doris.ErrTwoPhaseCommitIgnored, not ErrNeedRecover, names each
+// committed table, label and txn and the checkpoint's range, and is
+// returned by every later call, Recover included. A restart finds those
+// labels announced and VISIBLE: a *FencingError.
+func (l *Loader) stopIgnored(a *attempt, stage string, cause error, ignored []*tableLoad) error {
+	errs := make([]error, len(ignored))
+	for i, tl := range ignored {
+		var rows int64
+		if tl.res != nil {
+			rows = tl.res.NumberLoadedRows
+		}
+		errs[i] = fmt.Errorf("table %s label %s (txn %d, %d rows visible): %w", tl.tt.name, tl.label, tl.res.TxnID,
+			rows, tl.ignored)
+	}
+	for _, tl := range a.loads {
+		tl.s = nil
+	}
+	a.loads = nil
+	l.stopped = fmt.Errorf("checkpoint %d from %s failed at %s (%v) after Doris committed loads without "+
+		"precommit (two_phase_commit ignored): %w; those rows are visible for a checkpoint that is not decided (the other tables' "+
+		"loads are aborted) and cannot be aborted, so neither a replay (it loads them twice) nor a decision (it "+
+		"loses the other tables' rows) is exactly once: stopping; a restart stops with a fencing violation on "+
+		"those labels until an operator reconciles the tables by hand. Exactly-once needs the two_phase_commit "+
+		"header to reach the BE: check the proxies between doris-sink and Doris (nginx drops headers with "+
+		"underscores unless underscores_in_headers is on)",
+		a.id, posString(l.pos), stage, cause, errors.Join(errs...))
+	l.broken = l.stopped
+	l.log.Error("stream load committed without precommit in a failed checkpoint: stopping", "id", a.id,
+		"stage", stage, "err", l.stopped)
+	return l.stopped
 }

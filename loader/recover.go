@@ -46,13 +46,19 @@ import (
 // checkpoint's id again).
 //
 // Recover first waits for a background commit and abandons an open
-// checkpoint. It may be called again after any error.
+// checkpoint. It may be called again after any error, except the stop
+// after a failed checkpoint in which Doris committed a load without
+// precommit (doris.ErrTwoPhaseCommitIgnored, not ErrNeedRecover): it
+// returns that error.
 func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 	if l.crashed.Load() {
 		return nil, ErrCrashed
 	}
 	if l.closed {
 		return nil, ErrClosed
+	}
+	if l.stopped != nil {
+		return nil, l.stopped
 	}
 	l.recovered = false
 	if err := l.quiesce(ctx); err != nil {
@@ -173,6 +179,7 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 
 	// The decided checkpoint, txn by txn (docs/design.md §2 recovery table).
 	d := st.Decided
+	l.repairResolved(st)
 	l.repairEvidence(d)
 	heal := map[string]int{}
 	var committed []checkpoint.Txn
@@ -248,7 +255,13 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 	if len(heal) > 0 {
 		l.log.Warn("recover: healing checkpoint: replay its range into the same labels of the tables whose txn was aborted",
 			"id", d.ID, "label", d.Label, "tables", len(heal), "start", posString(d.Start), "end", posString(d.End))
-		l.cur = &attempt{id: d.ID, label: d.Label, announced: true, heal: &healPlan{d: d.Clone(), tables: heal}}
+		// The plan is the decision as saved above, not as loaded: the txns
+		// this Recover committed stay committed in the heal's decision
+		// (never committed, or counted in the ledger, a second time).
+		l.smu.Lock()
+		hd := l.state.Decided.Clone()
+		l.smu.Unlock()
+		l.cur = &attempt{id: d.ID, label: d.Label, announced: true, heal: &healPlan{d: hd, tables: heal}}
 		return d.Start, nil
 	}
 	lbl, err := st.Owner.Label(nextID)
@@ -331,7 +344,8 @@ func (l *Loader) recoverTxn(ctx context.Context, st *checkpoint.State, d *checkp
 		}
 		l.knob(t.Label, s, "unresolved")
 		now := l.clock.Now()
-		return "", s, &UnresolvedError{CheckpointID: d.ID, Label: t.Label, TxnID: t.TxnID, DecidedAt: d.DecidedAt,
+		return "", s, &UnresolvedError{CheckpointID: d.ID, Table: t.Table, Label: t.Label, TxnID: t.TxnID,
+			Txns: len(d.Txns), DecidedAt: d.DecidedAt,
 			Age: now.Sub(d.DecidedAt), Start: d.Start, End: d.End}
 	}
 }
@@ -380,6 +394,7 @@ func (l *Loader) recoverAtLeastOnce(ctx context.Context, st *checkpoint.State) (
 	if st.Decided == nil {
 		return nil, nil
 	}
+	l.repairResolved(st)
 	l.repairEvidence(st.Decided)
 	return st.Decided.End, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/doris-sink/doris-sink/doris"
@@ -24,6 +25,7 @@ type resolveCfg struct {
 	now       func() time.Time
 	doris     ResolveDoris
 	db        string
+	fps       *Failpoints
 }
 
 type resolveOpt func(*resolveCfg)
@@ -45,6 +47,14 @@ func ResolveBy(who string) ResolveOpt { return resolveOpt(func(c *resolveCfg) { 
 // ResolveLedger appends a "resolved" entry to the ledger in dir.
 func ResolveLedger(dir string) ResolveOpt {
 	return resolveOpt(func(c *resolveCfg) { c.ledgerDir = dir })
+}
+
+// ResolveFailpoints arms ResolveAssume's cut point
+// (FailResolveBeforeLedger) from fps (nil: none). A crash action there
+// returns an error wrapping ErrCrashed with the resolution saved and its
+// ledger entry not appended, as a killed process leaves it.
+func ResolveFailpoints(fps *Failpoints) ResolveOpt {
+	return resolveOpt(func(c *resolveCfg) { c.fps = fps })
 }
 
 // ResolveClock sets the clock of the resolution time (default time.Now).
@@ -376,21 +386,25 @@ func ResolveAssume(ctx context.Context, store checkpoint.Store, checkpointID uin
 	if err := store.Save(ctx, st); err != nil {
 		return nil, fmt.Errorf("resolve checkpoint %d: %w", checkpointID, err)
 	}
+	// A crash from here to the append loses the ledger entry; Recover
+	// appends it (repairResolved).
+	if err := c.fps.fire(ctx, FailResolveBeforeLedger, nil, new(atomic.Bool)); err != nil {
+		if errors.Is(err, errCrash) {
+			err = ErrCrashed
+		}
+		return &r, fmt.Errorf("resolve checkpoint %d: recorded in the store, its ledger entry not appended: %w", checkpointID, err)
+	}
 	if c.ledgerDir != "" {
 		lg, err := ledger.Open(c.ledgerDir)
 		if err != nil {
 			return &r, fmt.Errorf("resolve checkpoint %d: recorded in the store, but: %w", checkpointID, err)
 		}
 		defer lg.Close()
-		note := "operator assumed " + assume + " (by " + c.by + ")"
+		note := resolvedNote(r)
 		if p.Doris != nil {
 			note += "; Doris held the label " + p.Doris.String()
 		}
-		db, table, _ := checkpoint.SplitTable(p.Table)
-		e := ledger.Entry{Time: now, Event: ledger.EventResolved, Checkpoint: d.ID, Job: st.Owner.Job, DB: db,
-			Table: table, Label: p.Label, TxnID: p.TxnID, DecidedAt: d.DecidedAt,
-			Ranges: rangesJSON(d.Start, d.End), Note: note}
-		if err := lg.Append(e); err != nil {
+		if err := lg.Append(resolvedEntry(st.Owner, d, r, p.TxnID, note)); err != nil {
 			return &r, fmt.Errorf("resolve checkpoint %d: recorded in the store, but: %w", checkpointID, err)
 		}
 	}

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // openStore opens a store in a new temp dir and closes it at cleanup.
@@ -258,18 +260,36 @@ func TestSaveRefusals(t *testing.T) {
 	backDecided := fullState(t)
 	backDecided.Decide(decision(t, 4))
 	backDecided.History = backDecided.History[:1]
+	// Same decided id (a heal re-deciding it): a committed txn must stay
+	// committed, with its txn id.
+	uncommitTxn := fullState(t)
+	uncommitTxn.Decided.Txn(customers).Committed, uncommitTxn.Decided.Txn(customers).CommittedAt = false, time.Time{}
+	uncommitTxn.Decided.Sync(testOwner)
+	replaceTxn := fullState(t)
+	replaceTxn.Decided.Txn(customers).TxnID = 3005
+	dropTxn := fullState(t)
+	dropTxn.Decided.Txns = slices.DeleteFunc(dropTxn.Decided.Txns, func(t Txn) bool { return t.Table == customers })
+	dropTxn.Decided.Sync(testOwner)
+	for _, s := range []*State{uncommitTxn, replaceTxn, dropTxn} {
+		if err := s.Validate(); err != nil {
+			t.Fatalf("setup: %v", err) // refused by the transition check alone
+		}
+	}
 	var oe *OwnerError
 	var ie *InvariantError
 	for name, c := range map[string]struct {
 		s      *State
 		target any
 	}{
-		"other owner":       {other, &oe},
-		"invalid":           {invalid, &ie},
-		"next_id backwards": {backNext, &ie},
-		"decided dropped":   {dropDecided, &ie},
-		"decided backwards": {backDecided, &ie},
-		"nil":               {nil, &ie},
+		"other owner":               {other, &oe},
+		"invalid":                   {invalid, &ie},
+		"next_id backwards":         {backNext, &ie},
+		"decided dropped":           {dropDecided, &ie},
+		"decided backwards":         {backDecided, &ie},
+		"committed txn uncommitted": {uncommitTxn, &ie},
+		"committed txn replaced":    {replaceTxn, &ie},
+		"committed txn dropped":     {dropTxn, &ie},
+		"nil":                       {nil, &ie},
 	} {
 		if err := f.Save(ctx, c.s); !errors.As(err, c.target) {
 			t.Errorf("%s: Save = %v, want %T", name, err, c.target)

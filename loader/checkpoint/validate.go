@@ -267,6 +267,39 @@ func checkTransition(old, s *State) error {
 			return &InvariantError{Checkpoint: s.Decided.ID, Reason: fmt.Sprintf(
 				"decided checkpoint would go back from %d", old.Decided.ID)}
 		}
+		if s.Decided.ID == old.Decided.ID {
+			return checkCommittedKept(old.Decided, s.Decided)
+		}
+	}
+	return nil
+}
+
+// checkCommittedKept refuses, for one decided id, a txn committed in old
+// that is uncommitted, missing or of another txn id in s (a heal
+// re-deciding the checkpoint keeps its committed txns as they are: only an
+// aborted txn is replaced), or a committed decision becoming uncommitted.
+func checkCommittedKept(old, s *Decision) error {
+	if old.Committed && !s.Committed {
+		return &InvariantError{Checkpoint: s.ID, Reason: "committed decision would become uncommitted"}
+	}
+	if len(s.Txns) == 0 {
+		return nil // a decision in the legacy form: its summary is checked above
+	}
+	for _, t := range old.Txns {
+		if !t.Committed {
+			continue
+		}
+		var n *Txn
+		for i := range s.Txns {
+			if s.Txns[i].Table == t.Table && s.Txns[i].Sub == t.Sub {
+				n = &s.Txns[i]
+			}
+		}
+		if n == nil || !n.Committed || n.TxnID != t.TxnID {
+			return &InvariantError{Checkpoint: s.ID, Reason: fmt.Sprintf(
+				"committed txn %d of table %s (label %s) would be dropped, replaced or marked uncommitted",
+				t.TxnID, t.Table, t.Label)}
+		}
 	}
 	return nil
 }

@@ -102,11 +102,42 @@ type Config struct {
 	// every record to the sink's table. With a rule set the sink must be a
 	// TableSink (loader.Loader is).
 	Routing Routing
+	// Schemas decodes FormatAvro, FormatProtobuf and FormatJSONSchema
+	// records (records.schema_registry; a *registry.Client). Required with
+	// them.
+	Schemas SchemaDecoder
+	// Envelope is EnvelopeDebezium for Debezium change events in a
+	// registry format (records.envelope); the loader's properties must then
+	// include EnvelopeProperties(Envelope).
+	Envelope string
 	// DeadLetterTopic receives the records that cannot be converted
-	// (kafka.dead_letter_topic); each is produced and acknowledged before
-	// the checkpoint that skips it is decided. Empty: such a record fails
-	// the run with a *RecordError.
+	// (records.dead_letter_topic). With a DeadLetterStager
+	// (WithDeadLetterStager, job.coordinator kafka) a checkpoint's dead
+	// letters are produced in the transaction that decides it, exactly
+	// once; with DeadLetterAtLeastOnce each is produced and acknowledged
+	// before the checkpoint that skips it is decided (a rewind produces it
+	// again). The topic must exist (or DeadLetterCreate) and be writable:
+	// Run checks it before reading. Empty: such a record fails the run
+	// with a *RecordError.
 	DeadLetterTopic string
+	// DeadLetterAtLeastOnce allows a dead-letter topic without a
+	// DeadLetterStager (records.dead_letter_delivery: at_least_once).
+	DeadLetterAtLeastOnce bool
+	// DeadLetterCreate creates a missing dead-letter topic at start, with
+	// Topic's partition count (records.dead_letter_create).
+	DeadLetterCreate bool
+	// DeadLetterBufferBytes bounds the dead letters staged for one
+	// checkpoint (key, value and headers): reaching it ends the checkpoint
+	// (records.dead_letter_buffer_bytes). Default
+	// DefaultDeadLetterBufferBytes.
+	DeadLetterBufferBytes int64
+	// BisectMaxFailures bounds the refused loads spent finding the rows
+	// Doris refuses in one range (with a dead-letter topic): each burns a
+	// label and an aborted transaction; about log2(rows) are needed per
+	// refused row. When it is spent Run stops with a *RejectedError
+	// (records.dead_letter_max_bisect_loads). Default
+	// DefaultBisectMaxFailures; negative: no bisection.
+	BisectMaxFailures int
 	// CheckpointInterval bounds the time from the first record of a
 	// checkpoint to its barrier (delivery.checkpoint_interval). Default
 	// DefaultCheckpointInterval.
@@ -164,6 +195,12 @@ func (c *Config) applyDefaults() {
 	if c.ClientID == "" {
 		c.ClientID = "doris-sink"
 	}
+	if c.BisectMaxFailures == 0 {
+		c.BisectMaxFailures = DefaultBisectMaxFailures
+	}
+	if c.DeadLetterBufferBytes == 0 {
+		c.DeadLetterBufferBytes = DefaultDeadLetterBufferBytes
+	}
 }
 
 // validate checks the config once; errors name the config keys.
@@ -199,6 +236,9 @@ func (c *Config) validate() error {
 	}
 	if c.CheckpointInterval < 0 {
 		errs = append(errs, fmt.Errorf("delivery.checkpoint_interval %v: must be positive", c.CheckpointInterval))
+	}
+	if c.DeadLetterBufferBytes < 0 {
+		errs = append(errs, fmt.Errorf("records.dead_letter_buffer_bytes %d: must be positive", c.DeadLetterBufferBytes))
 	}
 	if c.CheckpointMaxRows < 0 {
 		errs = append(errs, fmt.Errorf("delivery.checkpoint_max_rows %d: must not be negative", c.CheckpointMaxRows))

@@ -105,10 +105,32 @@ type Connector struct {
 	// evoPending is the schema change the current record needs, kept until
 	// applied (evolve.go).
 	evoPending *Incoming
+	// dlPartitions and dlMaxBytes are the dead-letter topic's partition
+	// count and the largest dead letter it takes (read at start); dlLog
+	// rate-limits the dead-letter warnings.
+	dlPartitions int32
+	dlMaxBytes   int64
+	dlLog        deadLetterLog
+	// check is the row pre-check (WithRowCheck with a dead-letter topic);
+	// nil: off.
+	check *rowCheck
+	// bisect is a bisection of a range Doris refused (nil: none); refused
+	// the records it found, dead-lettered whenever they are read again.
+	bisect  *bisectState
+	refused map[recKey]string
+	// routedChecks are the routed tables' pre-checks
+	// (WithRoutedRowCheck), built on first sight; nil value: off.
+	routedChecks map[string]*rowCheck
 }
 
 type pending struct {
 	records, rows, rowBytes, deadLettered, tombstones int64
+	// letters are the open checkpoint's dead letters, staged with its
+	// decision (WithDeadLetterStager); letterBytes their size.
+	letters     []*kgo.Record
+	letterBytes int64
+	// lastRow is the record of the last row written.
+	lastRow recKey
 }
 
 // New validates cfg and returns a Connector that will drive sink (a
@@ -126,7 +148,8 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	conv, err := NewConverter(ConvertConfig{Format: cfg.Format, Metadata: cfg.Metadata, Delete: cfg.Delete})
+	conv, err := NewConverter(ConvertConfig{Format: cfg.Format, Metadata: cfg.Metadata, Delete: cfg.Delete,
+		Schemas: cfg.Schemas, Envelope: cfg.Envelope})
 	if err != nil {
 		return nil, fmt.Errorf("kafka connector config: %w", err)
 	}
@@ -144,6 +167,9 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 				"(named once; every occurrence is counted in unknown_fields)", "field", name, "topic", topic)
 		})
 	}
+	if cfg.DeadLetterTopic != "" && o.stager == nil && !cfg.DeadLetterAtLeastOnce {
+		return nil, fmt.Errorf("kafka connector config: %w", ErrDeadLetterNeedsStager)
+	}
 	if o.evolver != nil {
 		conv.TrackSchemas()
 		if o.columns == nil || o.evolver.AddsColumns() {
@@ -152,12 +178,21 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 		}
 	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
-		fence: newFence()}
+		fence: newFence(), dlLog: deadLetterLog{every: o.dlLogEvery}}
 	if c.re, err = cfg.topicRegexp(); err != nil {
 		return nil, fmt.Errorf("kafka connector config: %w", err)
 	}
 	if o.knobs != nil {
 		c.knobs = *o.knobs
+	}
+	if o.checkTable != nil && cfg.DeadLetterTopic != "" {
+		var why string
+		if c.check, why = newRowCheck(o.checkTable, o.checkProps, cfg.Format, cfg.Delete); c.check == nil {
+			o.logger.Warn("rows are not pre-checked against the table: Doris alone decides which it refuses", "why", why)
+		} else {
+			o.logger.Info("rows are pre-checked against the table: those Doris would refuse are dead-lettered",
+				"table", o.checkTable.Name, "strict_mode", c.check.strict)
+		}
 	}
 	c.adminCl, err = kgo.NewClient(c.baseOpts()...)
 	if err != nil {

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,23 @@ const (
 	// FormatDebezium: Debezium change envelopes, sent as JSON lines with
 	// __DORIS_DELETE_SIGN__.
 	FormatDebezium = "debezium"
+	// FormatAvro: Avro in the Confluent wire format, decoded through a
+	// Schema Registry (ConvertConfig.Schemas) into JSON lines.
+	FormatAvro = "avro"
+	// FormatProtobuf: Protobuf in the Confluent wire format (registry).
+	FormatProtobuf = "protobuf"
+	// FormatJSONSchema: JSON Schema in the Confluent wire format
+	// (registry).
+	FormatJSONSchema = "json_schema"
+)
+
+// Envelopes of registry formats (records.envelope).
+const (
+	// EnvelopeNone: the decoded record is the row (the default).
+	EnvelopeNone = ""
+	// EnvelopeDebezium: the decoded record is a Debezium change event
+	// (before/after/op/source), loaded like FormatDebezium.
+	EnvelopeDebezium = "debezium"
 )
 
 // Timestamp formats of the metadata timestamp column.
@@ -67,6 +85,20 @@ type ConvertConfig struct {
 	Metadata MetadataColumns
 	// Delete makes records delete rows (FormatJSON only).
 	Delete DeleteConfig
+	// Schemas decodes the registry formats (FormatAvro, FormatProtobuf,
+	// FormatJSONSchema); required with them, unused otherwise. A
+	// *registry.Client satisfies it.
+	Schemas SchemaDecoder
+	// Envelope is EnvelopeNone or EnvelopeDebezium (registry formats only).
+	Envelope string
+}
+
+// SchemaDecoder decodes one record value in the Confluent wire format and
+// appends its row, one JSON object, to dst (registry.Client.AppendJSON).
+// An error matching registry.ErrUnavailable refuses the record (the run
+// stops; it is never dead-lettered); any other error is a bad record.
+type SchemaDecoder interface {
+	AppendJSON(ctx context.Context, dst, value []byte) ([]byte, error)
 }
 
 // Converter turns Kafka records into Stream Load rows (without the line
@@ -93,6 +125,17 @@ type Converter struct {
 	// scratch buffer.
 	vals map[string]valueConv
 	vbuf []byte
+	// decoder and envelope serve the registry formats; scratch holds a
+	// decoded Debezium envelope.
+	decoder  SchemaDecoder
+	envelope string
+	scratch  []byte
+}
+
+// IsRegistryFormat reports whether format is read through a Schema
+// Registry (avro, protobuf, json_schema).
+func IsRegistryFormat(format string) bool {
+	return format == FormatAvro || format == FormatProtobuf || format == FormatJSONSchema
 }
 
 // NewConverter validates cfg and returns a Converter.
@@ -102,12 +145,25 @@ func NewConverter(cfg ConvertConfig) (*Converter, error) {
 	}
 	switch cfg.Format {
 	case FormatJSON, FormatDebezium:
+	case FormatAvro, FormatProtobuf, FormatJSONSchema:
+		if cfg.Schemas == nil {
+			return nil, fmt.Errorf("kafka.format %s needs a Schema Registry (records.schema_registry.urls)", cfg.Format)
+		}
 	case FormatCSV:
 		if cfg.Metadata.any() {
 			return nil, errors.New("kafka.metadata_columns: only supported with kafka.format json or debezium, not csv")
 		}
 	default:
-		return nil, fmt.Errorf("kafka.format %q: want json, csv or debezium", cfg.Format)
+		return nil, fmt.Errorf("kafka.format %q: want json, csv, debezium, avro, protobuf or json_schema", cfg.Format)
+	}
+	switch cfg.Envelope {
+	case EnvelopeNone:
+	case EnvelopeDebezium:
+		if !IsRegistryFormat(cfg.Format) {
+			return nil, fmt.Errorf("records.envelope debezium: only with records.format avro, protobuf or json_schema (Debezium JSON is records.format debezium), not %s", cfg.Format)
+		}
+	default:
+		return nil, fmt.Errorf("records.envelope %q: want debezium or nothing", cfg.Envelope)
 	}
 	switch cfg.Metadata.TimestampFormat {
 	case "":
@@ -120,7 +176,7 @@ func NewConverter(cfg ConvertConfig) (*Converter, error) {
 	if err := cfg.Delete.validate(cfg.Format); err != nil {
 		return nil, err
 	}
-	c := &Converter{format: cfg.Format, meta: cfg.Metadata, del: cfg.Delete}
+	c := &Converter{format: cfg.Format, meta: cfg.Metadata, del: cfg.Delete, decoder: cfg.Schemas, envelope: cfg.Envelope}
 	c.topicKey = jsonKey(cfg.Metadata.Topic)
 	c.partKey = jsonKey(cfg.Metadata.Partition)
 	c.offKey = jsonKey(cfg.Metadata.Offset)
@@ -138,6 +194,14 @@ func LoaderFormat(format string) string {
 		return "csv"
 	}
 	return "json"
+}
+
+// EnvelopeProperties returns the Stream Load properties rows of a
+// registry format with envelope need: hidden_columns:
+// __DORIS_DELETE_SIGN__ for EnvelopeDebezium, nothing otherwise. Merge
+// them into loader.Config.Properties.
+func EnvelopeProperties(envelope string) map[string]string {
+	return RequiredProperties(map[string]string{EnvelopeDebezium: FormatDebezium}[envelope])
 }
 
 // RequiredProperties returns the Stream Load properties rows of format
@@ -163,6 +227,12 @@ func jsonKey(name string) []byte {
 // Convert returns the row of r. Errors say why the value cannot be
 // converted (the Connector adds topic, partition and offset).
 func (c *Converter) Convert(r *kgo.Record) ([]byte, error) {
+	return c.ConvertContext(context.Background(), r)
+}
+
+// ConvertContext is Convert with the context of the registry lookups of
+// the registry formats (a schema id seen for the first time).
+func (c *Converter) ConvertContext(ctx context.Context, r *kgo.Record) ([]byte, error) {
 	var (
 		row []byte
 		err error
@@ -172,6 +242,8 @@ func (c *Converter) Convert(r *kgo.Record) ([]byte, error) {
 		return convertCSV(r.Value)
 	case FormatDebezium:
 		row, err = c.convertDebezium(r)
+	case FormatAvro, FormatProtobuf, FormatJSONSchema:
+		row, err = c.convertRegistry(ctx, r)
 	default:
 		row, err = c.convertJSON(r)
 	}

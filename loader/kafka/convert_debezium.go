@@ -32,6 +32,12 @@ func (c *Converter) convertDebezium(r *kgo.Record) ([]byte, error) {
 	if !json.Valid(v) {
 		return nil, fmt.Errorf("invalid JSON: %w", syntaxError(v))
 	}
+	return c.debeziumRow(r, v)
+}
+
+// debeziumRow loads the image of the valid JSON change event v (the
+// value of r, or its decoded registry form).
+func (c *Converter) debeziumRow(r *kgo.Record, v []byte) ([]byte, error) {
 	env, err := scanEnvelope(v)
 	if err != nil {
 		return nil, err

@@ -169,7 +169,7 @@ func TestTombstoneWithoutJSONKeyIsDeadLettered(t *testing.T) {
 	}
 	e.produce(&kgo.Record{Value: []byte(`{"id":1,"v":"a"}`)}, &kgo.Record{Key: []byte("1")}, &kgo.Record{})
 	cfg := e.config()
-	cfg.Delete, cfg.DeadLetterTopic = del, "kv-dlq"
+	cfg.Delete, cfg.DeadLetterTopic, cfg.DeadLetterAtLeastOnce = del, "kv-dlq", true
 	c := e.connector(cfg, nil)
 	if err := e.runToEnd(ctxFor(t), c); err != nil {
 		t.Fatalf("Run: %v", err)

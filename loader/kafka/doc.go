@@ -43,6 +43,30 @@
 // converted fails the run with a *RecordError, or goes to the dead-letter
 // topic when one is configured.
 //
+// "avro", "protobuf", "json_schema": each value is in the Confluent wire
+// format and decoded into one JSON row through a Schema Registry
+// (Config.Schemas, a *registry.Client; the decoders live in
+// loader/kafka/avrorow and its siblings); with Config.Envelope
+// EnvelopeDebezium the decoded value is a Debezium change event, loaded as
+// "debezium" loads JSON ones (EnvelopeProperties). A record whose schema
+// the registry cannot give within its retry bound
+// (registry.ErrUnavailable) fails the run at its offset even with a
+// dead-letter topic: the record may be fine.
+//
+// # Dead letters
+//
+// With Config.DeadLetterTopic, records that cannot be converted, rows the
+// pre-check against the table finds Doris would refuse (WithRowCheck) and
+// rows only Doris refuses (found by bisecting a refused checkpoint) are
+// dead-lettered with headers naming the reason, the column and the source
+// topic/partition/offset; the topic is checked before anything is read
+// (*DeadLetterTopicError), and a dead letter larger than its
+// max.message.bytes is truncated. With a DeadLetterStager
+// (WithDeadLetterStager: coordlog.Store, job.coordinator kafka) a
+// checkpoint's dead letters are produced in the Kafka transaction of its
+// decision, exactly once; Config.DeadLetterAtLeastOnce produces each as it
+// is read instead. New refuses a dead-letter topic with neither.
+//
 // # Stopping
 //
 // Run returns when its context is cancelled (abort: the open checkpoint is

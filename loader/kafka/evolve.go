@@ -92,6 +92,7 @@ func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte, cut f
 		return nil, c.evolveErr(r, err)
 	}
 	c.evoPending = nil
+	c.refreshCheck(cols)
 	return c.adopt(r, row, in, cols)
 }
 

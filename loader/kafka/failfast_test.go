@@ -252,7 +252,8 @@ func TestMissingTopic(t *testing.T) {
 // with a *RejectedError naming the range, label, Doris's counters and
 // error log, and the ways out: one label and one aborted txn for the
 // failed checkpoint, no Recover after the start. With a dead-letter topic
-// configured it says honestly that such rows are not dead-lettered.
+// configured (and no pre-check: WithRowCheck) it says honestly that such
+// rows are not dead-lettered.
 func TestRejectedRowsStopWithoutRetry(t *testing.T) {
 	t.Parallel()
 	for _, dlt := range []string{"", "orders-dlq"} {
@@ -264,7 +265,13 @@ func TestRejectedRowsStopWithoutRetry(t *testing.T) {
 			e.produce(&kgo.Record{Value: fmt.Appendf(nil, `{"id":7,"v":"%s"}`, strings.Repeat("x", 40))})
 			e.produceIDs(8, 10, 1)
 			cfg := e.config()
-			cfg.DeadLetterTopic = dlt
+			// Bisection off: the stop path with a dead-letter topic.
+			cfg.DeadLetterTopic, cfg.DeadLetterAtLeastOnce, cfg.BisectMaxFailures = dlt, true, -1
+			if dlt != "" {
+				if _, err := e.adm.CreateTopic(ctxFor(t), 1, 1, nil, dlt); err != nil {
+					t.Fatal(err)
+				}
+			}
 			c := e.connector(cfg, nil)
 			drainAt(c, e.end(testTopic), nil)
 			err := c.Run(ctxFor(t))
@@ -276,7 +283,7 @@ func TestRejectedRowsStopWithoutRetry(t *testing.T) {
 			wants := []string{re.Label, "partitions 0:[7,10)", "1 of 3 rows filtered", "_load_error_log", "max_filter_ratio",
 				"too many filtered rows"}
 			if dlt != "" {
-				wants = append(wants, "not dead-lettered yet", dlt)
+				wants = append(wants, "passed the pre-check", "not dead-lettered", dlt)
 			}
 			for _, w := range wants {
 				if w == "" || !strings.Contains(msg, w) {

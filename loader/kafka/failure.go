@@ -72,6 +72,12 @@ func unfixableOf(err error, topic string) (unfixable, bool) {
 			what: "the checkpoint store in job.data_dir cannot be written durably",
 			fix:  "check the disk of job.data_dir (space, permissions, read-only mount, I/O errors), then start again"}, true
 	}
+	var hm *loader.HealMismatchError
+	if errors.As(err, &hm) {
+		return unfixable{kind: "heal-mismatch",
+			what: fmt.Sprintf("the replay of checkpoint %d does not match its decision (table %s)", hm.CheckpointID, hm.Table),
+			fix:  "restore the routing (and the source data) of the time the checkpoint was decided"}, true
+	}
 	return unfixable{}, false
 }
 
@@ -116,6 +122,9 @@ type RejectedError struct {
 	ErrorURL, FirstError string
 	// DeadLetterTopic is the configured dead-letter topic ("" for none).
 	DeadLetterTopic string
+	// BisectFailures is the refused loads bisection spent before giving up
+	// (Config.BisectMaxFailures); 0 when it did not run.
+	BisectFailures int
 	// Err is the loader's error (wrapping the *doris.LoadError).
 	Err error
 }
@@ -135,9 +144,13 @@ func (e *RejectedError) Error() string {
 	b.WriteString("); the same rows fail the same way, so nothing more is loaded and no retry is made. Ways out: fix the " +
 		"table (column types, NOT NULL, missing columns) or doris.properties (columns, jsonpaths, strict_mode), or raise " +
 		"doris.properties.max_filter_ratio deliberately to load the rest without the filtered rows; then start again")
-	if e.DeadLetterTopic != "" {
-		fmt.Fprintf(&b, ". records.dead_letter_topic %s receives only records that cannot be converted: rows Doris "+
-			"rejects are not dead-lettered yet", e.DeadLetterTopic)
+	if e.BisectFailures > 0 {
+		fmt.Fprintf(&b, ". Bisecting the range to dead-letter the refused rows spent its budget of %d refused loads "+
+			"(records.dead_letter_max_bisect_loads)", e.BisectFailures)
+	} else if e.DeadLetterTopic != "" {
+		fmt.Fprintf(&b, ". records.dead_letter_topic %s receives records that cannot be converted and rows the "+
+			"pre-check against the table's schema finds Doris would refuse; these rows passed the pre-check (or it is "+
+			"off: see the start-up log), so they are not dead-lettered", e.DeadLetterTopic)
 	}
 	return b.String()
 }

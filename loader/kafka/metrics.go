@@ -30,7 +30,9 @@ type Metrics struct {
 	// Recover attempts are counted by RecoverFailures.
 	Recovers        atomic.Int64
 	RecoverFailures atomic.Int64
-	// DeadLettered counts records sent to the dead-letter topic.
+	// DeadLettered counts records sent to the dead-letter topic (with a
+	// DeadLetterStager: staged for their checkpoint's decision); re-reads
+	// after a rewind count again, the dead-letter topic holds each once.
 	DeadLettered atomic.Int64
 	// Tombstones counts debezium tombstones skipped.
 	Tombstones atomic.Int64
@@ -52,6 +54,7 @@ type Metrics struct {
 	parts map[topicPartition]*partitionPos
 
 	stall stallState
+	dl    deadLetterCounts
 }
 
 // PartitionPosition is what the connector knows about one partition's

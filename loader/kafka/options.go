@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/doris/schema"
 	"github.com/doris-sink/doris-sink/loader"
 )
 
@@ -32,6 +33,11 @@ type options struct {
 	fenceCheck    func(context.Context) error
 	fenceEvery    time.Duration
 	evolver       SchemaEvolver
+	stager        DeadLetterStager
+	dlLogEvery    time.Duration
+	checkTable    *schema.Table
+	checkProps    map[string]string
+	routedCheck   *routedCheckOpt
 }
 
 func defaultOptions() options {
@@ -44,6 +50,7 @@ func defaultOptions() options {
 		commitTimeout: 10 * time.Second,
 		drainTimeout:  DefaultDrainTimeout,
 		failFast:      DefaultFailFastAfter,
+		dlLogEvery:    DefaultDeadLetterLogInterval,
 	}
 }
 

@@ -51,7 +51,7 @@ func TestBadRecordDeadLetter(t *testing.T) {
 	}
 	cfg := e.config()
 	cfg.CheckpointMaxRows = 5
-	cfg.DeadLetterTopic = "orders-dlq"
+	cfg.DeadLetterTopic, cfg.DeadLetterAtLeastOnce = "orders-dlq", true
 	var rec recorder
 	c := e.connector(cfg, nil, WithOnCheckpoint(rec.add))
 	if err := e.runToEnd(ctx, c); err != nil {

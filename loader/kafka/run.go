@@ -10,8 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka/registry"
 )
 
 // Run recovers the loader, assigns the topic's partitions at the position
@@ -44,6 +46,9 @@ import (
 //     checkpoint store); a checkpoint Doris refuses for its data ends it at
 //     once with a *RejectedError (no retry: the same rows fail the same
 //     way).
+//   - Before anything is read, a configured dead-letter topic is checked:
+//     missing (without Config.DeadLetterCreate) or not writable ends Run
+//     with a *DeadLetterTopicError.
 //   - Other terminal errors: a *RecordError (no dead-letter topic), a
 //     *DeadLetterError, a lost Kafka position (offset out of range, data
 //     loss), a loader error that Recover cannot fix (crash, fencing,
@@ -98,8 +103,13 @@ func (c *Connector) Run(ctx context.Context) error {
 var errCommitFailed = errors.New("the background commit of the last decided checkpoint failed")
 
 func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error {
+	defer func() { c.dlLog.flush(c.o.logger, c.o.clock.Now(), c.cfg.DeadLetterTopic) }()
+	if err := c.checkDeadLetterTopic(dctx); err != nil {
+		return c.stopped(ctx, dctx, err)
+	}
 	raw, err := c.recoverSink(dctx, false)
 	if err == nil {
+		c.loadRefused()
 		err = c.begin(dctx, raw)
 	}
 	if err != nil {
@@ -211,6 +221,12 @@ func (c *Connector) failed(ctx, dctx context.Context, cause error) error {
 // after the fail-fast grace; nil to retry.
 func (c *Connector) stopFor(cause error) error {
 	if re := c.rejected(cause); re != nil {
+		if c.bisectRejected(re) {
+			c.fail.n++
+			c.fail.last = cause
+			c.metrics.SetStall(c.o.clock.Now(), fmt.Sprintf("Doris refused rows of label %s: bisecting to dead-letter them", re.Label), false)
+			return nil
+		}
 		c.fail.n++
 		c.fail.last = cause
 		c.metrics.SetStall(c.o.clock.Now(), fmt.Sprintf("Doris rejected the rows of label %s for their data", re.Label), true)
@@ -423,39 +439,73 @@ func (t *tally) flush(m *Metrics) {
 // The caller skips records read before and advances the partition's next
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut func() error) error {
-	row, err := c.conv.Convert(r)
+	row, err := c.conv.ConvertContext(ctx, r)
 	table := ""
 	if err == nil && c.cfg.Routing.Enabled() {
 		table, err = c.cfg.Routing.route(r)
 	}
-	switch {
-	case err == nil:
-		if c.o.evolver != nil {
-			if row, err = c.evolve(ctx, r, row, cut); err != nil {
+	// A row bisection found Doris refuses is dead-lettered before anything
+	// else; the pre-check runs after schema evolution, against the schema
+	// the row loads into (the routed table's, or doris.table's as evolved).
+	if err == nil && c.refused != nil {
+		if done, err := c.screenRefused(ctx, r); done {
+			if err != nil {
 				return err
 			}
+			return c.counted(r, t)
 		}
-		if err := c.write(ctx, table, row); err != nil {
+	}
+	var unknown *loader.UnknownTableError
+	if err == nil && c.o.evolver != nil {
+		if row, err = c.evolve(ctx, r, row, cut); err != nil {
+			return err
+		}
+	}
+	if err == nil {
+		if done, err := c.screen(ctx, r, row, table); done {
+			if err != nil {
+				return err
+			}
+			return c.counted(r, t)
+		}
+	}
+	if err == nil {
+		// A routed table Doris does not have is the record's error (dead
+		// letter, or a refusal naming it), not the checkpoint's.
+		if err = c.write(ctx, table, row); err != nil && (table == "" || !errors.As(err, &unknown)) {
 			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
+	}
+	switch {
+	case err == nil:
 		c.pend.rows++
+		c.pend.lastRow = recKey{r.Topic, r.Partition, r.Offset}
 		c.pend.rowBytes += int64(len(row))
 		t.rows++
 		t.rowBytes += int64(len(row))
 	case errors.Is(err, ErrTombstone):
 		c.pend.tombstones++
 		c.metrics.Tombstones.Add(1)
+	case ctx.Err() != nil:
+		return ctx.Err() // stopped while asking the Schema Registry: not a bad record
 	default:
 		rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format, Err: err}
-		if c.cfg.DeadLetterTopic == "" {
+		// The Schema Registry could not give the record's schema within
+		// its retry bound: the record may be fine, so it is refused
+		// (the run stops at it), never dead-lettered.
+		if c.cfg.DeadLetterTopic == "" || errors.Is(err, registry.ErrUnavailable) {
 			return rerr
 		}
-		if err := c.deadLetter(ctx, r, rerr); err != nil {
+		if err := c.deadLetter(ctx, r, ReasonConvert, "", rerr); err != nil {
 			return err
 		}
-		c.pend.deadLettered++
-		c.metrics.DeadLettered.Add(1)
 	}
+	return c.counted(r, t)
+}
+
+// counted counts r as consumed by the open checkpoint (starting its
+// interval timer).
+func (c *Connector) counted(r *kgo.Record, t *tally) error {
 	c.pend.records++
 	t.records++
 	t.bytes += int64(len(r.Value))
@@ -490,7 +540,9 @@ func (c *Connector) timerFired() bool {
 // capped reports whether the open checkpoint reached its row or byte cap.
 func (c *Connector) capped() bool {
 	return (c.cfg.CheckpointMaxRows > 0 && c.pend.rows >= c.cfg.CheckpointMaxRows) ||
-		(c.cfg.CheckpointMaxBytes > 0 && c.pend.rowBytes >= c.cfg.CheckpointMaxBytes)
+		(c.cfg.CheckpointMaxBytes > 0 && c.pend.rowBytes >= c.cfg.CheckpointMaxBytes) ||
+		c.pend.letterBytes >= c.cfg.DeadLetterBufferBytes ||
+		(c.bisect != nil && c.pend.rows >= c.bisect.limit)
 }
 
 // checkpoint decides the records consumed so far: ld.Checkpoint(next).
@@ -500,11 +552,13 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode position: %w", err)
 	}
+	c.stageDeadLetters()
 	err = c.sink.CheckpointWith(ctx, raw, loader.CheckpointInfo{DeadLettered: c.pend.deadLettered})
 	st := CheckpointStats{Start: c.start, End: end, Records: c.pend.records, Rows: c.pend.rows, RowBytes: c.pend.rowBytes,
 		DeadLettered: c.pend.deadLettered, Tombstones: c.pend.tombstones, Err: err}
 	c.timerC, c.fired = nil, false
 	if err != nil {
+		c.unstageDeadLetters()
 		// Counted in CheckpointFailures by the caller (failed, drain), like
 		// failures while streaming.
 		if c.o.onCheckpoint != nil {
@@ -517,6 +571,7 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 		c.metrics.setLoaded(t, offs)
 	}
 	c.start, c.pend = end, pending{}
+	c.bisectDecided(end)
 	c.setDecided(end)
 	c.progress()
 	if c.o.onCheckpoint != nil {
@@ -535,7 +590,7 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 // decided checkpoint Doris aborted is healed at once.
 func (c *Connector) recoverAndRewind(ctx context.Context, cause error) error {
 	c.o.logger.Warn("checkpoint failed; recovering and rewinding", "failures", c.fail.n, "err", cause)
-	wait := !errors.Is(cause, errCommitFailed) || c.fail.n > 1
+	wait := (!errors.Is(cause, errCommitFailed) || c.fail.n > 1) && !(c.bisect != nil && errors.Is(cause, doris.ErrDataQuality))
 	raw, err := c.recoverSink(ctx, wait)
 	if err != nil {
 		return errors.Join(cause, err)

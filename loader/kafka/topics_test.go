@@ -169,7 +169,7 @@ func TestTopicRegexPicksUpNewTopic(t *testing.T) {
 	clk := newManualClock()
 	cfg := e.config()
 	cfg.Topic, cfg.TopicRegex = "", "orders.*"
-	cfg.DeadLetterTopic, cfg.ExcludeTopics = "orders-dlq", []string{"orders-state"}
+	cfg.DeadLetterTopic, cfg.DeadLetterAtLeastOnce, cfg.ExcludeTopics = "orders-dlq", true, []string{"orders-state"}
 	cfg.PartitionRefresh = time.Minute
 	e.createTopic("orders-dlq", 1)
 	e.createTopic("orders-state", 1)
@@ -323,7 +323,7 @@ func TestTopicsConfigRefusals(t *testing.T) {
 // excluded topics never match.
 func TestTopicRegexSelects(t *testing.T) {
 	t.Parallel()
-	c, err := New(Config{Brokers: []string{"b:1"}, TopicRegex: "db\\.inv\\..*", DeadLetterTopic: "db.inv.dlq",
+	c, err := New(Config{Brokers: []string{"b:1"}, TopicRegex: "db\\.inv\\..*", DeadLetterTopic: "db.inv.dlq", DeadLetterAtLeastOnce: true,
 		ExcludeTopics: []string{"db.inv.state"}}, nopSink{})
 	if err != nil {
 		t.Fatal(err)
@@ -499,5 +499,19 @@ func TestTopicRegexMatchingNothingYet(t *testing.T) {
 	}
 	if pos, _ := c.Decided(); pos.Topic != "later1" {
 		t.Fatalf("decided %v, want the one-topic position of later1", pos)
+	}
+}
+
+// A row bisection found refused is named by its topic too: the record at
+// the same partition and offset of another source topic is not taken for
+// it.
+func TestRefusedRowIsTopicQualified(t *testing.T) {
+	t.Parallel()
+	c := &Connector{refused: map[recKey]string{{topic: "a", p: 0, off: 5}: "bad"}}
+	if _, ok := c.refusedRow(&kgo.Record{Topic: "b", Partition: 0, Offset: 5}); ok {
+		t.Fatal("b/0@5 taken for the refused row a/0@5")
+	}
+	if why, ok := c.refusedRow(&kgo.Record{Topic: "a", Partition: 0, Offset: 5}); !ok || why != "bad" {
+		t.Fatalf("a/0@5 = %q %v, want the refused row", why, ok)
 	}
 }

@@ -24,6 +24,25 @@ import (
 // backoff. Fencing returns a *FencedError (ErrFenced) at once, and so does
 // every later call.
 func (l *Log) Commit(ctx context.Context, value []byte, offs *Offsets) error {
+	return l.CommitWith(ctx, value, offs, Extra{})
+}
+
+// Extra are records a Commit produces in its transaction besides the
+// state record (the checkpoint's dead letters).
+type Extra struct {
+	// Records each have their topic and partition set (the client's
+	// partitioner is manual).
+	Records []*kgo.Record
+	// BatchBytes bounds the record batches they are produced in (their
+	// topic's max.message.bytes); 0: the client's default.
+	BatchBytes int64
+}
+
+// CommitWith is Commit producing extra records in the same transaction:
+// they become visible to read_committed readers together with the state
+// record and the offsets, or not at all. Every attempt produces them again
+// in its own transaction.
+func (l *Log) CommitWith(ctx context.Context, value []byte, offs *Offsets, extra Extra) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usable(); err != nil {
@@ -45,11 +64,11 @@ func (l *Log) Commit(ctx context.Context, value []byte, offs *Offsets) error {
 				return err
 			}
 		}
-		err := l.commitOnce(ctx, value, offs)
+		err := l.commitOnce(ctx, value, offs, extra)
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, ErrFenced) || l.unresolved != nil || !retriable(err) || attempt >= l.cfg.Attempts || ctx.Err() != nil {
+		if errors.Is(err, ErrFenced) || errors.Is(err, ErrCrashed) || l.unresolved != nil || !retriable(err) || attempt >= l.cfg.Attempts || ctx.Err() != nil {
 			return fmt.Errorf("coordinator log %s: commit (attempt %d of at most %d): %w", l.topic, attempt, l.cfg.Attempts, err)
 		}
 		l.log.Warn("coordinator log: transaction failed; retrying", "state_topic", l.topic, "attempt", attempt, "err", err)
@@ -69,8 +88,9 @@ func retriable(err error) bool {
 		errors.Is(err, kerr.OperationNotAttempted)
 }
 
-// commitOnce runs one transaction: produce, commit offsets, end.
-func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets) error {
+// commitOnce runs one transaction: produce (extra, then the state
+// record), commit offsets, end.
+func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets, extra Extra) error {
 	if err := l.cl.BeginTransaction(); err != nil {
 		return l.classify(fmt.Errorf("begin transaction: %w", err))
 	}
@@ -78,6 +98,11 @@ func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets) error
 		{Key: HeaderFormat, Value: []byte(formatHeader())},
 		{Key: HeaderIncarnation, Value: []byte(l.inc.Token)},
 	}}
+	if len(extra.Records) > 0 {
+		if err := produceAll(ctx, l.cl, extra); err != nil {
+			return l.abort(ctx, err)
+		}
+	}
 	if err := l.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		return l.abort(ctx, fmt.Errorf("produce the state record: %w", err))
 	}
@@ -86,8 +111,77 @@ func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets) error
 			return l.abort(ctx, err)
 		}
 	}
+	if len(extra.Records) > 0 {
+		if err := l.fire(FailDeadLettersProduced); err != nil {
+			return err // crashed: the transaction stays open, as a killed process leaves it
+		}
+	}
 	if err := l.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return l.abort(ctx, fmt.Errorf("end transaction (commit): %w", err))
+	}
+	if len(extra.Records) > 0 {
+		if err := l.fire(FailDeadLettersCommitted); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// produceAll produces extra's records (copies: a failed attempt's records
+// are produced again by the next one) and waits for every
+// acknowledgement. With a batch bound they go in chunks whose total,
+// record framing included, stays within it, each acknowledged before the
+// next is produced, so that no record batch exceeds the topic's
+// max.message.bytes (franz-go batches records of one partition up to its
+// own 1 MB cap; a bigger batch would be refused again at every attempt).
+func produceAll(ctx context.Context, cl *kgo.Client, extra Extra) error {
+	recs := extra.Records
+	limit := extra.BatchBytes - batchOverhead
+	for len(recs) > 0 {
+		n, size := 0, int64(0)
+		for n < len(recs) {
+			s := framedSize(recs[n])
+			if n > 0 && extra.BatchBytes > 0 && size+s > limit {
+				break
+			}
+			size += s
+			n++
+		}
+		if err := produceChunk(ctx, cl, recs[:n], len(extra.Records)); err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+// batchOverhead is a record batch's header (61 bytes), rounded up.
+const batchOverhead = 128
+
+// framedSize bounds r's size inside a record batch: key, value, headers
+// and their varint framing.
+func framedSize(r *kgo.Record) int64 {
+	n := int64(len(r.Key)+len(r.Value)) + 24
+	for _, h := range r.Headers {
+		n += int64(len(h.Key)+len(h.Value)) + 8
+	}
+	return n
+}
+
+func produceChunk(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, total int) error {
+	cp := make([]*kgo.Record, len(recs))
+	for i, r := range recs {
+		cp[i] = &kgo.Record{Topic: r.Topic, Partition: r.Partition, Key: r.Key, Value: r.Value, Headers: r.Headers,
+			Timestamp: r.Timestamp}
+	}
+	var errs []error
+	for _, pr := range cl.ProduceSync(ctx, cp...) {
+		if pr.Err != nil && len(errs) < maxListedPartitions {
+			errs = append(errs, fmt.Errorf("%s/%d: %w", pr.Record.Topic, pr.Record.Partition, pr.Err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("produce %d dead letters in the transaction: %w", total, errors.Join(errs...))
 	}
 	return nil
 }

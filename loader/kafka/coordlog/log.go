@@ -66,6 +66,9 @@ type Config struct {
 	ReplicationFactor int16
 	// Logger receives the log's events; nil: none.
 	Logger *slog.Logger
+	// Failpoint is called at each cut point of AllFailpoints (tests); a
+	// non-nil error crashes the log there (ErrCrashed). nil: none.
+	Failpoint func(name string) error
 }
 
 // Incarnation identifies one opening of a Log: the producer id and epoch
@@ -129,6 +132,7 @@ type Log struct {
 
 	mu         sync.Mutex
 	fenced     error // set once fenced: every call returns it
+	crashed    error // set by a failpoint crash: every call returns it
 	unresolved error // a transaction whose end is unknown; Load resolves it first
 	closed     bool
 }
@@ -236,6 +240,8 @@ func (l *Log) Admin() *kadm.Client { return l.adm }
 // usable returns the error every call returns once fenced or closed.
 func (l *Log) usable() error {
 	switch {
+	case l.crashed != nil:
+		return l.crashed
 	case l.fenced != nil:
 		return l.fenced
 	case l.closed:

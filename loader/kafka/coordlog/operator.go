@@ -48,6 +48,10 @@ type Operator struct {
 	Checkpoint uint64 `json:"checkpoint"`
 	Label      string `json:"label"`
 	TxnID      int64  `json:"txn_id,omitempty"`
+	// Table is the resolved txn's table ("db.table") when the decision
+	// holds txns of several tables (checkpoint resolve --table); Label and
+	// TxnID are that txn's. Empty: the owner's table.
+	Table string `json:"table,omitempty"`
 	// Assumed is checkpoint.ResolvedVisible or checkpoint.ResolvedAborted.
 	Assumed string `json:"assumed"`
 	// By and At say who decided and when.

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
@@ -32,6 +33,10 @@ type document struct {
 	Version    int             `json:"version"`
 	Checkpoint json.RawMessage `json:"checkpoint"`
 	Source     sourceInfo      `json:"source"`
+	// DeadLetters records the dead letters the decisions produced and
+	// the rows Doris refused (deadletter_mark.go); nil in documents
+	// written before.
+	DeadLetters *deadLetterInfo `json:"dead_letters,omitempty"`
 }
 
 type sourceInfo struct {
@@ -83,17 +88,30 @@ type Store struct {
 	owner  checkpoint.Owner
 	topics []string // configured source topics (nil: kafka.topic_regex)
 	rebase bool     // StoreConfig.Rebase
+	// topic and tid are the only source topic of a job reading one (""
+	// with several or a regex) and its current topic ID (hex): the topic
+	// whose dead letters the document's marks cover (deadletter_mark.go;
+	// the dead letters of the other topics of a job reading several are
+	// produced by every decision that stages them).
+	topic, tid string
 
 	mu   sync.Mutex
 	tids map[string]string // current topic IDs looked up, hex
 
 	last *checkpoint.State // last state loaded or saved
 	doc  document          // last document loaded or saved (Source)
+	// staged are the dead letters of the next decision
+	// (StageDeadLetters); batchBytes bounds their record batches
+	// (SetDeadLetterBatchBytes; 0: the client's default).
+	staged     []*kgo.Record
+	batchBytes int64
 }
 
 var (
-	_ checkpoint.Store = (*Store)(nil)
-	_ kafka.StartStore = (*Store)(nil)
+	_ checkpoint.Store       = (*Store)(nil)
+	_ kafka.StartStore       = (*Store)(nil)
+	_ kafka.DeadLetterStager = (*Store)(nil)
+	_ kafka.RefusedRowSource = (*Store)(nil)
 )
 
 // OpenStore opens the log (fencing every previous incarnation of the job),
@@ -125,6 +143,9 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (*Store, error) {
 			l.Close()
 			return nil, fmt.Errorf("kafka checkpoint store: %w", err)
 		}
+	}
+	if len(topics) == 1 && cfg.TopicRegex == "" {
+		s.topic, s.tid = topics[0], s.tids[topics[0]]
 	}
 	if _, err := s.Load(ctx); err != nil {
 		l.Close()
@@ -275,14 +296,70 @@ func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
 			}
 		}
 	}
-	if err := s.write(ctx, st, doc, offs); err != nil {
+	// A decision, new or a heal, produces the staged dead letters not
+	// produced before (the marks in the document) and advances the marks
+	// in the same transaction.
+	var letters []*kgo.Record
+	decision := decides(s.last, st) != decidesNothing
+	if decision {
+		letters, doc.DeadLetters = s.deadLettersFor(st.Decided)
+	}
+	if err := s.write(ctx, st, doc, offs, Extra{Records: letters, BatchBytes: s.batchBytes}); err != nil {
 		return err
+	}
+	if decision {
+		s.staged = nil
 	}
 	return nil
 }
 
-// write encodes st with doc's source info and commits it.
-func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets) error {
+// StageDeadLetters replaces the dead letters the next decision produces
+// (kafka.DeadLetterStager): the Save that decides a checkpoint (new, or a
+// heal) produces in its transaction, with the decision record and the
+// offsets, those not produced by an earlier decision (their source offset
+// at or past the document's per-partition mark, deadletter_mark.go), so
+// that read_committed readers see each exactly once, when its first
+// decision is durable. Each record's topic and partition must be set.
+func (s *Store) StageDeadLetters(recs []*kgo.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.staged = recs
+}
+
+// SetDeadLetterBatchBytes bounds the record batches the dead letters are
+// produced in (kafka.DeadLetterStager): the dead-letter topic's
+// max.message.bytes.
+func (s *Store) SetDeadLetterBatchBytes(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.batchBytes = n
+}
+
+// decision kinds of a Save (decides).
+const (
+	decidesNothing = iota // no decision, or the same as before
+	decidesNew            // a checkpoint not decided before
+	decidesAgain          // a new decision of the checkpoint decided before (a heal)
+)
+
+// decides says what st decides compared with last.
+func decides(last, st *checkpoint.State) int {
+	d := st.Decided
+	if d == nil {
+		return decidesNothing
+	}
+	if last == nil || last.Decided == nil || last.Decided.ID != d.ID {
+		return decidesNew
+	}
+	if !last.Decided.DecidedAt.Equal(d.DecidedAt) || last.Decided.Label != d.Label || last.Decided.TxnID != d.TxnID {
+		return decidesAgain
+	}
+	return decidesNothing
+}
+
+// write encodes st with doc's source info and commits it, with extra
+// records in the same transaction.
+func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets, extra Extra) error {
 	b, err := checkpoint.Encode(st)
 	if err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
@@ -305,7 +382,10 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 	if err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
-	if err := s.log.Commit(ctx, v, offs); err != nil {
+	if err := s.log.CommitWith(ctx, v, offs, extra); err != nil {
+		if len(extra.Records) > 0 {
+			return fmt.Errorf("save checkpoint state with %d dead letters: %w", len(extra.Records), err)
+		}
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
 	s.last, s.doc = st.Clone(), doc
@@ -370,7 +450,7 @@ func (s *Store) SaveFirstStart(ctx context.Context, raw []byte) error {
 	}
 	doc := s.doc
 	doc.Source.FirstStart = bytes.Clone(raw)
-	if err := s.write(ctx, s.last, doc, nil); err != nil {
+	if err := s.write(ctx, s.last, doc, nil, Extra{}); err != nil {
 		return fmt.Errorf("first start %s: %w", raw, err)
 	}
 	return nil

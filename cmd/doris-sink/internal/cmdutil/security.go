@@ -42,6 +42,7 @@ func SecurityWarnings(cfg *config.Config, c *doris.Client) []string {
 	if cfg.Doris.MySQLAllowInsecureAuth {
 		out = append(out, "doris.mysql_allow_insecure_auth=true: over plaintext MySQL the password itself may be sent (cleartext or RSA with a key the server sends)")
 	}
+	out = append(out, registryWarnings(cfg)...)
 	for _, h := range cfg.Doris.RedirectAllowHosts {
 		if h == "*" {
 			out = append(out, "doris.redirect_allow_hosts contains *: a redirect may carry the Doris credentials to any host")
@@ -58,4 +59,24 @@ func IsLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// registryWarnings warns about plain-http Schema Registry URLs off
+// loopback when the job sends registry credentials.
+func registryWarnings(cfg *config.Config) []string {
+	r := cfg.Records.SchemaRegistry
+	if !config.IsRegistryFormat(cfg.Records.Format) || (r.Username == "" && r.Bearer == "") {
+		return nil
+	}
+	var plain []string
+	for _, s := range r.URLs {
+		if u, err := url.Parse(s); err == nil && u.Scheme == "http" && !IsLoopback(u.Hostname()) {
+			plain = append(plain, s)
+		}
+	}
+	if len(plain) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("records.schema_registry.urls %s: plain http: the registry credentials cross the network "+
+		"unencrypted; use https URLs (records.schema_registry.tls.ca_file)", strings.Join(plain, ", "))}
 }

@@ -116,6 +116,24 @@ func TestSecurityWarnings(t *testing.T) {
 	}
 }
 
+// A registry with credentials over plain http off loopback is warned
+// about; https, loopback and no credentials are not.
+func TestRegistrySecurityWarnings(t *testing.T) {
+	t.Parallel()
+	cfg := func(url, user string) *config.Config {
+		return &config.Config{Records: config.Records{Format: config.RecordsAvro,
+			SchemaRegistry: config.SchemaRegistry{URLs: []string{url}, Username: user}}}
+	}
+	if w := registryWarnings(cfg("http://sr.lan:8081", "u")); len(w) != 1 || !strings.Contains(w[0], "http://sr.lan:8081: plain http") {
+		t.Errorf("plain http with credentials: %q", w)
+	}
+	for _, c := range []*config.Config{cfg("https://sr.lan:8081", "u"), cfg("http://127.0.0.1:8081", "u"), cfg("http://sr.lan:8081", "")} {
+		if w := registryWarnings(c); len(w) != 0 {
+			t.Errorf("%+v: %q, want none", c.Records.SchemaRegistry, w)
+		}
+	}
+}
+
 // Server text cannot drive the terminal: escapes are written out, in
 // TerminalSafe and in table cells.
 func TestTerminalSafe(t *testing.T) {

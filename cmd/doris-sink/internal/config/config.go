@@ -196,10 +196,27 @@ type Records struct {
 	// DeadLetterTopic receives records that cannot be converted; empty
 	// means such a record fails the checkpoint.
 	DeadLetterTopic string `json:"dead_letter_topic,omitempty"`
+	// DeadLetterDelivery is DeadLetterExactlyOnce (default; needs
+	// job.coordinator kafka) or DeadLetterAtLeastOnce.
+	DeadLetterDelivery string `json:"dead_letter_delivery,omitempty"`
+	// DeadLetterCreate creates a missing dead-letter topic at start.
+	DeadLetterCreate bool `json:"dead_letter_create,omitempty"`
+	// DeadLetterBufferBytes bounds one checkpoint's staged dead letters.
+	DeadLetterBufferBytes int64 `json:"dead_letter_buffer_bytes,omitempty"`
+	// DeadLetterMaxBisectLoads bounds the refused loads spent bisecting a
+	// range Doris refuses; 0 turns bisection off.
+	DeadLetterMaxBisectLoads int `json:"dead_letter_max_bisect_loads"`
 	// Delete marks json records as deletes (records.delete.*).
 	Delete Delete `json:"delete"`
 	// SchemaEvolution is none or add_columns (records.schema_evolution).
 	SchemaEvolution string `json:"schema_evolution"`
+	// Envelope is "" or debezium (records.envelope, registry formats).
+	Envelope string `json:"envelope,omitempty"`
+	// TimeZoneName is records.time_zone: the zone timestamps of the
+	// registry formats are rendered in (default UTC); see TimeZone.
+	TimeZoneName string `json:"time_zone,omitempty"`
+	// SchemaRegistry is records.schema_registry.*.
+	SchemaRegistry SchemaRegistry `json:"schema_registry"`
 }
 
 // Routing picks each record's target table (routing.*, loader/kafka
@@ -226,6 +243,15 @@ func (r Routing) Active() bool {
 	return len(r.TopicTables) > 0 || r.TableField != "" || r.TableHeader != "" ||
 		r.DebeziumTemplate != "" || r.DefaultTable != ""
 }
+
+// Values of records.dead_letter_delivery.
+const (
+	// DeadLetterExactlyOnce produces a checkpoint's dead letters in the
+	// Kafka transaction of its decision (job.coordinator kafka).
+	DeadLetterExactlyOnce = "exactly_once"
+	// DeadLetterAtLeastOnce produces each dead letter as it is read.
+	DeadLetterAtLeastOnce = "at_least_once"
+)
 
 // Metrics is the Prometheus endpoint.
 type Metrics struct {

@@ -230,7 +230,7 @@ func TestValidationErrors(t *testing.T) {
 		{"rows", merge(minimal, "delivery: {checkpoint_max_rows: -1}\n"), nil, NeedRun, "delivery.checkpoint_max_rows"},
 		{"rows syntax", merge(minimal, "delivery: {checkpoint_max_rows: many}\n"), nil, NeedRun, "delivery.checkpoint_max_rows"},
 		{"batch bool", merge(minimal, "delivery: {batch_mode: sometimes}\n"), nil, NeedRun, "delivery.batch_mode"},
-		{"records format", merge(minimal, "records: {format: avro}\n"), nil, NeedRun, "records.format"},
+		{"records format", merge(minimal, "records: {format: xml}\n"), nil, NeedRun, "records.format"},
 		{"metadata key", merge(minimal, "records: {metadata_columns: {headers: h}}\n"), nil, NeedRun, "records.metadata_columns.headers"},
 		{"dead letter same topic", merge(minimal, "records: {dead_letter_topic: orders}\n"), nil, NeedRun, "records.dead_letter_topic"},
 		{"dead letter charset", merge(minimal, "records: {dead_letter_topic: 'a/b'}\n"), nil, NeedRun, "records.dead_letter_topic"},

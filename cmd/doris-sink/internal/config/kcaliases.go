@@ -48,6 +48,10 @@ var kcAliases = []kcAlias{
 	{"record.tablename.field", "routing.table_field, routing.default_table", "the record field naming its table; records without it go to the topic's table (doris.topic2table.map, topics or doris.table), as in KC"},
 	{"doris.table.field", "—", "refused: use record.tablename.field (routing.table_field)"},
 	{"errors.deadletterqueue.topic.name", "records.dead_letter_topic", "Connect's dead-letter queue"},
+	{"value.converter", "records.format", "io.confluent.connect.avro.AvroConverter → avro, io.confluent.connect.protobuf.ProtobufConverter → protobuf, io.confluent.connect.json.JsonSchemaConverter → json_schema (with converter.mode debezium_ingestion: records.envelope debezium); any other converter is ignored with a warning (records are read as bytes; records.format says how values are parsed)"},
+	{"value.converter.schema.registry.url", "records.schema_registry.urls", "comma list of registry URLs"},
+	{"value.converter.basic.auth.user.info", "records.schema_registry.username, records.schema_registry.password", "user:password (Connect's basic.auth.credentials.source USER_INFO)"},
+	{"value.converter.bearer.auth.token", "records.schema_registry.bearer", "the registry bearer token"},
 }
 
 // ignoredKC are Kafka connector and Connect framework options with no
@@ -56,7 +60,6 @@ var ignoredKC = map[string]string{
 	"connector.class":                "doris-sink is the connector",
 	"tasks.max":                      "one process runs a job today: group mode (several processes sharing the partitions) is not built yet",
 	"key.converter":                  "records are read as bytes; records.format says how values are parsed",
-	"value.converter":                "records are read as bytes; records.format says how values are parsed",
 	"key.converter.schemas.enable":   "records.format debezium reads both the plain and the schema/payload envelope",
 	"value.converter.schemas.enable": "records.format debezium reads both the plain and the schema/payload envelope",
 	"label.prefix":                   "deprecated in the Kafka connector; job.name (KC name) is the label prefix",
@@ -159,6 +162,9 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 		}
 		return strings.TrimSpace(fmt.Sprint(v)), true
 	}
+	regSets, regFormat, regWarn := kcRegistry(take)
+	sets = append(sets, regSets...)
+	warnings = append(warnings, regWarn...)
 	names := make([]string, 0, len(flat))
 	for k := range flat {
 		names = append(names, k)
@@ -295,7 +301,13 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 		default:
 			errs.add(&KeyError{Key: "converter.mode", Value: v, Allowed: "normal or debezium_ingestion"})
 		}
-		if format != "" {
+		switch {
+		case regFormat != "" && format == RecordsDebezium:
+			// Debezium through the Avro/Protobuf/JSON Schema converter.
+			sets = append(sets, kcSet{"records.envelope", "converter.mode", EnvelopeDebezium})
+		case regFormat != "":
+			// normal: the value.converter's registry format stands.
+		case format != "":
 			sets = append(sets, kcSet{"records.format", "converter.mode", format})
 		}
 	}

@@ -35,6 +35,7 @@ load.model: stream_load
 debezium.schema.evolution: none
 sink.properties.columns: a,b
 errors.deadletterqueue.topic.name: orders-dlq
+records.dead_letter_delivery: at_least_once
 errors.deadletterqueue.topic.replication.factor: 1
 errors.tolerance: all
 value.converter: org.apache.kafka.connect.json.JsonConverter

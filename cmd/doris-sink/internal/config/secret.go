@@ -47,6 +47,9 @@ func (c *Config) Redacted() *Config {
 	r.Warnings = append([]string(nil), c.Warnings...)
 	r.Doris.Password = Secret(c.Doris.Password.String())
 	r.Kafka.SASL.Password = Secret(c.Kafka.SASL.Password.String())
+	r.Records.SchemaRegistry.URLs = append([]string(nil), c.Records.SchemaRegistry.URLs...)
+	r.Records.SchemaRegistry.Password = Secret(c.Records.SchemaRegistry.Password.String())
+	r.Records.SchemaRegistry.Bearer = Secret(c.Records.SchemaRegistry.Bearer.String())
 	return &r
 }
 

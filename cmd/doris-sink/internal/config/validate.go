@@ -101,6 +101,9 @@ func (c *Config) readSecrets(readFile func(string) ([]byte, error)) error {
 	}
 	read("doris.password_file", "doris.password", c.Doris.PasswordFile, &c.Doris.Password)
 	read("kafka.sasl.password_file", "kafka.sasl.password", c.Kafka.SASL.PasswordFile, &c.Kafka.SASL.Password)
+	sr := &c.Records.SchemaRegistry
+	read("records.schema_registry.password_file", "records.schema_registry.password", sr.PasswordFile, &sr.Password)
+	read("records.schema_registry.bearer_file", "records.schema_registry.bearer", sr.BearerFile, &sr.Bearer)
 	return errs.err()
 }
 
@@ -262,12 +265,12 @@ func (c *Config) validate(need Need) error {
 	}
 
 	// records
-	oneOf("records.format", c.Records.Format, RecordsJSON, RecordsCSV, RecordsDebezium)
+	oneOf("records.format", c.Records.Format, RecordsJSON, RecordsCSV, RecordsDebezium, RecordsAvro, RecordsProtobuf, RecordsJSONSchema)
 	want := "json"
 	if c.Records.Format == RecordsCSV {
 		want = "csv"
 	}
-	if slices.Contains([]string{"json", "csv"}, c.Doris.Format) && slices.Contains([]string{RecordsJSON, RecordsCSV, RecordsDebezium}, c.Records.Format) && c.Doris.Format != want {
+	if slices.Contains([]string{"json", "csv"}, c.Doris.Format) && slices.Contains([]string{RecordsJSON, RecordsCSV, RecordsDebezium, RecordsAvro, RecordsProtobuf, RecordsJSONSchema}, c.Records.Format) && c.Doris.Format != want {
 		errs.add(&ConflictError{
 			Keys:   []string{"records.format=" + c.Records.Format, "doris.format=" + c.Doris.Format},
 			Reason: "records.format " + c.Records.Format + " produces " + want + " rows",
@@ -284,12 +287,31 @@ func (c *Config) validate(need Need) error {
 	errs.add(c.validateDelete())
 	errs.add(c.validateCDC())
 	c.validateTables(bad)
+	c.validateRecordsRegistry(&errs, checkFile)
 	if t := c.Records.DeadLetterTopic; t != "" {
 		if err := validTopic(t); err != "" {
 			bad("records.dead_letter_topic", t, err)
 		} else if slices.Contains(c.Kafka.SourceTopics(), t) {
 			bad("records.dead_letter_topic", t, "must differ from kafka.topic (kafka.topics)")
 		}
+	}
+	switch dd := c.Records.DeadLetterDelivery; dd {
+	case "", DeadLetterAtLeastOnce:
+	case DeadLetterExactlyOnce:
+		if c.Records.DeadLetterTopic != "" && c.Job.Coordinator != CoordinatorKafka {
+			bad("records.dead_letter_delivery", dd, "exactly_once dead letters are produced in the Kafka transaction "+
+				"of their checkpoint's decision, which needs job.coordinator: kafka; with job.coordinator "+
+				c.Job.Coordinator+" set records.dead_letter_delivery: at_least_once (a rewind or crash produces a "+
+				"checkpoint's dead letters again) or unset records.dead_letter_topic")
+		}
+	default:
+		bad("records.dead_letter_delivery", dd, "want exactly_once or at_least_once")
+	}
+	if n := c.Records.DeadLetterMaxBisectLoads; n < 0 || n > 1000 {
+		bad("records.dead_letter_max_bisect_loads", fmt.Sprint(n), "want 0 (off) to 1000")
+	}
+	if c.Records.DeadLetterBufferBytes < 0 {
+		bad("records.dead_letter_buffer_bytes", fmt.Sprint(c.Records.DeadLetterBufferBytes), "must not be negative")
 	}
 
 	// metrics, log

@@ -102,11 +102,19 @@ func FromSnapshot(sn *coordlog.Snapshot, dataDir string) (*View, error) {
 // st records no resolution of it at or after op.At.
 func OperatorPending(st *checkpoint.State, op *coordlog.Operator) bool {
 	d := st.Decided
-	if d == nil || d.Committed || d.ID != op.Checkpoint || d.Label != op.Label || d.TxnID != op.TxnID {
+	if d == nil || d.Committed || d.ID != op.Checkpoint {
+		return false
+	}
+	table := op.Table
+	if table == "" {
+		table = st.Owner.TableName()
+	}
+	t := d.Txn(table)
+	if t == nil || t.Committed || t.Label != op.Label || t.TxnID != op.TxnID {
 		return false
 	}
 	for _, r := range st.Resolved {
-		if r.CheckpointID == d.ID && r.Assumed == op.Assumed && !r.At.Before(op.At) {
+		if r.CheckpointID == d.ID && r.Label == op.Label && r.Assumed == op.Assumed && !r.At.Before(op.At) {
 			return false
 		}
 	}

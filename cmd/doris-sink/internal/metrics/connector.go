@@ -35,6 +35,12 @@ func (m *Metrics) RegisterConnector(topic, table string, km *kafka.Metrics) erro
 		counter("doris_sink_checkpoint_failures_total", "Checkpoints that failed (each followed by Recover and a rewind).", &km.CheckpointFailures),
 		counter("doris_sink_recovers_total", "loader.Recover calls, the start included.", &km.Recovers),
 		counter("doris_sink_dead_lettered_total", "Records sent to the dead-letter topic.", &km.DeadLettered),
+		&reasonCollector{km: km, desc: prometheus.NewDesc("doris_sink_dead_lettered_by_reason_total",
+			"Records sent to the dead-letter topic, per reason (convert: the record cannot be converted).",
+			[]string{"reason"}, labels)},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "doris_sink_dead_letters_truncated_total",
+			Help: "Dead letters whose value was truncated to the dead-letter topic's max.message.bytes.", ConstLabels: labels},
+			func() float64 { return float64(km.DeadLettersTruncated()) }),
 		counter("doris_sink_unknown_fields_total", "JSON fields of rows that are not columns of the table (Doris ignores them).", &km.UnknownFields),
 		counter("doris_sink_table_changes_total", "Changes the sink made to its table: created (doris.create_table), ALTER TABLE (records.schema_evolution).", &km.TableChanges),
 		&lagCollector{lag: km.TopicLag, desc: prometheus.NewDesc("doris_sink_lag_records",
@@ -82,5 +88,20 @@ func (l *lagCollector) Collect(ch chan<- prometheus.Metric) {
 		for p, lag := range parts {
 			ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, float64(lag), t, strconv.Itoa(int(p)))
 		}
+	}
+}
+
+// reasonCollector reads the per-reason dead-letter counts
+// (kafka.Metrics.DeadLetteredByReason) at scrape time.
+type reasonCollector struct {
+	km   *kafka.Metrics
+	desc *prometheus.Desc
+}
+
+func (r *reasonCollector) Describe(ch chan<- *prometheus.Desc) { ch <- r.desc }
+
+func (r *reasonCollector) Collect(ch chan<- prometheus.Metric) {
+	for reason, n := range r.km.DeadLetteredByReason() {
+		ch <- prometheus.MustNewConstMetric(r.desc, prometheus.CounterValue, float64(n), string(reason))
 	}
 }

@@ -9,8 +9,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader/kafka/registry/srtest"
 )
 
 // benchDB is the emulator database of the counting tables.
@@ -26,11 +28,15 @@ func tableDDL(format string) string {
 // env is what lives in the parent: one kfake broker and the Doris
 // emulator with a counting table per format, plus a scratch directory.
 type env struct {
-	kafka   *kfake.Cluster
-	doris   *doristest.Server
-	brokers []string
-	dir     string
-	seq     int
+	kafka *kfake.Cluster
+	doris *doristest.Server
+	// registry serves the schema of the avro cases (avroSchema, id
+	// schemaID).
+	registry *srtest.Server
+	schemaID int
+	brokers  []string
+	dir      string
+	seq      int
 }
 
 func startEnv() (*env, error) {
@@ -44,7 +50,15 @@ func startEnv() (*env, error) {
 		e.close()
 		return nil, fmt.Errorf("start Doris emulator: %w", err)
 	}
-	for _, f := range []string{"json", "csv"} {
+	if e.registry, err = srtest.NewServer(); err != nil {
+		e.close()
+		return nil, fmt.Errorf("start Schema Registry: %w", err)
+	}
+	if e.schemaID, err = e.registry.Registry().Register("bench-value", sr.Schema{Schema: avroSchema}); err != nil {
+		e.close()
+		return nil, fmt.Errorf("register the avro schema: %w", err)
+	}
+	for _, f := range []string{"json", "csv", "avro"} {
 		if err := e.doris.CreateTable(benchDB, tableDDL(f)); err != nil {
 			e.close()
 			return nil, fmt.Errorf("create table: %w", err)
@@ -68,6 +82,9 @@ func (e *env) close() {
 	if e.kafka != nil {
 		e.kafka.Close()
 	}
+	if e.registry != nil {
+		e.registry.Close()
+	}
 	if e.dir != "" {
 		os.RemoveAll(e.dir)
 	}
@@ -83,7 +100,7 @@ func (e *env) caseSpec(kind, format string) (spec, error) {
 		return spec{}, err
 	}
 	return spec{Kind: kind, Brokers: e.brokers, FE: e.doris.FEURL(), MySQL: e.doris.MySQLAddr(),
-		DB: benchDB, Table: "rows_" + format, Format: format, Job: job, DataDir: dir}, nil
+		DB: benchDB, Table: "rows_" + format, Format: format, Job: job, DataDir: dir, Registry: e.registry.URL()}, nil
 }
 
 // counted returns the rows the counting table of format has received.
@@ -107,6 +124,7 @@ func (e *env) seed(ctx context.Context, topic string, partitions int, format str
 	}
 	defer cl.Close()
 	gen := newRowGen(format, size, uint64(size)*31+uint64(partitions))
+	gen.schemaID = e.schemaID
 	var (
 		mu   sync.Mutex
 		perr error

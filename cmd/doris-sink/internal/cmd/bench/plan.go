@@ -8,7 +8,10 @@ import (
 // Combo is one seeded topic of the throughput matrix: the baseline and
 // every sink mode read the same topic.
 type Combo struct {
-	Format      string // "json" or "csv"
+	// Format is "json", "csv" or "avro". An avro combo carries the same
+	// logical data as the json combo of its RecordBytes (the JSON row's
+	// size; its Avro values are smaller) for the avro/json ratios.
+	Format      string
 	RecordBytes int
 	Partitions  int
 	Records     int64
@@ -63,11 +66,16 @@ func matrix(mb int64) []Combo {
 			}
 		}
 	}
+	// Avro beside JSON 1 KiB: as many records as json-1KiB.
+	for _, p := range []int{1, 8} {
+		out = append(out, Combo{Format: "avro", RecordBytes: 1024, Partitions: p, Records: mb << 20 / 1024})
+	}
 	return out
 }
 
 // FullPlan is the full matrix: 100 B and 1 KiB, JSON and CSV, 1 and 8
-// partitions (128 MiB each), latency at 1 s and 10 s, recovery.
+// partitions (128 MiB each), Avro with the data of JSON 1 KiB, latency at
+// 1 s and 10 s, recovery.
 func FullPlan() Plan {
 	return Plan{
 		Combos: matrix(128), Modes: bothModes, Interval: time.Second, Repeat: 1,
@@ -86,6 +94,7 @@ func QuickPlan() Plan {
 	return Plan{
 		Combos: []Combo{
 			{Format: "json", RecordBytes: 1024, Partitions: 1, Records: 128 << 10},
+			{Format: "avro", RecordBytes: 1024, Partitions: 1, Records: 128 << 10},
 			{Format: "csv", RecordBytes: 100, Partitions: 8, Records: 1 << 20},
 		},
 		Modes: bothModes, Interval: time.Second, Repeat: 1,

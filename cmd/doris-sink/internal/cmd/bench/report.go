@@ -15,6 +15,7 @@ const (
 	targetRatioToBaseline = 0.8
 	targetEOvsALO         = 0.9
 	targetRSSFlat         = 1.25 // largest / smallest peak RSS of the memory cases
+	targetAvroToJSON      = 0.8  // avro records/s over json's on the same logical data (issue 14)
 )
 
 func (o *Options) report(rs []*Result) error {
@@ -35,6 +36,22 @@ func (o *Options) report(rs []*Result) error {
 		for _, r := range tp {
 			t.AddRow(r.Case, f0(r.RecordsPerS), f1(r.MBPerS), ratio(r.RatioToBaseline), opt2(r.RatioToAtLeastOnce),
 				f2(r.CPUSecondsPerGB), f2(r.ParentCPUSeconds), f1(r.PeakRSSMB), f2(r.AllocsPerRecord), f0(r.AllocBPerRecord), strconv.Itoa(r.Checkpoints))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	var avro []*Result
+	for _, r := range filter(rs, KindThroughput) {
+		if r.AvroToJSONRecords > 0 {
+			avro = append(avro, r)
+		}
+	}
+	if len(avro) > 0 {
+		fmt.Fprintln(w, "\navro vs json on the same logical data (avro values are smaller: per byte counts record value bytes)")
+		t := cmdutil.NewTable(o.IO, "case", "rec/s", "x json rec/s", "MB/s", "x json MB/s", "x json cpu/rec")
+		for _, r := range avro {
+			t.AddRow(r.Case, f0(r.RecordsPerS), f2(r.AvroToJSONRecords), f1(r.MBPerS), f2(r.AvroToJSONBytes), opt2(r.AvroToJSONCPU))
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -95,6 +112,15 @@ func verdicts(rs []*Result) []string {
 	}
 	if worstALO != "" {
 		out = append(out, fmt.Sprintf("exactly-once ≥ %.1f× at-least-once: %s (lowest %.2f×, %s)", targetEOvsALO, holds(minALO >= targetEOvsALO), minALO, worstALO))
+	}
+	minAvro, worstAvro := 0.0, ""
+	for _, r := range filter(rs, KindThroughput) {
+		if r.AvroToJSONRecords > 0 && r.Mode != "baseline" && (worstAvro == "" || r.AvroToJSONRecords < minAvro) {
+			minAvro, worstAvro = r.AvroToJSONRecords, r.Case
+		}
+	}
+	if worstAvro != "" {
+		out = append(out, fmt.Sprintf("avro ≥ %.1f× json records/s: %s (lowest %.2f×, %s)", targetAvroToJSON, holds(minAvro >= targetAvroToJSON), minAvro, worstAvro))
 	}
 	for _, r := range filter(rs, KindLatency) {
 		bound := r.IntervalS*1000 + 1000

@@ -43,6 +43,15 @@ type Result struct {
 	// RatioToAtLeastOnce is exactly-once records_per_s over at-least-once
 	// on the same topic.
 	RatioToAtLeastOnce float64 `json:"ratio_to_at_least_once,omitempty"`
+	// AvroToJSONRecords and AvroToJSONBytes compare an avro case with the
+	// json case of the same logical data (size, partitions, mode):
+	// records_per_s over json's, and mb_per_s (record value bytes) over
+	// json's.
+	AvroToJSONRecords float64 `json:"avro_to_json_records,omitempty"`
+	AvroToJSONBytes   float64 `json:"avro_to_json_bytes,omitempty"`
+	// AvroToJSONCPU is the child's CPU seconds per record over json's:
+	// the cost ratio, steadier than records/s on a loaded machine.
+	AvroToJSONCPU float64 `json:"avro_to_json_cpu_per_record,omitempty"`
 
 	LatencyP50MS float64 `json:"latency_p50_ms,omitempty"`
 	LatencyP99MS float64 `json:"latency_p99_ms,omitempty"`
@@ -95,4 +104,30 @@ func (r *Result) setRatios(b *Result) {
 	r.CPURatioToBaseline = ratio(r.CPUSecondsPerGB, b.CPUSecondsPerGB)
 	r.RSSRatioToBaseline = ratio(r.PeakRSSMB, b.PeakRSSMB)
 	r.AllocsRatioToBaseline = ratio(r.AllocsPerRecord, b.AllocsPerRecord)
+}
+
+// setAvroRatios fills the avro/json ratios of every avro throughput case
+// that has a json case of the same size, partitions and mode.
+func setAvroRatios(rs []*Result) {
+	type key struct {
+		size, parts int
+		mode        string
+	}
+	js := map[key]*Result{}
+	for _, r := range rs {
+		if r.Kind == KindThroughput && r.Format == "json" {
+			js[key{r.RecordBytes, r.Partitions, r.Mode}] = r
+		}
+	}
+	for _, r := range rs {
+		j := js[key{r.RecordBytes, r.Partitions, r.Mode}]
+		if r.Kind != KindThroughput || r.Format != "avro" || j == nil || j.RecordsPerS == 0 || j.MBPerS == 0 {
+			continue
+		}
+		r.AvroToJSONRecords = r.RecordsPerS / j.RecordsPerS
+		r.AvroToJSONBytes = r.MBPerS / j.MBPerS
+		if r.Records > 0 && j.Records > 0 && j.CPUSeconds > 0 {
+			r.AvroToJSONCPU = (r.CPUSeconds / float64(r.Records)) / (j.CPUSeconds / float64(j.Records))
+		}
+	}
 }

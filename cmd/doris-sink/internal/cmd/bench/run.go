@@ -46,6 +46,7 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		emit(r)
 	}
+	setAvroRatios(results)
 	return o.report(results)
 }
 

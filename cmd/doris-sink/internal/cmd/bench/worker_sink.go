@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/twmb/franz-go/pkg/sr"
+
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/kafka/registry"
 )
 
 // newDoris returns a Doris client for the parent's emulator: Stream Load
@@ -58,11 +61,19 @@ func newLoader(client loader.Doris, s spec, knobs *loader.TestingKnobs) (*loader
 // newConnector builds the Kafka connector over sink: interval checkpoints
 // (and s.MaxRows), no group commits, no partition refresh.
 func newConnector(s spec, sink kafka.Sink, opts ...kafka.Opt) (*kafka.Connector, error) {
-	return kafka.New(kafka.Config{
+	cfg := kafka.Config{
 		Brokers: s.Brokers, Topic: s.Topic, Format: s.Format,
 		CheckpointInterval: s.Interval, CheckpointMaxRows: s.MaxRows,
 		PartitionRefresh: -1, ClientID: "doris-sink-bench",
-	}, sink, opts...)
+	}
+	if kafka.IsRegistryFormat(s.Format) {
+		reg, err := registry.New(registry.Config{URLs: []string{s.Registry}, SchemaType: sr.TypeAvro})
+		if err != nil {
+			return nil, err // the caller closes sink
+		}
+		cfg.Schemas = reg
+	}
+	return kafka.New(cfg, sink, opts...)
 }
 
 // drainAtEnd returns an AfterPoll knob that drains c once every partition

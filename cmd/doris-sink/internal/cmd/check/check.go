@@ -123,6 +123,9 @@ func Run(ctx context.Context, o *Options) error {
 		checkStore(sctx, r, cfg)
 		cancel()
 	}
+	rctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	checkRegistry(rctx, r, cfg)
+	cancel()
 	if !o.SkipKafka {
 		kctx, cancel := context.WithTimeout(ctx, o.Timeout)
 		checkKafka(kctx, r, cfg)

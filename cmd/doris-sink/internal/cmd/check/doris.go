@@ -127,11 +127,15 @@ func checkModel(r *Report, cfg *config.Config, t *schema.Table) {
 			r.add(Fail, "sequence column", "the table has a hidden sequence column (function_column.sequence_type): Doris refuses loads without doris.properties.function_column.sequence_col")
 		}
 	}
-	if cfg.Records.Format == config.RecordsDebezium {
+	if cfg.Records.Format == config.RecordsDebezium || cfg.Records.Envelope == config.EnvelopeDebezium {
+		src := "records.format debezium"
+		if cfg.Records.Envelope == config.EnvelopeDebezium {
+			src = "records.envelope debezium"
+		}
 		if t.HasDeleteSign() {
-			r.add(OK, "deletes", "records.format debezium: op=d rows set %s = 1", schema.DeleteSignColumn)
+			r.add(OK, "deletes", "%s: op=d rows set %s = 1", src, schema.DeleteSignColumn)
 		} else {
-			r.add(Fail, "deletes", "records.format debezium needs a Unique Key table with the delete sign (%s); %s tables cannot apply deletes", schema.DeleteSignColumn, t.Keys)
+			r.add(Fail, "deletes", "%s needs a Unique Key table with the delete sign (%s); %s tables cannot apply deletes", src, schema.DeleteSignColumn, t.Keys)
 		}
 	}
 	checkDeletes(r, cfg, t)

@@ -61,10 +61,14 @@ func checkKafka(ctx context.Context, r *Report, cfg *config.Config) {
 	}
 	if t := cfg.Records.DeadLetterTopic; t != "" {
 		dl, err := adm.ListTopics(ctx, t)
-		if err != nil || dl[t].Err != nil {
-			r.add(Warn, "dead letter topic", "topic %s not found; it must exist (or be auto-created) before a record fails", t)
-		} else {
-			r.add(OK, "dead letter topic", "topic %s exists", t)
+		switch {
+		case (err != nil || dl[t].Err != nil) && cfg.Records.DeadLetterCreate:
+			r.add(OK, "dead letter topic", "topic %s not found; run creates it (records.dead_letter_create)", t)
+		case err != nil || dl[t].Err != nil:
+			r.add(Fail, "dead letter topic", "topic %s not found: run refuses to start without it; create it "+
+				"(kafka-topics.sh --create --topic %s) or set records.dead_letter_create: true", t, t)
+		default:
+			r.add(OK, "dead letter topic", "topic %s exists (%d partitions)", t, len(dl[t].Partitions))
 		}
 	}
 }

@@ -322,6 +322,13 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 	if req.By == "" {
 		req.By = whoAmI()
 	}
+	if cfg.Job.Coordinator != config.CoordinatorKafka {
+		// Before planning on the stale store (and again under its lock:
+		// openForRebase).
+		if err := run.CheckNotMigrated(cfg); err != nil {
+			return nil, fmt.Errorf("rebase job %s: %w", cfg.Job.Name, err)
+		}
+	}
 	// Plan on a read-only view first (no lock, no fence), so that a rebase
 	// that is refused never fences the running job.
 	v, err := jobstate.Open(ctx, cfg)
@@ -503,7 +510,11 @@ func rebaseTopics(cfg *config.Config, st *checkpoint.State) []string {
 // openForRebase opens the job's store as its writer.
 func openForRebase(ctx context.Context, cfg *config.Config) (checkpoint.Store, error) {
 	if cfg.Job.Coordinator != config.CoordinatorKafka {
-		s, err := checkpoint.OpenFile(cfg.Job.DataDir, run.Owner(cfg))
+		s, err := run.OpenFileStore(cfg) // refuses a migrated data dir under the lock
+		var me *run.MigratedError
+		if errors.As(err, &me) {
+			return nil, fmt.Errorf("rebase job %s: %w", cfg.Job.Name, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("rebase job %s: %w (stop the job first)", cfg.Job.Name, err)
 		}

@@ -55,13 +55,18 @@ func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, c
 		return fmt.Errorf("state topic %s belongs to job %s table %s.%s, not to this config (job %s table %s.%s)",
 			sn.Topic, ow.Job, ow.DB, ow.Table, cfg.Job.Name, cfg.Doris.Database, cfg.Doris.Table)
 	}
-	p, err := loader.PlanResolve(ctx, readOnlyStore{st}, o.Checkpoint, o.Assume, loader.ResolveCheck(client, cfg.Doris.Database))
+	opts := []loader.ResolveOpt{loader.ResolveCheck(client, cfg.Doris.Database)}
+	if o.Table != "" {
+		opts = append(opts, loader.ResolveTable(o.Table))
+	}
+	p, err := loader.PlanResolve(ctx, readOnlyStore{st}, o.Checkpoint, o.Assume, opts...)
 	if err != nil {
 		return err
 	}
-	res := ResolveResult{Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID, Assumed: p.Assumed,
+	res := ResolveResult{Checkpoint: p.CheckpointID, Table: p.Table, Label: p.Label, TxnID: p.TxnID, Assumed: p.Assumed,
 		Action: p.Action, Reason: p.Reason, Doris: p.Doris, DryRun: o.DryRun, StateTopic: sn.Topic}
-	if op := v.Kafka.Operator; p.Action == loader.ResolveRecord && op != nil && v.Kafka.Pending && op.Assumed == o.Assume {
+	if op := v.Kafka.Operator; p.Action == loader.ResolveRecord && op != nil && v.Kafka.Pending && op.Assumed == o.Assume &&
+		op.Label == p.Label {
 		res.Action, res.Offset = loader.ResolveNothing, &op.Offset
 		res.Reason = fmt.Sprintf("--assume %s is already written to state topic %s (offset %d, by %s); the job applies it at its next start",
 			o.Assume, sn.Topic, op.Offset, op.By)
@@ -79,7 +84,7 @@ func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, c
 	if o.Factory.Now != nil {
 		now = o.Factory.Now
 	}
-	op := coordlog.Operator{Kind: coordlog.OperatorResolve, Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID,
+	op := coordlog.Operator{Kind: coordlog.OperatorResolve, Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID, Table: p.Table,
 		Assumed: o.Assume, By: whoAmI(), At: now().UTC(), StateOffset: v.Kafka.Offset}
 	if p.Doris != nil {
 		op.Doris = p.Doris.String()

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
@@ -43,6 +45,10 @@ type ShowResult struct {
 	// read from the state topic (kafka only).
 	Coordinator string          `json:"coordinator"`
 	Kafka       *jobstate.Kafka `json:"kafka,omitempty"`
+	// Migrated is job.data_dir's migration marker when a file-coordinated
+	// show reads a store imported into Kafka (stale: the job's state is in
+	// the state topic), nil otherwise.
+	Migrated *run.MigrationMarker `json:"migrated,omitempty"`
 }
 
 // NewCmdShow returns `checkpoint show`; runF replaces Run in tests.
@@ -104,6 +110,14 @@ func RunShow(ctx context.Context, o *ShowOptions) error {
 	if v.Torn != nil {
 		res.LedgerTorn = v.Torn.String()
 	}
+	if cfg.Job.Coordinator != config.CoordinatorKafka {
+		var me *run.MigratedError
+		if err := run.CheckNotMigrated(cfg); errors.As(err, &me) {
+			res.Migrated = &run.MigrationMarker{State: me.State, StateTopic: me.StateTopic, Note: me.Note}
+		} else if err != nil {
+			return err
+		}
+	}
 	if o.Output == cmdutil.OutputJSON {
 		return cmdutil.WriteJSON(o.IO.Out, res)
 	}
@@ -128,6 +142,10 @@ func nonNil[T any](s []T) []T {
 func printShow(io *cmdutil.IOStreams, r *ShowResult) error {
 	kv := cmdutil.NewKV(io)
 	kv.Add("Store", r.Dir)
+	if m := r.Migrated; m != nil {
+		kv.Add("Migrated", fmt.Sprintf("this directory's store was imported into Kafka (%s: %s): the job's state lives in "+
+			"state topic %s (job.coordinator kafka); what follows is the stale file store", run.MigratedMarker, m.State, m.StateTopic))
+	}
 	if k := r.Kafka; k != nil {
 		kv.Add("Store", fmt.Sprintf("kafka state topic %s, record at offset %d (stable end %d)", k.StateTopic, k.Offset, k.End))
 		if len(k.Source.TopicIDs) > 0 {

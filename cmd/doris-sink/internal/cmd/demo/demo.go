@@ -33,6 +33,9 @@ type Options struct {
 	Orders int
 	// Timeout bounds the whole demo.
 	Timeout time.Duration
+	// Format is the events' record format: "json" (default) or "avro"
+	// (Confluent wire format through an in-process Schema Registry).
+	Format string
 }
 
 // NewCmdDemo returns the demo command. runF replaces Run in tests.
@@ -48,11 +51,15 @@ payment, some deletes), loads them with two connectors that are crashed at
 several cut points and restarted, and prints the evidence that every event
 was loaded exactly once. It exits non-zero if any check fails.`,
 		Example: `  go run ./cmd/doris-sink demo
-  doris-sink demo --orders 200 --data-dir ./var/demo`,
+  doris-sink demo --orders 200 --data-dir ./var/demo
+  doris-sink demo --format avro`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Orders < 1 {
 				return cmdutil.FlagErrorf("--orders %d: want at least 1", opts.Orders)
+			}
+			if opts.Format != "json" && opts.Format != formatAvro {
+				return cmdutil.FlagErrorf("--format %q: want json or avro", opts.Format)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -63,6 +70,7 @@ was loaded exactly once. It exits non-zero if any check fails.`,
 	cmd.Flags().StringVar(&opts.DataDir, "data-dir", "", "directory for checkpoint stores and ledgers (default: a temporary one, removed)")
 	cmd.Flags().IntVar(&opts.Orders, "orders", 60, "number of orders")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 50*time.Second, "give up after this long")
+	cmd.Flags().StringVar(&opts.Format, "format", "json", "record format of the events: json, or avro (Confluent wire format through an in-process Schema Registry, records.format avro)")
 	return cmd
 }
 
@@ -85,13 +93,17 @@ func Run(ctx context.Context, opts *Options) error {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	env, err := startEnv(ctx, dir, opts.IO.ErrOut)
+	env, err := startEnv(ctx, dir, opts.IO.ErrOut, opts.Format)
 	if err != nil {
 		return err
 	}
 	defer env.close()
 	n := narrator{mu: &sync.Mutex{}, w: opts.IO.Out}
 	n.say("Kafka (in-process kfake) at %s, Doris emulator FE %s, MySQL %s", env.brokers[0], env.doris.FEURL(), env.doris.MySQLAddr())
+	if env.avro != nil {
+		n.say("events are Avro (Confluent wire format, schema id %d of %s-value) from the in-process Schema Registry at %s; the connectors read records.format avro",
+			env.avro.id, demoTopic, env.avro.srv.URL())
+	}
 	if err := env.createTables(ctx); err != nil {
 		return err
 	}

@@ -61,3 +61,24 @@ func TestCmdDemoRejectsNoOrders(t *testing.T) {
 		t.Errorf("err %v (exit %d), called %v; want a usage error and no run", err, cmdutil.ExitCode(err), called)
 	}
 }
+
+// --format avro: the same story and evidence with the events in Avro
+// through the in-process Schema Registry.
+func TestDemoAvroRunsAndPasses(t *testing.T) {
+	t.Parallel()
+	io, out, errOut := cmdutil.TestStreams("", false)
+	err := Run(t.Context(), &Options{IO: io, Factory: &cmdutil.Factory{IO: io}, DataDir: t.TempDir(), Orders: 20,
+		Timeout: 50 * time.Second, Format: formatAvro})
+	if err != nil {
+		t.Fatalf("demo --format avro: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	got := out.String()
+	for _, want := range []string{"events are Avro", "RESULT: OK"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "[FAIL]") {
+		t.Errorf("a check failed:\n%s", got)
+	}
+}

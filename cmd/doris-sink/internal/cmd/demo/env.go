@@ -57,13 +57,23 @@ type env struct {
 	// connectors' handlers write to it at once, so it is a lockedWriter.
 	logTo  io.Writer
 	tables []*config.Config
+	// avro serves --format avro; nil for JSON.
+	avro *avroEvents
 }
 
-func startEnv(ctx context.Context, dir string, logTo io.Writer) (*env, error) {
+func startEnv(ctx context.Context, dir string, logTo io.Writer, format string) (*env, error) {
 	e := &env{logTo: &lockedWriter{w: logTo}}
 	var err error
+	if format == formatAvro {
+		if e.avro, err = startAvro(); err != nil {
+			return nil, err
+		}
+	}
 	e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, demoTopic))
 	if err != nil {
+		if e.avro != nil {
+			e.avro.srv.Close()
+		}
 		return nil, fmt.Errorf("start kafka: %w", err)
 	}
 	e.brokers = e.kafka.ListenAddrs()
@@ -90,6 +100,10 @@ func startEnv(ctx context.Context, dir string, logTo io.Writer) (*env, error) {
 				CheckpointMaxRows: 17},
 			Records: config.Records{Format: config.RecordsJSON},
 		}
+		if e.avro != nil {
+			c.Records = config.Records{Format: config.RecordsAvro,
+				SchemaRegistry: config.SchemaRegistry{URLs: []string{e.avro.srv.URL()}}}
+		}
 		if t == stateTable {
 			c.Doris.Properties["function_column.sequence_col"] = "op_version"
 			c.Doris.Properties["hidden_columns"] = "__DORIS_DELETE_SIGN__"
@@ -113,6 +127,9 @@ func (e *env) close() {
 	}
 	e.doris.Close()
 	e.kafka.Close()
+	if e.avro != nil {
+		e.avro.srv.Close()
+	}
 }
 
 // createTables creates the database and tables over the MySQL protocol,
@@ -135,7 +152,13 @@ func (e *env) produce(ctx context.Context, evs []event) error {
 	defer cl.Close()
 	rs := make([]*kgo.Record, len(evs))
 	for i, ev := range evs {
-		rs[i] = &kgo.Record{Key: ev.Key(), Value: ev.JSON()}
+		v := ev.JSON()
+		if e.avro != nil {
+			if v, err = e.avro.encode(ev); err != nil {
+				return err
+			}
+		}
+		rs[i] = &kgo.Record{Key: ev.Key(), Value: v}
 	}
 	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
 		return fmt.Errorf("produce: %w", err)

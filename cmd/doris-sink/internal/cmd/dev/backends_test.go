@@ -31,7 +31,7 @@ func startDev(t *testing.T, f *cmdutil.Factory, args ...string) Endpoints {
 		return Run(ctx, o)
 	})
 	cmd.SetArgs(append([]string{"--fe-http", "127.0.0.1:0", "--be-http", "127.0.0.1:0", "--mysql", "127.0.0.1:0",
-		"--kafka", "127.0.0.1:0", "--admin", "127.0.0.1:0", "-o", "json"}, args...))
+		"--kafka", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--schema-registry", "127.0.0.1:0", "-o", "json"}, args...))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()

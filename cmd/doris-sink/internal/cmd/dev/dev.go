@@ -1,6 +1,7 @@
 // Package dev implements `doris-sink dev`: an in-process Doris emulator
-// (doris/doristest: FE and BE HTTP, FE MySQL protocol, admin endpoint) and
-// an in-process Kafka (franz-go kfake) on loopback, until interrupted.
+// (doris/doristest: FE and BE HTTP, FE MySQL protocol, admin endpoint), an
+// in-process Kafka (franz-go kfake) and an in-process Schema Registry
+// (loader/kafka/registry/srtest) on loopback, until interrupted.
 package dev
 
 import (
@@ -15,6 +16,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader/kafka/registry/srtest"
 )
 
 // SampleTable is the table `dev` creates in --database (unless
@@ -30,7 +32,10 @@ type Options struct {
 	IO *cmdutil.IOStreams
 
 	FEAddr, BEAddr, MySQLAddr, KafkaAddr, AdminAddr string
-	User                                            string
+	// RegistryAddr is where the Schema Registry listens
+	// (--schema-registry); empty: no registry.
+	RegistryAddr string
+	User         string
 	// Password is --user's password, read from PasswordFile or from
 	// PasswordEnv (never from a flag: it would show in ps).
 	Password     string
@@ -62,13 +67,15 @@ type Options struct {
 
 // Endpoints are where `dev` listens. JSON names are stable.
 type Endpoints struct {
-	FE       string `json:"fe"`
-	BE       string `json:"be"`
-	MySQL    string `json:"mysql"`
-	Kafka    string `json:"kafka"`
-	Admin    string `json:"admin"`
-	User     string `json:"user"`
-	Database string `json:"database"`
+	FE    string `json:"fe"`
+	BE    string `json:"be"`
+	MySQL string `json:"mysql"`
+	Kafka string `json:"kafka"`
+	Admin string `json:"admin"`
+	// SchemaRegistry is the registry's base URL ("" without one).
+	SchemaRegistry string `json:"schema_registry,omitempty"`
+	User           string `json:"user"`
+	Database       string `json:"database"`
 	// AdminToken is the admin endpoint's bearer token, when it needs one
 	// (off loopback or --admin-token-file).
 	AdminToken string `json:"admin_token,omitempty"`
@@ -86,10 +93,12 @@ func NewCmdDev(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 	opts := &Options{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run an in-process Doris emulator and Kafka on loopback",
-		Long: `Run the Doris emulator (FE and BE HTTP, FE MySQL protocol, admin endpoint)
-and an in-process Kafka broker until interrupted (Ctrl-C or SIGTERM).
-Topics are created on first use. Port 0 picks a free port.
+		Short: "Run an in-process Doris emulator, Kafka and Schema Registry on loopback",
+		Long: `Run the Doris emulator (FE and BE HTTP, FE MySQL protocol, admin endpoint),
+an in-process Kafka broker and an in-process Schema Registry (for
+records.format avro; --schema-registry "" turns it off) until interrupted
+(Ctrl-C or SIGTERM). Topics are created on first use. Port 0 picks a free
+port.
 
 Everything listens on loopback: addresses off loopback need
 --allow-non-loopback, and then the admin endpoint requires a bearer token
@@ -133,6 +142,7 @@ environment variable (default: empty), never from the command line.`,
 	fl.StringVar(&opts.MySQLAddr, "mysql", "127.0.0.1:9030", "FE MySQL protocol listen address")
 	fl.StringVar(&opts.KafkaAddr, "kafka", "127.0.0.1:9092", "Kafka broker listen address")
 	fl.StringVar(&opts.AdminAddr, "admin", "127.0.0.1:0", "emulator admin endpoint listen address (docs/emulator.md)")
+	fl.StringVar(&opts.RegistryAddr, "schema-registry", "127.0.0.1:8081", "Schema Registry listen address (docs/emulator.md, Schema Registry); empty: none")
 	fl.StringVar(&opts.User, "user", "root", "Doris user")
 	var refused string
 	fl.StringVar(&refused, "password", "", "refused: use --password-file or "+PasswordEnv)
@@ -186,10 +196,20 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer kafka.Close()
+	registryURL := ""
+	if o.RegistryAddr != "" {
+		reg, err := srtest.NewServer(srtest.WithAddr(o.RegistryAddr))
+		if err != nil {
+			return fmt.Errorf("start Schema Registry on --schema-registry %s: %w", o.RegistryAddr, err)
+		}
+		defer reg.Close()
+		registryURL = reg.URL()
+	}
 
 	ep := Endpoints{
 		FE: doris.FEURL(), BE: doris.BEURL(), MySQL: doris.MySQLAddr(), Admin: doris.AdminURL(),
 		Kafka: kafka.ListenAddrs()[0], User: o.User, Database: o.Database, AdminToken: doris.AdminToken(),
+		SchemaRegistry: registryURL,
 	}
 	if exposed := o.exposed(); len(exposed) > 0 {
 		fmt.Fprintf(o.IO.ErrOut, "WARNING: doris-sink dev listens off loopback (%s). Anyone who can reach these ports "+

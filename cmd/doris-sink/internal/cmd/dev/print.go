@@ -23,6 +23,9 @@ func printHuman(o *Options, ep Endpoints) error {
 		kv.Add("Admin token", ep.AdminToken+" (send Authorization: Bearer <token>)")
 	}
 	kv.Add("Kafka", ep.Kafka)
+	if ep.SchemaRegistry != "" {
+		kv.Add("Schema Registry", ep.SchemaRegistry)
+	}
 	kv.Add("User", ep.User+" (password "+passwordNote(o)+")")
 	kv.Add("Database", ep.Database)
 	if err := kv.Render(); err != nil {
@@ -59,6 +62,14 @@ Try it (Ctrl-C stops everything):
   # Kafka
   export DORIS_SINK_KAFKA__BROKERS=%[10]s
 `, auth, ep.FE, ep.Database, table, host, port, ep.User, pflag, ep.MySQL, ep.Kafka)
+	if err != nil || ep.SchemaRegistry == "" {
+		return err
+	}
+	_, err = fmt.Fprintf(o.IO.Out, `
+  # Avro through the Schema Registry (Confluent wire format)
+  export DORIS_SINK_RECORDS__FORMAT=avro DORIS_SINK_RECORDS__SCHEMA_REGISTRY__URLS=%[1]s
+  curl -s %[1]s/subjects
+`, ep.SchemaRegistry)
 	return err
 }
 

@@ -56,8 +56,12 @@ func readSecretFile(flag, path string) (string, error) {
 
 // addrFlags pairs each listen flag with its value.
 func (o *Options) addrFlags() [][2]string {
-	return [][2]string{{"--fe-http", o.FEAddr}, {"--be-http", o.BEAddr}, {"--mysql", o.MySQLAddr},
+	out := [][2]string{{"--fe-http", o.FEAddr}, {"--be-http", o.BEAddr}, {"--mysql", o.MySQLAddr},
 		{"--kafka", o.KafkaAddr}, {"--admin", o.AdminAddr}}
+	if o.RegistryAddr != "" {
+		out = append(out, [2]string{"--schema-registry", o.RegistryAddr})
+	}
+	return out
 }
 
 // checkLoopback refuses addresses off loopback without --allow-non-loopback.

@@ -74,7 +74,7 @@ func TestDevPasswordSources(t *testing.T) {
 // admin endpoint requires that token.
 func TestDevNonLoopback(t *testing.T) {
 	t.Parallel()
-	for _, flag := range []string{"--fe-http", "--be-http", "--mysql", "--kafka", "--admin"} {
+	for _, flag := range []string{"--fe-http", "--be-http", "--mysql", "--kafka", "--admin", "--schema-registry"} {
 		var fe *cmdutil.FlagError
 		if _, err := parse(t, nil, flag, "0.0.0.0:0"); !errors.As(err, &fe) || !strings.Contains(err.Error(), "--allow-non-loopback") {
 			t.Errorf("%s 0.0.0.0:0: %v, want a flag error naming --allow-non-loopback", flag, err)

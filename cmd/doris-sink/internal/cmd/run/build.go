@@ -91,6 +91,7 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	}
 	maps.Copy(props, kafka.RequiredProperties(cfg.Records.Format))
 	maps.Copy(props, kafka.DeleteProperties(deleteConfig(cfg)))
+	maps.Copy(props, kafka.EnvelopeProperties(cfg.Records.Envelope))
 	ownerProps, _ := cfg.TableSettings(cfg.Doris.Table, props)
 	ld, err := loader.New(client, loader.Config{
 		Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
@@ -132,6 +133,10 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	if startStore != nil {
 		opts = append(opts, kafka.WithStartStore(startStore))
 	}
+	if sg, ok := startStore.(kafka.DeadLetterStager); ok && cfg.Records.DeadLetterTopic != "" &&
+		cfg.Records.DeadLetterDelivery != config.DeadLetterAtLeastOnce {
+		opts = append(opts, kafka.WithDeadLetterStager(sg))
+	}
 	if fc, ok := startStore.(fenceChecker); ok {
 		opts = append(opts, kafka.WithFenceCheck(fc.CheckFenced, d.FenceCheckInterval))
 	}
@@ -150,15 +155,19 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 // connectorConfig maps the kafka.*, records.* and delivery.* keys.
 func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	kc := kafka.Config{
-		Brokers:         cfg.Kafka.Brokers,
-		Topic:           cfg.Kafka.Topic,
-		Topics:          cfg.Kafka.Topics,
-		TopicRegex:      cfg.Kafka.TopicRegex,
-		ExcludeTopics:   []string{coordlog.StateTopic(cfg.Job.Name)},
-		Group:           cfg.Kafka.Group,
-		Format:          cfg.Records.Format,
-		DeadLetterTopic: cfg.Records.DeadLetterTopic,
-		Delete:          deleteConfig(cfg),
+		Brokers:               cfg.Kafka.Brokers,
+		Topic:                 cfg.Kafka.Topic,
+		Topics:                cfg.Kafka.Topics,
+		TopicRegex:            cfg.Kafka.TopicRegex,
+		ExcludeTopics:         []string{coordlog.StateTopic(cfg.Job.Name)},
+		Group:                 cfg.Kafka.Group,
+		Format:                cfg.Records.Format,
+		DeadLetterTopic:       cfg.Records.DeadLetterTopic,
+		DeadLetterAtLeastOnce: cfg.Records.DeadLetterDelivery == config.DeadLetterAtLeastOnce,
+		DeadLetterCreate:      cfg.Records.DeadLetterCreate,
+		DeadLetterBufferBytes: cfg.Records.DeadLetterBufferBytes,
+		BisectMaxFailures:     bisectLoads(cfg.Records.DeadLetterMaxBisectLoads),
+		Delete:                deleteConfig(cfg),
 		Routing: kafka.Routing{TopicTables: cfg.Routing.TopicTables, TableField: cfg.Routing.TableField,
 			TableHeader: cfg.Routing.TableHeader, DebeziumTemplate: cfg.Routing.DebeziumTemplate,
 			DefaultTable: cfg.Routing.DefaultTable},
@@ -186,6 +195,13 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 		return kc, err
 	}
 	kc.TLS = t
+	reg, err := cmdutil.SchemaRegistry(cfg)
+	if err != nil {
+		return kc, err
+	}
+	if reg != nil {
+		kc.Schemas, kc.Envelope = reg, cfg.Records.Envelope
+	}
 	if m := cfg.Kafka.SASL.Mechanism; m != "" {
 		kc.SASL = kafka.SASL{Mechanism: strings.ToUpper(m), User: cfg.Kafka.SASL.User, Password: cfg.Kafka.SASL.Password.Reveal()}
 	}
@@ -205,4 +221,14 @@ func retryOpts(cfg *config.Config) []kafka.Opt {
 		opts = append(opts, kafka.WithFailFastAfter(cfg.Delivery.FailFastAfter))
 	}
 	return opts
+}
+
+// bisectLoads maps records.dead_letter_max_bisect_loads (0: off, also in
+// a Config built without Load) to kafka.Config.BisectMaxFailures
+// (negative: off).
+func bisectLoads(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

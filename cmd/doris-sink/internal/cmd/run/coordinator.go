@@ -30,12 +30,9 @@ type fenceChecker interface {
 // (positions.go).
 func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, error) {
 	if cfg.Job.Coordinator != config.CoordinatorKafka {
-		if err := checkNotMigrated(cfg.Job.DataDir); err != nil {
-			return nil, nil, err
-		}
-		fs, err := checkpoint.OpenFile(cfg.Job.DataDir, Owner(cfg))
+		fs, err := OpenFileStore(cfg) // the migration marker is checked under the lock
 		if err != nil {
-			return nil, nil, fmt.Errorf("job.data_dir: %w", err)
+			return nil, nil, err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), coordinatorOpenTimeout)
 		defer cancel()

@@ -34,6 +34,8 @@ func deleteSource(cfg *config.Config) string {
 		return "records.delete.*"
 	case cfg.Records.Format == config.RecordsDebezium:
 		return "records.format debezium"
+	case cfg.Records.Envelope == config.EnvelopeDebezium:
+		return "records.envelope debezium"
 	}
 	for _, c := range strings.Split(cfg.Doris.Properties["hidden_columns"], ",") {
 		if strings.EqualFold(strings.TrimSpace(c), schema.DeleteSignColumn) {

@@ -19,7 +19,8 @@ import (
 // id, label and txn, not committed, not yet resolved that way), it is
 // recorded through loader.ResolveAssume on the job's own fenced store,
 // re-checked against Doris (an assumption Doris now contradicts is
-// refused), with a "resolved" ledger entry in job.data_dir. A record that
+// refused), with a "resolved" ledger entry in job.data_dir (a crash before
+// that entry leaves it to the loader's Recover to append). A record that
 // no longer applies (the checkpoint moved on or was settled) is ignored
 // and logged.
 func applyOperator(ctx context.Context, st *coordlog.Store, cfg *config.Config, d Deps) error {
@@ -42,7 +43,10 @@ func applyOperator(ctx context.Context, st *coordlog.Store, cfg *config.Config, 
 		at = op.At // never record it before the operator decided it
 	}
 	opts := []loader.ResolveOpt{loader.ResolveBy(op.By), loader.ResolveClock(func() time.Time { return at }),
-		loader.ResolveLedger(cfg.Job.DataDir)}
+		loader.ResolveLedger(cfg.Job.DataDir), loader.ResolveFailpoints(d.Failpoints)}
+	if op.Table != "" {
+		opts = append(opts, loader.ResolveTable(op.Table))
+	}
 	if rd, ok := d.Doris.(loader.ResolveDoris); ok {
 		opts = append(opts, loader.ResolveCheck(rd, cfg.Doris.Database))
 	}

@@ -154,6 +154,8 @@ func Run(ctx context.Context, opts *Options) error {
 	m := metrics.New()
 	job, err := Build(cfg, Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
 		ConnectorOpts: []kafka.Opt{
+			rowCheck(runCtx, client, cfg, log),
+			routedRowCheck(client, cfg),
 			kafka.WithTableColumns(fields),
 			kafka.WithOnCheckpoint(func(s kafka.CheckpointStats) { logCheckpoint(log, s) }),
 			kafka.WithTestingKnobs(&kafka.TestingKnobs{
@@ -292,4 +294,47 @@ func logCheckpoint(log *slog.Logger, s kafka.CheckpointStats) {
 	}
 	log.Info("checkpoint decided", "start", s.Start, "end", s.End, "records", s.Records, "rows", s.Rows,
 		"bytes", s.RowBytes, "dead_lettered", s.DeadLettered)
+}
+
+// rowCheck is the connector's row pre-check (kafka.WithRowCheck) when a
+// dead-letter topic is set: rows Doris would refuse are dead-lettered
+// before they are sent. A table that cannot be read leaves it off
+// (logged): Doris alone decides then.
+func rowCheck(ctx context.Context, tr drift.TableReader, cfg *config.Config, log *slog.Logger) kafka.Opt {
+	if cfg.Records.DeadLetterTopic == "" {
+		return kafka.WithRowCheck(nil, nil)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	t, err := tr.ShowCreateTable(ctx, cfg.Doris.Database, cfg.Doris.Table)
+	if err != nil {
+		log.Warn("rows are not pre-checked against the table (cannot read it): Doris alone decides which it refuses",
+			"table", cfg.Doris.Database+"."+cfg.Doris.Table, "err", err)
+		return kafka.WithRowCheck(nil, nil)
+	}
+	return kafka.WithRowCheck(t, cfg.Doris.Properties)
+}
+
+// routedRowCheck pre-checks routed rows (kafka.WithRoutedRowCheck) when a
+// dead-letter topic is set: each routed table is read through tr on its
+// first row, and checked with its doris.properties and tables.<pattern>
+// override.
+func routedRowCheck(tr drift.TableReader, cfg *config.Config) kafka.Opt {
+	if cfg.Records.DeadLetterTopic == "" {
+		return kafka.WithRoutedRowCheck(nil, "", nil)
+	}
+	return kafka.WithRoutedRowCheck(tr, cfg.Doris.Database, routedProps(cfg))
+}
+
+// routedProps gives a routed table's ("db.table" or "table") Stream Load
+// properties for its pre-check: doris.properties with its
+// tables.<pattern> override, as Build's loader gives its loads.
+func routedProps(cfg *config.Config) func(table string) map[string]string {
+	return func(table string) map[string]string {
+		if _, t, ok := strings.Cut(table, "."); ok {
+			table = t
+		}
+		p, _ := cfg.TableSettings(table, cfg.Doris.Properties)
+		return p
+	}
 }

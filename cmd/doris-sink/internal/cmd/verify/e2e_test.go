@@ -26,7 +26,7 @@ func sinkTo(t *testing.T, k *kafkaEnv, ddl, topic, format, dlq string, want int6
 		Doris: config.Doris{FE: []string{srv.FEURL()}, MySQL: srv.MySQLAddr(), User: "root", Database: "demo", Table: "events",
 			Format: "json", Properties: map[string]string{"max_filter_ratio": "0"}},
 		Delivery: config.Delivery{Guarantee: config.ExactlyOnce, CheckpointInterval: time.Hour, CheckpointMaxRows: 3},
-		Records:  config.Records{Format: format, DeadLetterTopic: dlq},
+		Records:  config.Records{Format: format, DeadLetterTopic: dlq, DeadLetterDelivery: config.DeadLetterAtLeastOnce},
 	}
 	var conn *kafka.Connector
 	job, err := run.Build(cfg, run.Deps{Doris: client, ConnectorOpts: []kafka.Opt{

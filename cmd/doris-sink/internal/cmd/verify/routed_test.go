@@ -49,7 +49,7 @@ func TestVerifyRoutedJob(t *testing.T) {
 		Doris: config.Doris{FE: []string{srv.FEURL()}, MySQL: srv.MySQLAddr(), User: "root", Database: "demo", Table: "events",
 			Format: "json", Properties: map[string]string{"max_filter_ratio": "0"}},
 		Delivery: config.Delivery{Guarantee: config.ExactlyOnce, CheckpointInterval: time.Hour, CheckpointMaxRows: 4},
-		Records:  config.Records{Format: config.RecordsJSON, DeadLetterTopic: "dead-routed"},
+		Records:  config.Records{Format: config.RecordsJSON, DeadLetterTopic: "dead-routed", DeadLetterDelivery: config.DeadLetterAtLeastOnce},
 		Routing:  config.Routing{TableField: "tbl"},
 	}
 	var conn *kafka.Connector
