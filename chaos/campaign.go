@@ -41,6 +41,12 @@ type Config struct {
 	// (RoutedTable: events, events_r1, …): every checkpoint of that sink
 	// then decides txns of several tables (docs/design.md §2).
 	RoutedTables int
+	// SourceTopics, when > 1, spreads the events over that many source
+	// topics (SourceTopics: events, events_t1, …; a key always in the same
+	// topic, so its versions stay ordered) and both sinks read all of them
+	// (kafka.topics): every checkpoint covers the partitions of every
+	// topic. Malformed records go to Topic.
+	SourceTopics int
 	// Keys is the number of distinct keys (default 50).
 	Keys int
 	// Timeout bounds each wait for progress (default 60 s): a sink that
@@ -84,6 +90,7 @@ type campaign struct {
 	sinks   []*Sink
 	hist    *History
 	rng     *rand.Rand // history stream
+	topics  []string   // source topics (Config.SourceTopics)
 	records int64      // Kafka offsets produced, summed over partitions
 	res     *Result
 	// avro is the registry side of a FormatAvro campaign; nil for JSON.
@@ -122,7 +129,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer cl.Close()
 	k := &campaign{cfg: cfg, c: cl, hist: NewHistory(cfg.Keys), rng: newRand(cfg.Seed, 1), res: res}
-	so := SinkOptions{Guarantee: cfg.Guarantee, CheckpointInterval: "150ms", CheckpointMaxRows: 60, Coordinator: cfg.Coordinator}
+	topics, err := cl.CreateSourceTopics(ctx, max(cfg.SourceTopics, 1))
+	if err != nil {
+		return nil, err
+	}
+	k.topics = topics
+	so := SinkOptions{Guarantee: cfg.Guarantee, CheckpointInterval: "150ms", CheckpointMaxRows: 60, Coordinator: cfg.Coordinator,
+		Topics: topics}
 	eventsTables := []string{EventsTable}
 	if cfg.RoutedTables > 1 {
 		if eventsTables, err = cl.CreateRoutedTables(cfg.RoutedTables); err != nil {
@@ -164,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Records = k.records
 	chk := &Checker{Brokers: cl.Brokers(), MySQL: cl.Doris.MySQLAddr(), User: "root",
-		Events: k.sinks[0], EventsTables: eventsTables, State: k.sinks[1], ExactlyOnce: eos}
+		Events: k.sinks[0], EventsTables: eventsTables, State: k.sinks[1], ExactlyOnce: eos, Topics: topics}
 	if k.avro != nil {
 		chk.Registry = so.Registry
 	}
@@ -192,6 +205,9 @@ func (k *campaign) produce(ctx context.Context, n, bad int) error {
 			}
 		}
 		r := &kgo.Record{Key: e.KeyBytes(), Value: v}
+		if len(k.topics) > 1 {
+			r.Topic = k.topics[e.K%int64(len(k.topics))]
+		}
 		if k.cfg.RoutedTables > 1 {
 			r.Headers = []kgo.RecordHeader{{Key: RouteHeader, Value: []byte(RoutedTable(e.EID, k.cfg.RoutedTables))}}
 		}

@@ -70,6 +70,21 @@ func TestCampaignAtLeastOnceCatchesDuplicates(t *testing.T) {
 	}
 }
 
+// TestCampaignTwoTopics runs the campaign with the events spread over two
+// source topics (a key always in one) that both sinks read with
+// kafka.topics, the events sink routing to three tables: every checkpoint
+// covers the partitions of both topics and decides txns of several tables.
+// Through the same crashes and faults nothing may be lost, duplicated or
+// left lingering.
+func TestCampaignTwoTopics(t *testing.T) {
+	t.Parallel()
+	res := runCampaign(t, Config{Seed: *flagSeed + 2, Cycles: 12, Guarantee: "exactly-once", RoutedTables: 3, SourceTopics: 2})
+	requireClean(t, res)
+	if res.Report.EventsRows == 0 || res.Report.Produced == 0 {
+		t.Errorf("seed=%d: nothing loaded: %s", res.Seed, res.Report)
+	}
+}
+
 // TestCampaignRoutedTables runs the campaign with the events sink routing
 // every event (record header) to one of three tables, so each of its
 // checkpoints decides txns of several tables: through the same crashes and

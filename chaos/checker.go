@@ -35,6 +35,8 @@ type Checker struct {
 	Events, State *Sink
 	// ExactlyOnce makes duplicates and ledger row mismatches violations.
 	ExactlyOnce bool
+	// Topics are the source topics (Config.SourceTopics); nil means Topic.
+	Topics []string
 	// Registry is the Schema Registry URL of an Avro topic (FormatAvro):
 	// values are decoded through it; "" reads JSON values.
 	Registry string
@@ -106,9 +108,17 @@ func (r *Report) String() string {
 // Check reads everything and compares.
 func (c *Checker) Check(ctx context.Context) (*Report, error) {
 	r := &Report{}
-	values, err := ReadTopic(ctx, c.Brokers, Topic)
-	if err != nil {
-		return nil, err
+	topics := c.Topics
+	if len(topics) == 0 {
+		topics = []string{Topic}
+	}
+	var values [][]byte
+	for _, t := range topics {
+		vs, err := ReadTopic(ctx, c.Brokers, t)
+		if err != nil {
+			return nil, err
+		}
+		values = append(values, vs...)
 	}
 	produced := map[int64]Event{}
 	byKeyVer := map[[2]int64]Event{}
@@ -118,6 +128,7 @@ func (c *Checker) Check(ctx context.Context) (*Report, error) {
 		events    []Event
 	)
 	if c.Registry != "" {
+		var err error
 		if events, malformed, err = avroEvents(ctx, c.Registry, values); err != nil {
 			return nil, err
 		}

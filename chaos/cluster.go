@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -124,6 +125,38 @@ func (c *Cluster) Close() {
 	defer c.mu.Unlock()
 	c.kafka.Close()
 	c.Doris.Close()
+}
+
+// SourceTopics are the n source topics of a campaign (Config.SourceTopics):
+// Topic, then Topic_t1, Topic_t2, ….
+func SourceTopics(n int) []string {
+	out := []string{Topic}
+	for i := 1; i < n; i++ {
+		out = append(out, fmt.Sprintf("%s_t%d", Topic, i))
+	}
+	return out
+}
+
+// CreateSourceTopics creates the source topics after Topic (partitions
+// partitions each) and returns all of them.
+func (c *Cluster) CreateSourceTopics(ctx context.Context, n int) ([]string, error) {
+	topics := SourceTopics(n)
+	if len(topics) == 1 {
+		return topics, nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Brokers()))
+	if err != nil {
+		return nil, fmt.Errorf("create source topics: %w", err)
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).CreateTopics(ctx, partitions, 1, nil, topics[1:]...)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create source topics %v: %w", topics[1:], err)
+	}
+	return topics, nil
 }
 
 // RouteHeader is the record header naming an event's table when a

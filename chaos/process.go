@@ -80,13 +80,24 @@ func (p *Process) follow(r io.Reader) {
 	close(p.done)
 }
 
+// sumOffsets sums the offsets of a logged position, of one topic
+// ("offsets") or several ("topics").
 func sumOffsets(pos any) int64 {
 	m, _ := pos.(map[string]any)
+	sum := func(offs map[string]any) int64 {
+		var n int64
+		for _, v := range offs {
+			f, _ := v.(float64)
+			n += int64(f)
+		}
+		return n
+	}
 	offs, _ := m["offsets"].(map[string]any)
-	var n int64
-	for _, v := range offs {
-		f, _ := v.(float64)
-		n += int64(f)
+	n := sum(offs)
+	topics, _ := m["topics"].(map[string]any)
+	for _, t := range topics {
+		offs, _ := t.(map[string]any)
+		n += sum(offs)
 	}
 	return n
 }

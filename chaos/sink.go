@@ -34,6 +34,8 @@ type SinkOptions struct {
 	// TableHeader, when set, is routing.table_header: each record goes to
 	// the table its header names.
 	TableHeader string
+	// Topics, when several, are kafka.topics (else kafka.topic is Topic).
+	Topics []string
 	// Format is records.format: "" (json) or FormatAvro with the Schema
 	// Registry at Registry.
 	Format, Registry string
@@ -53,7 +55,12 @@ func NewSink(dir, name, table string, c *Cluster, o SinkOptions) (*Sink, error) 
 		} else {
 			fmt.Fprintf(&b, "job: { name: %s, data_dir: %s }\n", name, s.DataDir)
 		}
-		fmt.Fprintf(&b, "kafka: { brokers: [%s], topic: %s, group: chaos-%s, start: earliest }\n", c.Brokers(), Topic, name)
+		if len(o.Topics) > 1 {
+			fmt.Fprintf(&b, "kafka: { brokers: [%s], topics: [%s], group: chaos-%s, start: earliest }\n", c.Brokers(),
+				strings.Join(o.Topics, ", "), name)
+		} else {
+			fmt.Fprintf(&b, "kafka: { brokers: [%s], topic: %s, group: chaos-%s, start: earliest }\n", c.Brokers(), Topic, name)
+		}
 		fmt.Fprintf(&b, "doris: { fe: [%s], mysql: %s, user: root, database: %s, table: %s, format: json }\n",
 			c.Doris.FEURL(), c.Doris.MySQLAddr(), Database, table)
 		fmt.Fprintf(&b, "delivery: { guarantee: %s, checkpoint_interval: %s, checkpoint_max_rows: %d }\n",

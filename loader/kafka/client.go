@@ -141,14 +141,17 @@ func saslMechanism(s SASL) sasl.Mechanism {
 // offsets: direct partition assignment (no group membership), bounded
 // fetches, and an out-of-range offset is fatal (NoResetOffset), since
 // skipping or re-reading records silently would break exactly-once.
-func (c *Connector) consumerOpts(offsets map[int32]int64) []kgo.Opt {
-	assign := make(map[int32]kgo.Offset, len(offsets))
-	for p, o := range offsets {
-		assign[p] = kgo.NewOffset().At(o)
+func (c *Connector) consumerOpts(offsets topicOffsets) []kgo.Opt {
+	assign := make(map[string]map[int32]kgo.Offset, len(offsets))
+	for t, offs := range offsets {
+		assign[t] = make(map[int32]kgo.Offset, len(offs))
+		for p, o := range offs {
+			assign[t][p] = kgo.NewOffset().At(o)
+		}
 	}
 	opts := c.baseOpts()
 	return append(opts,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{c.cfg.Topic: assign}),
+		kgo.ConsumePartitions(assign),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchMaxBytes(c.cfg.FetchMaxBytes),
 		kgo.BrokerMaxReadBytes(max(c.cfg.FetchMaxBytes*2, 100<<20)),

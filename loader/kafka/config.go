@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,13 +55,28 @@ type SASL struct {
 	User, Password string
 }
 
-// Config configures a Connector. Brokers and Topic are required; every
-// other zero field means the documented default.
+// Config configures a Connector. Brokers and one of Topic, Topics and
+// TopicRegex are required; every other zero field means the documented
+// default.
 type Config struct {
 	// Brokers are the seed brokers, "host:port" (kafka.brokers). Required.
 	Brokers []string
-	// Topic is the topic to load (kafka.topic). Required.
+	// Topic is the topic to load (kafka.topic): the one-topic spelling of
+	// Topics. Exactly one of Topic, Topics and TopicRegex is required.
 	Topic string
+	// Topics are the topics to load (kafka.topics), read together: one
+	// checkpoint covers every partition of all of them.
+	Topics []string
+	// TopicRegex selects the topics to load by name (kafka.topic_regex, a
+	// Go regexp matched against the whole name): the topics matching it at
+	// the start, and those created later (found every PartitionRefresh, at
+	// a checkpoint boundary: never while a checkpoint is open; read from
+	// their earliest offsets). Internal topics (names starting with "__"
+	// or marked internal), DeadLetterTopic and ExcludeTopics never match.
+	TopicRegex string
+	// ExcludeTopics never match TopicRegex: the job's own state topic
+	// (cmd/ sets it).
+	ExcludeTopics []string
 	// Group is the consumer group (kafka.group) that receives the decided
 	// offsets after each checkpoint, for monitoring, and that StartCommitted
 	// reads. The Connector never joins it. Empty: no commits.
@@ -143,9 +160,11 @@ type Config struct {
 	// PollMaxRecords bounds the records taken per poll. Default
 	// DefaultPollMaxRecords.
 	PollMaxRecords int
-	// PartitionRefresh is how often the topic's partition count is checked
-	// for new partitions (read from their earliest offset). Default
-	// DefaultPartitionRefresh; negative disables the check.
+	// PartitionRefresh is how often the topics' partition counts are
+	// checked for new partitions (read from their earliest offset), and,
+	// with TopicRegex, how often new topics are looked for (at the next
+	// checkpoint boundary). Default DefaultPartitionRefresh; negative
+	// disables both.
 	PartitionRefresh time.Duration
 	// ClientID is the Kafka client id. Default "doris-sink".
 	ClientID string
@@ -190,12 +209,7 @@ func (c *Config) validate() error {
 	if len(c.Brokers) == 0 {
 		errs = append(errs, errors.New("kafka.brokers is required"))
 	}
-	if c.Topic == "" {
-		errs = append(errs, errors.New("kafka.topic is required"))
-	}
-	if c.DeadLetterTopic != "" && c.DeadLetterTopic == c.Topic {
-		errs = append(errs, fmt.Errorf("kafka.dead_letter_topic %q is kafka.topic: bad records would be read again", c.Topic))
-	}
+	errs = append(errs, c.validateTopics()...)
 	switch c.Start {
 	case StartEarliest, StartLatest:
 	case StartCommitted:
@@ -208,6 +222,9 @@ func (c *Config) validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("kafka.start %q: want earliest, latest, committed or offsets", c.Start))
+	}
+	if c.Start == StartOffsets && len(c.topicList()) != 1 {
+		errs = append(errs, errors.New("kafka.start: offsets names partitions of one topic: it needs exactly one topic (kafka.topic or a kafka.topics of one), not several or kafka.topic_regex"))
 	}
 	if c.Start != StartOffsets && len(c.StartOffsets) > 0 {
 		errs = append(errs, fmt.Errorf("kafka.start_offsets is only used with kafka.start: offsets (kafka.start is %q)", c.Start))
@@ -245,4 +262,60 @@ func (c *Config) validate() error {
 		return fmt.Errorf("kafka connector config: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// topicList returns the configured topics (Topic or Topics; nil with
+// TopicRegex).
+func (c *Config) topicList() []string {
+	if c.Topic != "" {
+		return []string{c.Topic}
+	}
+	return c.Topics
+}
+
+// topicRegexp compiles TopicRegex anchored at both ends (nil when unset).
+func (c *Config) topicRegexp() (*regexp.Regexp, error) {
+	if c.TopicRegex == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(`^(?:` + c.TopicRegex + `)$`)
+	if err != nil {
+		return nil, fmt.Errorf("kafka.topic_regex %q: %w", c.TopicRegex, err)
+	}
+	return re, nil
+}
+
+// validateTopics checks kafka.topic, kafka.topics and kafka.topic_regex.
+func (c *Config) validateTopics() []error {
+	var errs []error
+	set := 0
+	for _, on := range []bool{c.Topic != "", len(c.Topics) > 0, c.TopicRegex != ""} {
+		if on {
+			set++
+		}
+	}
+	switch {
+	case set == 0:
+		errs = append(errs, errors.New("kafka.topic (or kafka.topics, or kafka.topic_regex) is required"))
+	case set > 1:
+		errs = append(errs, errors.New("kafka.topic, kafka.topics and kafka.topic_regex exclude each other: set one "+
+			"(kafka.topic is the one-topic spelling of kafka.topics)"))
+	}
+	seen := map[string]bool{}
+	for i, t := range c.Topics {
+		switch {
+		case t == "":
+			errs = append(errs, fmt.Errorf("kafka.topics[%d] is empty", i))
+		case seen[t]:
+			errs = append(errs, fmt.Errorf("kafka.topics: %q is listed twice", t))
+		}
+		seen[t] = true
+	}
+	if c.DeadLetterTopic != "" && slices.Contains(c.topicList(), c.DeadLetterTopic) {
+		errs = append(errs, fmt.Errorf("kafka.dead_letter_topic %q is a source topic: bad records would be read again", c.DeadLetterTopic))
+	}
+	if _, err := c.topicRegexp(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
 }

@@ -1,10 +1,13 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,8 +48,9 @@ type TableSink interface {
 	WriteTo(ctx context.Context, table string, row []byte) error
 }
 
-// Connector reads one Kafka topic into a Sink (docs/design.md §1, connector
-// row). Create it with New, then call Run once. Drain and Metrics are safe
+// Connector reads Kafka topics (one, a list, or those a regex selects)
+// into a Sink (docs/design.md §1, connector row); one checkpoint covers
+// every partition of every topic. Create it with New, then call Run once. Drain and Metrics are safe
 // to call from any goroutine.
 type Connector struct {
 	cfg     Config
@@ -71,19 +75,28 @@ type Connector struct {
 	// mu guards cl, base and decided, shared with the partition-refresh
 	// goroutine and Decided.
 	mu      sync.Mutex
-	cl      *kgo.Client     // the consuming client (recreated on rewind)
-	base    map[int32]int64 // where a partition starts when no position covers it
-	decided *Position       // the last decided position known (nil: none)
+	cl      *kgo.Client  // the consuming client (recreated on rewind)
+	base    topicOffsets // where a partition starts when no position covers it
+	decided *Position    // the last decided position known (nil: none)
+	topics  []string     // the source topics read now, sorted (grows with TopicRegex)
+
+	// re is Config.TopicRegex compiled (nil: a list of topics).
+	re *regexp.Regexp
 
 	// Run goroutine state.
-	next   map[int32]int64 // next offset to read per partition
-	start  Position        // start of the open checkpoint (last decided)
-	pend   pending
-	timerC <-chan time.Time
-	fired  bool
+	next  topicOffsets // next offset to read per topic partition
+	start Position     // start of the open checkpoint (last decided)
+	// topicsC fires when the next look for new topics (TopicRegex) is due;
+	// topicsDue is set when it fired and the look waits for the open
+	// checkpoint to be decided.
+	topicsC   <-chan time.Time
+	topicsDue bool
+	pend      pending
+	timerC    <-chan time.Time
+	fired     bool
 	// drainTo bounds reading while a failed drain checkpoint is re-read:
 	// the next offsets consumed when Drain was called (nil otherwise).
-	drainTo map[int32]int64
+	drainTo topicOffsets
 	// inDrain is set once drain runs (backoff waits no longer end on
 	// Drain).
 	inDrain bool
@@ -147,7 +160,7 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 		o.metrics = &Metrics{}
 	}
 	if o.columns != nil && (o.evolver == nil || !o.evolver.AddsColumns()) {
-		log, topic := o.logger, cfg.Topic
+		log, topic := o.logger, cmp.Or(cfg.Topic, strings.Join(cfg.Topics, ","), cfg.TopicRegex)
 		conv.WatchFields(o.columns, &o.metrics.UnknownFields, func(name string) {
 			log.Warn("JSON field is not a column of the table: Doris ignores it, its values are not loaded "+
 				"(named once; every occurrence is counted in unknown_fields)", "field", name, "topic", topic)
@@ -174,6 +187,9 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
 		fence: newFence(), dlLog: deadLetterLog{every: o.dlLogEvery}}
+	if c.re, err = cfg.topicRegexp(); err != nil {
+		return nil, fmt.Errorf("kafka connector config: %w", err)
+	}
 	if o.knobs != nil {
 		c.knobs = *o.knobs
 	}

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -18,8 +17,9 @@ const DefaultBisectMaxFailures = 24
 
 // recKey names one source record.
 type recKey struct {
-	p   int32
-	off int64
+	topic string
+	p     int32
+	off   int64
 }
 
 // bisectState is a bisection in progress: the range Doris refused is
@@ -28,7 +28,7 @@ type recKey struct {
 // one row is refused: that row's record is dead-lettered (c.refused) and
 // the rest loads. It ends when a checkpoint reaching end is decided.
 type bisectState struct {
-	end         map[int32]int64 // the refused range's end (grown by later refusals)
+	end         topicOffsets // the refused range's end (grown by later refusals)
 	orig, limit int64
 	failures    int   // refused loads in this bisection (each a label and an aborted txn)
 	found       int64 // records found and dead-lettered
@@ -55,11 +55,14 @@ func (c *Connector) bisectRejected(re *RejectedError) bool {
 	}
 	b := c.bisect
 	if b == nil {
-		b = &bisectState{end: maps.Clone(re.End.Offsets), orig: max(c.pend.rows, 1)}
+		b = &bisectState{end: topicOffsets(re.End.PerTopic()).clone(), orig: max(c.pend.rows, 1)}
 		c.bisect = b
 	}
-	for p, o := range re.End.Offsets {
-		b.end[p] = max(b.end[p], o)
+	for t, offs := range re.End.PerTopic() {
+		for p, o := range offs {
+			cur, _ := b.end.get(t, p)
+			b.end.set(t, p, max(cur, o))
+		}
 	}
 	b.failures++
 	if b.failures > c.cfg.BisectMaxFailures {
@@ -79,7 +82,7 @@ func (c *Connector) bisectRejected(re *RejectedError) bool {
 		}
 		c.refused[c.pend.lastRow] = oneLine(why)
 		b.found++
-		c.o.logger.Info("bisection: found a row Doris refuses; it is dead-lettered on the re-read", "topic", c.cfg.Topic,
+		c.o.logger.Info("bisection: found a row Doris refuses; it is dead-lettered on the re-read", "topic", c.pend.lastRow.topic,
 			"partition", c.pend.lastRow.p, "offset", c.pend.lastRow.off, "doris", oneLine(why), "failed_loads", b.failures)
 	}
 	b.limit = max(c.pend.rows/2, 1)
@@ -92,15 +95,17 @@ func (c *Connector) bisectRejected(re *RejectedError) bool {
 // bisectDecided updates a bisection after a decided checkpoint ending at
 // end: grow the checkpoint size again, or end the bisection when end
 // covers the refused range.
-func (c *Connector) bisectDecided(end map[int32]int64) {
+func (c *Connector) bisectDecided(end Position) {
 	b := c.bisect
 	if b == nil {
 		return
 	}
-	for p, o := range b.end {
-		if end[p] < o {
-			b.limit = min(b.limit*2, b.orig)
-			return
+	for t, offs := range b.end {
+		for p, o := range offs {
+			if end.Of(t)[p] < o {
+				b.limit = min(b.limit*2, b.orig)
+				return
+			}
 		}
 	}
 	c.o.logger.Info("bisection done: the refused range is loaded without the rows Doris refuses", "dead_lettered", b.found,
@@ -111,7 +116,7 @@ func (c *Connector) bisectDecided(end map[int32]int64) {
 // refusedRow reports whether bisection found that Doris refuses r's row,
 // and Doris's reason.
 func (c *Connector) refusedRow(r *kgo.Record) (why string, ok bool) {
-	why, ok = c.refused[recKey{r.Partition, r.Offset}]
+	why, ok = c.refused[recKey{r.Topic, r.Partition, r.Offset}]
 	return why, ok
 }
 

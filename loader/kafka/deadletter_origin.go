@@ -76,16 +76,16 @@ func (c *Connector) loadRefused() {
 		return
 	}
 	for _, r := range src.RefusedRows() {
-		if r.Topic != c.cfg.Topic {
+		if !c.selects(r.Topic) {
 			continue
 		}
 		if c.refused == nil {
 			c.refused = map[recKey]string{}
 		}
-		c.refused[recKey{r.Partition, r.Offset}] = r.Reason
+		c.refused[recKey{r.Topic, r.Partition, r.Offset}] = r.Reason
 	}
 	if n := len(c.refused); n > 0 {
 		c.o.logger.Info("rows Doris refused (found by bisection, recorded with the decision) are dead-lettered if read again",
-			"topic", c.cfg.Topic, "rows", n)
+			"topics", c.topicNames(), "rows", n)
 	}
 }

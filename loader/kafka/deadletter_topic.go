@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -142,16 +143,18 @@ func (c *Connector) topicMaxMessageBytes(ctx context.Context, topic string) (int
 // (Config.DeadLetterCreate).
 func (c *Connector) createDeadLetterTopic(ctx context.Context) error {
 	t := c.cfg.DeadLetterTopic
-	parts, err := c.adm.ListTopics(ctx, c.cfg.Topic)
-	if err == nil {
-		err = parts.Error()
-	}
-	if err != nil {
-		return fmt.Errorf("records.dead_letter_create: partition count of %s: %w", c.cfg.Topic, err)
-	}
-	n := int32(len(parts[c.cfg.Topic].Partitions))
-	if n == 0 {
-		n = 1
+	n := int32(1) // the most partitions of a listed source topic (1 with a topic regex)
+	if topics := c.cfg.topicList(); len(topics) > 0 {
+		parts, err := c.adm.ListTopics(ctx, topics...)
+		if err == nil {
+			err = parts.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("records.dead_letter_create: partition count of %s: %w", strings.Join(topics, ","), err)
+		}
+		for _, t := range topics {
+			n = max(n, int32(len(parts[t].Partitions)))
+		}
 	}
 	resp, err := c.adm.CreateTopic(ctx, n, -1, nil, t)
 	if err == nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/doris-sink/doris-sink/loader"
 )
@@ -30,7 +29,7 @@ var errDrainTimeout = errors.New("drain timeout")
 // *RejectedError), end it at once too.
 func (c *Connector) drain(ctx, dctx context.Context, cause error) error {
 	c.inDrain = true
-	target := maps.Clone(c.next)
+	target := c.next.clone()
 	healID, healEnd, healing, err := c.healTarget()
 	if err != nil {
 		return fmt.Errorf("drain: %w", err)
@@ -39,9 +38,11 @@ func (c *Connector) drain(ctx, dctx context.Context, cause error) error {
 		// Recover rewound to the start of a decided checkpoint Doris
 		// aborted: what was read of it before is not loaded. The drain
 		// re-reads it up to its decided end and checkpoints it (the heal).
-		for p, o := range healEnd {
-			if o > target[p] {
-				target[p] = o
+		for t, offs := range healEnd.PerTopic() {
+			for p, o := range offs {
+				if cur, _ := target.get(t, p); o > cur {
+					target.set(t, p, o)
+				}
 			}
 		}
 	}
@@ -55,7 +56,7 @@ func (c *Connector) drain(ctx, dctx context.Context, cause error) error {
 		attempts, fresh = 1, true
 		if healing {
 			c.o.logger.Info("drain: re-reading the checkpoint being healed up to its decided end", "id", healID,
-				"drain_position", Position{Topic: c.cfg.Topic, Offsets: target}.String())
+				"drain_position", target.position().String())
 			err = c.reread(dctx, target)
 		} else {
 			err = c.checkpoint(dctx)
@@ -81,7 +82,7 @@ func (c *Connector) drain(ctx, dctx context.Context, cause error) error {
 			}
 		}
 		c.o.logger.Warn("drain: final checkpoint failed; recovering, re-reading up to the drain position and retrying",
-			"attempt", attempts, "drain_position", Position{Topic: c.cfg.Topic, Offsets: target}.String(), "err", err)
+			"attempt", attempts, "drain_position", target.position().String(), "err", err)
 		if rerr := c.recoverAndRewind(dctx, err); rerr != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -122,28 +123,28 @@ func (c *Connector) drainContext(ctx context.Context) (context.Context, func()) 
 	return dctx, func() { cancel(nil) }
 }
 
-// healTarget returns the id and decided end offsets of the checkpoint the
+// healTarget returns the id and decided end position of the checkpoint the
 // loader is healing (Sink.Healing), ok false when it heals none.
-func (c *Connector) healTarget() (id uint64, end map[int32]int64, ok bool, err error) {
+func (c *Connector) healTarget() (id uint64, end Position, ok bool, err error) {
 	id, raw, ok := c.sink.Healing()
 	if !ok {
-		return 0, nil, false, nil
+		return 0, Position{}, false, nil
 	}
 	pos, ok, err := ParsePosition(raw)
-	if err == nil && ok && pos.Topic != c.cfg.Topic {
-		err = fmt.Errorf("it is for topic %q, not %q", pos.Topic, c.cfg.Topic)
+	if err == nil && ok {
+		err = c.checkPositionTopics(pos)
 	}
 	if err != nil || !ok {
-		return 0, nil, false, fmt.Errorf("the decided end %s of checkpoint %d being healed: %w", raw, id,
+		return 0, Position{}, false, fmt.Errorf("the decided end %s of checkpoint %d being healed: %w", raw, id,
 			cmp.Or(err, errors.New("no position")))
 	}
-	return id, pos.Offsets, true, nil
+	return id, pos, true, nil
 }
 
 // reread reads from the rewound position up to target (c.drainTo bounds
 // handlePartition, which may checkpoint at the row or byte cap on the way)
 // and checkpoints what it read.
-func (c *Connector) reread(ctx context.Context, target map[int32]int64) error {
+func (c *Connector) reread(ctx context.Context, target topicOffsets) error {
 	c.drainTo = target
 	defer func() { c.drainTo = nil }()
 	for !reached(c.next, target) {
@@ -164,23 +165,25 @@ func (c *Connector) reread(ctx context.Context, target map[int32]int64) error {
 	return c.checkpoint(ctx)
 }
 
-// pastDrain reports whether the record at offset off of partition part
-// must not be read because Drain was called: always during the first drain
-// attempt (nothing more is read), and at or past the drain position while
-// a failed drain checkpoint is re-read.
-func (c *Connector) pastDrain(part int32, off int64) bool {
+// pastDrain reports whether the record at offset off of topic's partition
+// part must not be read because Drain was called: always during the first
+// drain attempt (nothing more is read), and at or past the drain position
+// while a failed drain checkpoint is re-read.
+func (c *Connector) pastDrain(topic string, part int32, off int64) bool {
 	if c.drainTo == nil {
 		return true
 	}
-	lim, ok := c.drainTo[part]
+	lim, ok := c.drainTo.get(topic, part)
 	return !ok || off >= lim
 }
 
 // reached reports whether next has read every partition up to target.
-func reached(next, target map[int32]int64) bool {
-	for part, o := range target {
-		if next[part] < o {
-			return false
+func reached(next, target topicOffsets) bool {
+	for t, offs := range target {
+		for part, o := range offs {
+			if n, _ := next.get(t, part); n < o {
+				return false
+			}
 		}
 	}
 	return true

@@ -64,7 +64,7 @@ func unfixableOf(err error, topic string) (unfixable, bool) {
 	case errors.Is(err, errTopicMissing), errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.UnknownTopicID):
 		return unfixable{kind: "kafka-topic",
 			what: "Kafka topic " + topic + " does not exist",
-			fix:  "create the topic, or fix kafka.topic"}, true
+			fix:  "create the topic, or fix kafka.topic (kafka.topics)"}, true
 	case errors.Is(err, checkpoint.ErrResyncFailed):
 		// Only a failed re-sync: the failed Save itself (ErrUnsynced alone)
 		// is retried, since the next Recover's Load re-syncs the store.
@@ -164,7 +164,7 @@ func (c *Connector) rejected(err error) *RejectedError {
 	if !errors.Is(err, doris.ErrDataQuality) {
 		return nil
 	}
-	re := &RejectedError{Start: c.start.clone(), End: Position{Topic: c.cfg.Topic, Offsets: maps.Clone(c.next)},
+	re := &RejectedError{Start: c.start.clone(), End: c.next.position(),
 		DeadLetterTopic: c.cfg.DeadLetterTopic, Err: err}
 	var ce *loader.CheckpointError
 	if errors.As(err, &ce) {
@@ -191,7 +191,7 @@ func (c *Connector) noteFailure(err error) error {
 	f := &c.fail
 	f.n++
 	f.last = err
-	u, ok := unfixableOf(err, c.cfg.Topic)
+	u, ok := unfixableOf(err, c.topicNames())
 	if !ok {
 		f.kind, f.since = "", time.Time{}
 		c.metrics.SetStall(now, describe(err), false)
@@ -315,12 +315,19 @@ func tailCause(err error, text string, max int) string {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // rangeString renders the offsets of [start, end) per partition:
-// "topic orders partitions 0:[5,12) 1:[3,9)".
+// "topic orders partitions 0:[5,12) 1:[3,9)", one such part per topic
+// (joined by "; ").
 func rangeString(start, end Position) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "topic %s partitions", end.Topic)
-	for _, p := range slices.Sorted(maps.Keys(end.Offsets)) {
-		fmt.Fprintf(&b, " %d:[%d,%d)", p, start.Offsets[p], end.Offsets[p])
+	for i, t := range end.TopicNames() {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "topic %s partitions", t)
+		offs, from := end.Of(t), start.Of(t)
+		for _, p := range slices.Sorted(maps.Keys(offs)) {
+			fmt.Fprintf(&b, " %d:[%d,%d)", p, from[p], offs[p])
+		}
 	}
 	return b.String()
 }

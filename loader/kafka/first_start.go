@@ -49,9 +49,10 @@ func ClientOpts(cfg Config) []kgo.Opt {
 }
 
 // persistedFirstStart returns the persisted first start overlaid on
-// earliest (partitions added since start at their earliest offset), or
-// resolves Config.Start and persists it before returning.
-func (c *Connector) persistedFirstStart(ctx context.Context, earliest map[int32]int64) (map[int32]int64, error) {
+// earliest (partitions and topics added since at their earliest offset),
+// or resolves Config.Start and persists it before returning. A persisted
+// position naming a topic no longer selected is refused.
+func (c *Connector) persistedFirstStart(ctx context.Context, earliest topicOffsets) (topicOffsets, error) {
 	s := c.o.startStore
 	raw, ok, err := s.FirstStart(ctx)
 	if err != nil {
@@ -62,19 +63,21 @@ func (c *Connector) persistedFirstStart(ctx context.Context, earliest map[int32]
 		if err != nil {
 			return nil, err
 		}
-		if ok && pos.Topic != c.cfg.Topic {
-			return nil, fmt.Errorf("the persisted first-start position is for topic %q, kafka.topic is %q", pos.Topic, c.cfg.Topic)
+		if err := c.checkPositionTopics(pos); err != nil {
+			return nil, fmt.Errorf("the persisted first-start position: %w", err)
 		}
 		if ok {
-			base := make(map[int32]int64, len(earliest))
-			for p, o := range earliest {
-				base[p] = o
-			}
-			for p, o := range pos.Offsets {
-				base[p] = o
+			base := earliest.clone()
+			for t, offs := range pos.PerTopic() {
+				if _, listed := base[t]; !listed {
+					continue // a topic matched by kafka.topic_regex then and gone now
+				}
+				for p, o := range offs {
+					base.set(t, p, o)
+				}
 			}
 			c.o.logger.Info("first start (persisted before, not resolved again)", "mode", c.cfg.Start,
-				"position", Position{Topic: c.cfg.Topic, Offsets: base}.String())
+				"position", base.position().String())
 			return base, nil
 		}
 	}
@@ -82,7 +85,7 @@ func (c *Connector) persistedFirstStart(ctx context.Context, earliest map[int32]
 	if err != nil {
 		return nil, err
 	}
-	b, err := Position{Topic: c.cfg.Topic, Offsets: base}.MarshalJSON()
+	b, err := base.position().MarshalJSON()
 	if err != nil {
 		return nil, err
 	}

@@ -24,8 +24,10 @@ func (c *Connector) commitGroup(ctx context.Context, end Position) {
 		md = fmt.Sprintf("doris-sink:chk=%d:label=%s", id, lbl)
 	}
 	var offs kadm.Offsets
-	for p, o := range end.Offsets {
-		offs.Add(kadm.Offset{Topic: end.Topic, Partition: p, At: o, LeaderEpoch: -1, Metadata: md})
+	for t, po := range end.PerTopic() {
+		for p, o := range po {
+			offs.Add(kadm.Offset{Topic: t, Partition: p, At: o, LeaderEpoch: -1, Metadata: md})
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.o.commitTimeout)
 	defer cancel()

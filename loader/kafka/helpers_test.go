@@ -178,9 +178,11 @@ func chain(a, b func(Position)) func(Position) {
 
 // covers reports whether p has read everything up to want.
 func covers(p, want Position) bool {
-	for part, o := range want.Offsets {
-		if p.Offsets[part] < o {
-			return false
+	for t, offs := range want.PerTopic() {
+		for part, o := range offs {
+			if p.Of(t)[part] < o {
+				return false
+			}
 		}
 	}
 	return true

@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -49,7 +51,7 @@ type Metrics struct {
 	GroupCommitFailures atomic.Int64
 
 	mu    sync.Mutex
-	parts map[int32]*partitionPos
+	parts map[topicPartition]*partitionPos
 
 	stall stallState
 	dl    deadLetterCounts
@@ -74,89 +76,138 @@ type PartitionPosition struct {
 // partitionPos is the mutable form of PartitionPosition.
 type partitionPos struct{ hw, read, loaded int64 }
 
+// topicPartition names one partition of one topic.
+type topicPartition struct {
+	topic string
+	part  int32
+}
+
 // Lag returns, per partition, the records between the last one consumed
 // and the partition's high watermark at the last fetch: how far reading
-// is behind, not loading (see LoadedLag).
+// is behind, not loading (see LoadedLag). With several source topics it
+// covers the first topic in name order; TopicLag covers them all.
 func (m *Metrics) Lag() map[int32]int64 {
-	return m.lagBehind(func(pp *partitionPos) int64 { return pp.read })
+	return firstTopic(m.TopicLag())
 }
 
 // LoadedLag returns, per partition, the records between the loaded
 // position (PartitionPosition.Loaded) and the partition's high watermark
 // at the last fetch: the records a crash now would leave to load. It
-// grows while nothing is decided, even if records are read.
+// grows while nothing is decided, even if records are read. With several
+// source topics it covers the first topic in name order; TopicLoadedLag
+// covers them all.
 func (m *Metrics) LoadedLag() map[int32]int64 {
+	return firstTopic(m.TopicLoadedLag())
+}
+
+// TopicLag is Lag per topic: topic → partition → records.
+func (m *Metrics) TopicLag() map[string]map[int32]int64 {
+	return m.lagBehind(func(pp *partitionPos) int64 { return pp.read })
+}
+
+// TopicLoadedLag is LoadedLag per topic: topic → partition → records.
+func (m *Metrics) TopicLoadedLag() map[string]map[int32]int64 {
 	return m.lagBehind(func(pp *partitionPos) int64 { return pp.loaded })
 }
 
 // lagBehind is, per partition whose high watermark and position are known
 // (≥ 0), the high watermark minus the position pos picks, never negative.
-func (m *Metrics) lagBehind(pos func(*partitionPos) int64) map[int32]int64 {
+func (m *Metrics) lagBehind(pos func(*partitionPos) int64) map[string]map[int32]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[int32]int64{}
-	for p, pp := range m.parts {
+	out := map[string]map[int32]int64{}
+	for tp, pp := range m.parts {
 		if at := pos(pp); pp.hw >= 0 && at >= 0 {
-			out[p] = max(pp.hw-at, 0)
+			if out[tp.topic] == nil {
+				out[tp.topic] = map[int32]int64{}
+			}
+			out[tp.topic][tp.part] = max(pp.hw-at, 0)
 		}
 	}
 	return out
 }
 
-// Positions returns what the connector knows about each partition.
+// Positions returns what the connector knows about each partition. With
+// several source topics it covers the first topic in name order;
+// TopicPositions covers them all.
 func (m *Metrics) Positions() map[int32]PartitionPosition {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make(map[int32]PartitionPosition, len(m.parts))
-	for p, pp := range m.parts {
-		out[p] = PartitionPosition{HighWatermark: pp.hw, Read: pp.read, Loaded: pp.loaded}
+	out := firstTopic(m.TopicPositions())
+	if out == nil {
+		out = map[int32]PartitionPosition{}
 	}
 	return out
 }
 
-// part returns p's positions, creating them unknown; m.mu is held.
-func (m *Metrics) part(p int32) *partitionPos {
-	if m.parts == nil {
-		m.parts = map[int32]*partitionPos{}
+// TopicPositions returns what the connector knows about each partition of
+// each source topic: topic → partition → positions.
+func (m *Metrics) TopicPositions() map[string]map[int32]PartitionPosition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]map[int32]PartitionPosition{}
+	for tp, pp := range m.parts {
+		if out[tp.topic] == nil {
+			out[tp.topic] = map[int32]PartitionPosition{}
+		}
+		out[tp.topic][tp.part] = PartitionPosition{HighWatermark: pp.hw, Read: pp.read, Loaded: pp.loaded}
 	}
-	pp := m.parts[p]
+	return out
+}
+
+// firstTopic returns the entry of the first topic of m in name order
+// (an empty map when m is empty).
+func firstTopic[V any](m map[string]map[int32]V) map[int32]V {
+	if len(m) == 0 {
+		return map[int32]V{}
+	}
+	return m[slices.Min(slices.Collect(maps.Keys(m)))]
+}
+
+// part returns topic t partition p's positions, creating them unknown;
+// m.mu is held.
+func (m *Metrics) part(t string, p int32) *partitionPos {
+	if m.parts == nil {
+		m.parts = map[topicPartition]*partitionPos{}
+	}
+	tp := topicPartition{t, p}
+	pp := m.parts[tp]
 	if pp == nil {
 		pp = &partitionPos{hw: -1, read: -1, loaded: -1}
-		m.parts[p] = pp
+		m.parts[tp] = pp
 	}
 	return pp
 }
 
-// setHighWatermark records partition p's high watermark at its last fetch.
-func (m *Metrics) setHighWatermark(p int32, hw int64) {
+// setHighWatermark records topic t partition p's high watermark at its
+// last fetch.
+func (m *Metrics) setHighWatermark(t string, p int32, hw int64) {
 	m.mu.Lock()
-	m.part(p).hw = hw
+	m.part(t, p).hw = hw
 	m.mu.Unlock()
 }
 
-// setRead records that partition p's records before next were handled
-// (converted and written, or skipped).
-func (m *Metrics) setRead(p int32, next int64) {
+// setRead records that topic t partition p's records before next were
+// handled (converted and written, or skipped).
+func (m *Metrics) setRead(t string, p int32, next int64) {
 	m.mu.Lock()
-	m.part(p).read = next
+	m.part(t, p).read = next
 	m.mu.Unlock()
 }
 
-// setLoaded records a decided checkpoint's end offsets.
-func (m *Metrics) setLoaded(offsets map[int32]int64) {
+// setLoaded records a decided checkpoint's end offsets of topic t.
+func (m *Metrics) setLoaded(t string, offsets map[int32]int64) {
 	m.mu.Lock()
 	for p, o := range offsets {
-		m.part(p).loaded = o
+		m.part(t, p).loaded = o
 	}
 	m.mu.Unlock()
 }
 
-// setRewound records that consumption (re)starts at offsets, the loaded
-// position: both Read and Loaded move there.
-func (m *Metrics) setRewound(offsets map[int32]int64) {
+// setRewound records that consumption of topic t (re)starts at offsets,
+// the loaded position: both Read and Loaded move there.
+func (m *Metrics) setRewound(t string, offsets map[int32]int64) {
 	m.mu.Lock()
 	for p, o := range offsets {
-		pp := m.part(p)
+		pp := m.part(t, p)
 		pp.read, pp.loaded = o, o
 	}
 	m.mu.Unlock()

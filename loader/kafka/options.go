@@ -168,6 +168,9 @@ type TestingKnobs struct {
 	// AfterPartitionsAdded runs on the refresh goroutine after new
 	// partitions were assigned.
 	AfterPartitionsAdded func(partitions []int32)
+	// AfterTopicsAdded runs on the Run goroutine after new topics matching
+	// Config.TopicRegex were assigned (from their earliest offsets).
+	AfterTopicsAdded func(topics []string)
 	// AfterGroupCommit runs after each monitoring commit to the consumer
 	// group, with its error.
 	AfterGroupCommit func(pos Position, err error)

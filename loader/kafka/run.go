@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -126,6 +126,9 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 			c.refreshPartitions(bg)
 		}()
 	}
+	if c.re != nil && c.cfg.PartitionRefresh > 0 {
+		c.topicsC = c.o.clock.After(c.cfg.PartitionRefresh)
+	}
 	if c.o.fenceCheck != nil {
 		wg.Add(1)
 		go func() {
@@ -142,6 +145,9 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 		}
 		if c.draining() {
 			return c.drain(ctx, dctx, nil)
+		}
+		if c.pend.records == 0 {
+			c.maybeDiscoverTopics(dctx) // nothing is open: a checkpoint boundary
 		}
 		fs := c.poll(dctx, true)
 		if ctx.Err() != nil {
@@ -169,7 +175,7 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 			}
 		}
 		if c.knobs.AfterPoll != nil {
-			c.knobs.AfterPoll(Position{Topic: c.cfg.Topic, Offsets: maps.Clone(c.next)})
+			c.knobs.AfterPoll(c.next.position())
 		}
 	}
 }
@@ -249,7 +255,8 @@ func (c *Connector) stopped(ctx, dctx context.Context, err error) error {
 
 // poll returns the next fetches; it returns early (empty) when the
 // checkpoint timer fires (setting c.fired), or, with wakeOnDrain (the run
-// loop), when Drain is called or the loader's background commit failed.
+// loop), when Drain is called, the loader's background commit failed or
+// the look for new topics is due (setting c.topicsDue).
 func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -260,7 +267,10 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 		drainCh = nil
 	}
 	var commitC <-chan struct{}
+	var topicsC <-chan time.Time
+	topicsFired := false
 	if wakeOnDrain {
+		topicsC = c.topicsC
 		// Only the run loop recovers at once; a drain's re-read finds the
 		// failed commit at its checkpoint (a closed channel would make every
 		// poll return at once).
@@ -276,6 +286,9 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 			cancel()
 		case <-commitC:
 			cancel()
+		case <-topicsC:
+			topicsFired = true
+			cancel()
 		case <-c.fence.ch:
 			cancel()
 		case <-done:
@@ -289,6 +302,9 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 	<-stopped
 	if fired {
 		c.fired = true
+	}
+	if topicsFired {
+		c.topicsDue, c.topicsC = true, nil
 	}
 	return fs
 }
@@ -337,8 +353,8 @@ func (c *Connector) handle(ctx context.Context, fs kgo.Fetches) error {
 				if p.Err != nil || len(p.Records) == 0 {
 					continue
 				}
-				c.metrics.setHighWatermark(p.Partition, p.HighWatermark)
-				if err := c.handlePartition(ctx, p); err != nil {
+				c.metrics.setHighWatermark(t.Topic, p.Partition, p.HighWatermark)
+				if err := c.handlePartition(ctx, t.Topic, p); err != nil {
 					return err
 				}
 				if c.draining() && c.drainTo == nil {
@@ -361,20 +377,20 @@ const timerEvery = 256
 // c.next (and the metrics' read position) before a checkpoint and on
 // return, so a checkpoint's observers see it; the record and byte counters
 // are added to the metrics at the same points, not per record.
-func (c *Connector) handlePartition(ctx context.Context, p *kgo.FetchPartition) error {
+func (c *Connector) handlePartition(ctx context.Context, topic string, p *kgo.FetchPartition) error {
 	part := p.Partition
-	next, seen := c.next[part]
+	next, seen := c.next.get(topic, part)
 	var t tally
 	store := func() {
 		if seen {
-			c.next[part] = next
-			c.metrics.setRead(part, next)
+			c.next.set(topic, part, next)
+			c.metrics.setRead(topic, part, next)
 		}
 		t.flush(c.metrics)
 	}
 	defer store()
 	for n, r := range p.Records {
-		if c.draining() && c.pastDrain(part, r.Offset) {
+		if c.draining() && c.pastDrain(topic, part, r.Offset) {
 			return nil
 		}
 		if seen && r.Offset < next {
@@ -459,7 +475,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	switch {
 	case err == nil:
 		c.pend.rows++
-		c.pend.lastRow = recKey{r.Partition, r.Offset}
+		c.pend.lastRow = recKey{r.Topic, r.Partition, r.Offset}
 		c.evo.wrote(te)
 		c.pend.rowBytes += int64(len(row))
 		t.rows++
@@ -528,7 +544,7 @@ func (c *Connector) capped() bool {
 
 // checkpoint decides the records consumed so far: ld.Checkpoint(next).
 func (c *Connector) checkpoint(ctx context.Context) error {
-	end := Position{Topic: c.cfg.Topic, Offsets: maps.Clone(c.next)}
+	end := c.next.position()
 	raw, err := end.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode position: %w", err)
@@ -548,9 +564,11 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 		return fmt.Errorf("checkpoint at %s: %w", raw, err)
 	}
 	c.metrics.Checkpoints.Add(1)
-	c.metrics.setLoaded(end.Offsets)
+	for t, offs := range end.PerTopic() {
+		c.metrics.setLoaded(t, offs)
+	}
 	c.start, c.pend = end, pending{}
-	c.bisectDecided(end.Offsets)
+	c.bisectDecided(end)
 	c.evo.reset()
 	c.setDecided(end)
 	c.progress()
@@ -559,6 +577,9 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	}
 	c.o.logger.Debug("checkpoint decided", "end", string(raw), "rows", st.Rows, "dead_lettered", st.DeadLettered)
 	c.commitGroup(ctx, end)
+	if !c.draining() {
+		c.maybeDiscoverTopics(ctx) // a checkpoint boundary: nothing is open
+	}
 	return nil
 }
 

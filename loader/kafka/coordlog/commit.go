@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -258,26 +259,24 @@ func (l *Log) commitOffsets(ctx context.Context, offs *Offsets) error {
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = l.txnID, l.cfg.Group, id, epoch
 	req.Generation, req.MemberID = -1, ""
-	rt := kmsg.NewTxnOffsetCommitRequestTopic()
-	rt.Topic, rt.TopicID = offs.Topic, offs.TopicID
-	if rt.TopicID == ([16]byte{}) {
-		if rt.TopicID, err = l.TopicID(ctx, offs.Topic); err != nil {
-			return err
+	all := append([]Offsets{*offs}, offs.Others...)
+	for _, to := range all {
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic, rt.TopicID = to.Topic, to.TopicID
+		if rt.TopicID == ([16]byte{}) {
+			if rt.TopicID, err = l.TopicID(ctx, to.Topic); err != nil {
+				return err
+			}
 		}
+		for _, p := range slices.Sorted(maps.Keys(to.Partitions)) {
+			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch = p, to.Partitions[p], -1
+			md := offs.Metadata
+			rp.Metadata = &md
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
 	}
-	parts := make([]int32, 0, len(offs.Partitions))
-	for p := range offs.Partitions {
-		parts = append(parts, p)
-	}
-	slices.Sort(parts)
-	for _, p := range parts {
-		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch = p, offs.Partitions[p], -1
-		md := offs.Metadata
-		rp.Metadata = &md
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(ctx, l.cl)
 	if err != nil {
 		return l.classify(fmt.Errorf("commit offsets to group %s in the transaction: %w", l.cfg.Group, err))
@@ -285,10 +284,16 @@ func (l *Log) commitOffsets(ctx context.Context, offs *Offsets) error {
 	var errs []error
 	refused := 0
 	for _, t := range resp.Topics {
+		to := offs
+		for i := range all {
+			if all[i].Topic == t.Topic {
+				to = &all[i]
+			}
+		}
 		for _, p := range t.Partitions {
 			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 				if refused++; refused <= maxListedPartitions {
-					errs = append(errs, fmt.Errorf("%s/%d@%d: %w", offs.Topic, p.Partition, offs.Partitions[p.Partition], err))
+					errs = append(errs, fmt.Errorf("%s/%d@%d: %w", to.Topic, p.Partition, to.Partitions[p.Partition], err))
 				}
 			}
 		}

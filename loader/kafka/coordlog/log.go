@@ -97,6 +97,10 @@ type Offsets struct {
 	Partitions map[int32]int64
 	// Metadata is the small offset metadata, e.g. OffsetMetadata(id).
 	Metadata string
+	// Others are the offsets of the other source topics of a job reading
+	// several, committed in the same transaction (their own Metadata is
+	// not used: Metadata applies to all).
+	Others []Offsets
 }
 
 // Record is the latest committed state record of a Log's key.

@@ -124,10 +124,16 @@ type Source struct {
 	// positions were recorded.
 	Topic   string `json:"topic"`
 	TopicID string `json:"topic_id,omitempty"`
+	// TopicIDs are the topic IDs (hex) of positions naming several
+	// topics (Topic and TopicID are then empty): topic → ID.
+	TopicIDs map[string]string `json:"topic_ids,omitempty"`
 	// FirstStart is the persisted first-start position (kafka.Position
 	// JSON), nil if none.
 	FirstStart json.RawMessage `json:"first_start,omitempty"`
 }
+
+// IDs returns the recorded topic IDs in either form: topic → hex ID.
+func (s Source) IDs() map[string]string { return sourceInfo(s).ids() }
 
 // StateOf decodes the state record of scope ("" = DefaultScope): the
 // checkpoint state, its source info and the record (offset, writer

@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
@@ -38,9 +41,14 @@ type document struct {
 
 type sourceInfo struct {
 	// Topic is the source topic; TopicID its topic ID (hex) when the
-	// positions were recorded.
+	// positions were recorded: the form of positions of one topic (the
+	// only form before kafka.topics).
 	Topic   string `json:"topic"`
 	TopicID string `json:"topic_id,omitempty"`
+	// TopicIDs are the topic IDs (hex) of the topics the positions name
+	// when they name several (Topic and TopicID are then empty): topic →
+	// ID when the positions were recorded.
+	TopicIDs map[string]string `json:"topic_ids,omitempty"`
 	// FirstStart is the resolved first-start position (kafka.Position
 	// JSON), persisted before the first record was read.
 	FirstStart json.RawMessage `json:"first_start,omitempty"`
@@ -53,8 +61,15 @@ type StoreConfig struct {
 	// Owner is the checkpoint-store owner; Owner.Job must be Log.Job and
 	// Owner.Writer is the log's scope.
 	Owner checkpoint.Owner
-	// Topic is the source topic whose offsets the decisions hold.
-	Topic string
+	// Topic is the source topic whose offsets the decisions hold
+	// (kafka.topic); Topics the source topics of a job reading several
+	// (kafka.topics). Recorded positions naming another topic are refused
+	// (*kafka.RemovedTopicError). With TopicRegex set both are empty and
+	// every topic the positions name is accepted (the connector checks it
+	// against the regex).
+	Topic      string
+	Topics     []string
+	TopicRegex string
 	// Rebase opens the store for `checkpoint rebase`: a recreated source
 	// topic (*TopicRecreatedError) is accepted, and the next Save records
 	// the current topic ID with the positions the operator chose.
@@ -65,17 +80,24 @@ type StoreConfig struct {
 // coordinator log: every Save is one transaction that writes the state
 // record and commits the decided end position to the consumer group
 // (metadata "doris-sink:chk=<id>"). It also implements kafka.StartStore,
-// and records the source topic's ID with the positions: a Store opened on
-// a recreated topic is refused (*TopicRecreatedError). Safe for concurrent
-// use.
+// and records the ID of every source topic the positions name with them: a
+// Store opened while one of them was recreated is refused
+// (*TopicRecreatedError naming it). Safe for concurrent use.
 type Store struct {
 	log    *Log
 	owner  checkpoint.Owner
-	topic  string
-	tid    string // current topic ID of the source topic, hex
-	rebase bool   // StoreConfig.Rebase
+	topics []string // configured source topics (nil: kafka.topic_regex)
+	rebase bool     // StoreConfig.Rebase
+	// topic and tid are the only source topic of a job reading one (""
+	// with several or a regex) and its current topic ID (hex): the topic
+	// whose dead letters the document's marks cover (deadletter_mark.go;
+	// the dead letters of the other topics of a job reading several are
+	// produced by every decision that stages them).
+	topic, tid string
 
 	mu   sync.Mutex
+	tids map[string]string // current topic IDs looked up, hex
+
 	last *checkpoint.State // last state loaded or saved
 	doc  document          // last document loaded or saved (Source)
 	// staged are the dead letters of the next decision
@@ -103,7 +125,11 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (*Store, error) {
 	if cfg.Owner.Job != cfg.Log.Job {
 		return nil, fmt.Errorf("kafka checkpoint store: owner job %q differs from the log's job %q", cfg.Owner.Job, cfg.Log.Job)
 	}
-	if cfg.Topic == "" {
+	topics := cfg.Topics
+	if cfg.Topic != "" {
+		topics = append([]string{cfg.Topic}, topics...)
+	}
+	if len(topics) == 0 && cfg.TopicRegex == "" {
 		return nil, errors.New("kafka checkpoint store: source topic is empty")
 	}
 	cfg.Log.Scope = cfg.Owner.Writer
@@ -111,13 +137,16 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{log: l, owner: cfg.Owner, topic: cfg.Topic, rebase: cfg.Rebase}
-	id, err := l.TopicID(ctx, cfg.Topic)
-	if err != nil {
-		l.Close()
-		return nil, fmt.Errorf("kafka checkpoint store: %w", err)
+	s := &Store{log: l, owner: cfg.Owner, topics: topics, rebase: cfg.Rebase, tids: map[string]string{}}
+	for _, t := range topics {
+		if _, err := s.topicID(ctx, t); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("kafka checkpoint store: %w", err)
+		}
 	}
-	s.tid = hex.EncodeToString(id[:])
+	if len(topics) == 1 && cfg.TopicRegex == "" {
+		s.topic, s.tid = topics[0], s.tids[topics[0]]
+	}
 	if _, err := s.Load(ctx); err != nil {
 		l.Close()
 		return nil, err
@@ -150,7 +179,9 @@ func (s *Store) Load(ctx context.Context) (*checkpoint.State, error) {
 		return nil, fmt.Errorf("load checkpoint state: %w", &checkpoint.OwnerError{Dir: s.log.Topic(), Stored: st.Owner, Config: s.owner})
 	}
 	var recreated *TopicRecreatedError
-	if err := s.checkTopic(doc, st); err != nil && !(s.rebase && errors.As(err, &recreated)) {
+	var removed *kafka.RemovedTopicError
+	if err := s.checkTopic(ctx, doc, st); err != nil &&
+		!(s.rebase && (errors.As(err, &recreated) || errors.As(err, &removed))) {
 		return nil, err
 	}
 	s.last, s.doc = st, doc
@@ -161,22 +192,72 @@ func (s *Store) decode(rec Record) (*checkpoint.State, document, error) {
 	return decodeDocument(s.log.Topic(), rec)
 }
 
-// checkTopic refuses positions recorded for another incarnation of the
-// source topic.
-func (s *Store) checkTopic(doc document, st *checkpoint.State) error {
-	if doc.Source.Topic != "" && doc.Source.Topic != s.topic {
-		return fmt.Errorf("state topic %s: the job's positions are for topic %q, kafka.topic is %q: use a new job.name for a new topic",
-			s.log.Topic(), doc.Source.Topic, s.topic)
-	}
-	if doc.Source.TopicID == "" || doc.Source.TopicID == s.tid {
-		return nil
-	}
+// checkTopic refuses positions naming a topic that is not configured
+// (*kafka.RemovedTopicError, with configured topics) and positions
+// recorded for another incarnation of one of their topics
+// (*TopicRecreatedError naming it). A recorded topic that does not exist
+// now is not checked here: the connector reports it missing.
+func (s *Store) checkTopic(ctx context.Context, doc document, st *checkpoint.State) error {
 	pos := string(doc.Source.FirstStart)
 	if st.Decided != nil {
 		pos = string(st.Decided.End)
 	}
-	return &TopicRecreatedError{Job: s.owner.Job, StateTopic: s.log.Topic(), Topic: s.topic,
-		StoredID: doc.Source.TopicID, CurrentID: s.tid, Positions: pos}
+	ids := doc.Source.ids()
+	if s.topics != nil {
+		names := slices.Collect(maps.Keys(ids))
+		if doc.Source.Topic != "" {
+			names = append(names, doc.Source.Topic)
+		}
+		if p, ok, err := kafka.ParsePosition([]byte(pos)); err == nil && ok {
+			names = append(names, p.TopicNames()...)
+		}
+		slices.Sort(names)
+		for _, t := range names {
+			if !slices.Contains(s.topics, t) {
+				return fmt.Errorf("state topic %s: %w", s.log.Topic(), &kafka.RemovedTopicError{Topic: t, Position: pos})
+			}
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(ids)) {
+		cur, err := s.topicID(ctx, t)
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("load checkpoint state: %w", err)
+		}
+		if ids[t] != cur {
+			return &TopicRecreatedError{Job: s.owner.Job, StateTopic: s.log.Topic(), Topic: t,
+				StoredID: ids[t], CurrentID: cur, Positions: pos}
+		}
+	}
+	return nil
+}
+
+// ids returns the topic IDs recorded with the positions, topic → hex ID,
+// in either form.
+func (si sourceInfo) ids() map[string]string {
+	if si.TopicIDs != nil {
+		return si.TopicIDs
+	}
+	if si.Topic != "" && si.TopicID != "" {
+		return map[string]string{si.Topic: si.TopicID}
+	}
+	return map[string]string{}
+}
+
+// topicID returns topic's current topic ID (hex), looked up once per
+// Store; s.mu is held or the Store is not shared yet.
+func (s *Store) topicID(ctx context.Context, topic string) (string, error) {
+	if id, ok := s.tids[topic]; ok {
+		return id, nil
+	}
+	id, err := s.log.TopicID(ctx, topic)
+	if err != nil {
+		return "", err
+	}
+	s.tids[topic] = hex.EncodeToString(id[:])
+	return s.tids[topic], nil
 }
 
 // Save validates st, refuses another owner or a state that moves the store
@@ -205,7 +286,14 @@ func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
 			return fmt.Errorf("save checkpoint state: decided end of checkpoint %d: %w", d.ID, err)
 		}
 		if ok {
-			offs = &Offsets{Topic: pos.Topic, Partitions: pos.Offsets, Metadata: OffsetMetadata(d.ID)}
+			for _, t := range pos.TopicNames() {
+				o := Offsets{Topic: t, Partitions: pos.Of(t), Metadata: OffsetMetadata(d.ID)}
+				if offs == nil {
+					offs = &o
+				} else {
+					offs.Others = append(offs.Others, o)
+				}
+			}
 		}
 	}
 	// A decision, new or a heal, produces the staged dead letters not
@@ -281,10 +369,13 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
 	doc.Format, doc.Version, doc.Checkpoint = StoreFormatName, StoreFormatVersion, compact.Bytes()
-	doc.Source.Topic, doc.Source.TopicID = s.topic, s.tid
+	if err := s.recordTopicIDs(ctx, st, &doc); err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
 	if offs != nil {
-		if id, err := hex.DecodeString(s.tid); err == nil && len(id) == 16 {
-			copy(offs.TopicID[:], id)
+		setTopicID(offs, s.tids)
+		for i := range offs.Others {
+			setTopicID(&offs.Others[i], s.tids)
 		}
 	}
 	v, err := json.Marshal(doc)
@@ -299,6 +390,43 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 	}
 	s.last, s.doc = st.Clone(), doc
 	return nil
+}
+
+// recordTopicIDs sets doc's source info to the topics the positions of st
+// (its decided end, else doc's first start, else the configured topics)
+// name and their current topic IDs: Topic and TopicID for one topic (the
+// form before kafka.topics), TopicIDs for several.
+func (s *Store) recordTopicIDs(ctx context.Context, st *checkpoint.State, doc *document) error {
+	names := s.topics
+	raw := doc.Source.FirstStart
+	if st.Decided != nil && len(st.Decided.End) > 0 {
+		raw = st.Decided.End
+	}
+	if pos, ok, err := kafka.ParsePosition(raw); err == nil && ok && len(pos.TopicNames()) > 0 {
+		names = pos.TopicNames()
+	}
+	ids := make(map[string]string, len(names))
+	for _, t := range names {
+		id, err := s.topicID(ctx, t)
+		if err != nil {
+			return err
+		}
+		ids[t] = id
+	}
+	doc.Source.Topic, doc.Source.TopicID, doc.Source.TopicIDs = "", "", nil
+	if len(names) == 1 {
+		doc.Source.Topic, doc.Source.TopicID = names[0], ids[names[0]]
+	} else if len(names) > 1 {
+		doc.Source.TopicIDs = ids
+	}
+	return nil
+}
+
+// setTopicID fills o.TopicID from ids (hex) when known.
+func setTopicID(o *Offsets, ids map[string]string) {
+	if id, err := hex.DecodeString(ids[o.Topic]); err == nil && len(id) == 16 {
+		copy(o.TopicID[:], id)
+	}
 }
 
 // FirstStart returns the persisted first-start position of the last state

@@ -11,6 +11,7 @@
 package config
 
 import (
+	"strings"
 	"time"
 )
 
@@ -83,6 +84,11 @@ const (
 type Kafka struct {
 	Brokers []string `json:"brokers"`
 	Topic   string   `json:"topic"`
+	// Topics are several source topics (kafka.topics); TopicRegex selects
+	// them by name (kafka.topic_regex). Exactly one of Topic, Topics and
+	// TopicRegex is set (SourceTopics).
+	Topics     []string `json:"topics,omitempty"`
+	TopicRegex string   `json:"topic_regex,omitempty"`
 	// Group defaults to doris-sink-<job.name>.
 	Group string `json:"group"`
 	Start Start  `json:"start"`
@@ -261,4 +267,31 @@ type Log struct {
 	Level string `json:"level"`
 	// Format is text or json.
 	Format string `json:"format"`
+}
+
+// SourceTopics returns the configured source topics: kafka.topic, or
+// kafka.topics (nil with kafka.topic_regex).
+func (k Kafka) SourceTopics() []string {
+	if k.Topic != "" {
+		return []string{k.Topic}
+	}
+	return k.Topics
+}
+
+// OneTopic returns the only source topic of a job reading one (kafka.topic,
+// or kafka.topics of one), ok false otherwise.
+func (k Kafka) OneTopic() (string, bool) {
+	if ts := k.SourceTopics(); len(ts) == 1 && k.TopicRegex == "" {
+		return ts[0], true
+	}
+	return "", false
+}
+
+// DescribeTopics names the source for messages: the topic, the topics
+// joined by ",", or "regex <re>".
+func (k Kafka) DescribeTopics() string {
+	if k.TopicRegex != "" {
+		return "regex " + k.TopicRegex
+	}
+	return strings.Join(k.SourceTopics(), ",")
 }

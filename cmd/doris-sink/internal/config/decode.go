@@ -219,10 +219,12 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 	c := &Config{
 		Job: Job{Name: d.str("job.name"), DataDir: d.str("job.data_dir"), Coordinator: strings.ToLower(d.str("job.coordinator"))},
 		Kafka: Kafka{
-			Brokers: d.list("kafka.brokers"),
-			Topic:   d.str("kafka.topic"),
-			Group:   d.str("kafka.group"),
-			Start:   d.start(),
+			Brokers:    d.list("kafka.brokers"),
+			Topic:      d.str("kafka.topic"),
+			Topics:     d.list("kafka.topics"),
+			TopicRegex: d.str("kafka.topic_regex"),
+			Group:      d.str("kafka.group"),
+			Start:      d.start(),
 			TLS: TLS{
 				Enabled:    d.boolean("kafka.tls.enabled"),
 				CAFile:     d.str("kafka.tls.ca_file"),

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,9 +34,9 @@ var kcAliases = []kcAlias{
 	{"doris.urls", "doris.fe, doris.mysql", "comma list of FE hosts, with doris.http.port (required) → http://host:port; with doris.query.port the first host → doris.mysql"},
 	{"doris.http.port", "doris.fe", "only with doris.urls"},
 	{"doris.query.port", "doris.mysql", "only with doris.urls"},
-	{"topics", "kafka.topic", "one topic; several are refused (multi-topic jobs are not supported yet); without doris.topic2table.map the table is the topic, as in KC"},
-	{"topics.regex", "—", "refused: multi-topic jobs are not supported yet"},
-	{"doris.topic2table.map", "kafka.topic, doris.table", "one topic:table pair; several are refused (multi-table jobs are not supported yet)"},
+	{"topics", "kafka.topic (one), kafka.topics (several)", "comma list (or YAML list); a topic without a doris.topic2table.map entry loads into the table named as the topic, as in KC (routing.topic_tables with several topics); doris.table defaults to the first topic's table"},
+	{"topics.regex", "kafka.topic_regex", "anchored Go regexp (KC: Java regexp, matched against the whole name too), not with topics; tables from doris.topic2table.map (routing.topic_tables), else doris.table (KC would use the topic name: set a routing rule)"},
+	{"doris.topic2table.map", "routing.topic_tables (one pair: kafka.topic, doris.table)", "t1:tbl1,t2:tbl2; one pair keeps the one-table job of kafka.topic and doris.table; without topics or topics.regex its topics are the job's topics"},
 	{"buffer.flush.time", "delivery.checkpoint_interval", "seconds"},
 	{"buffer.size.bytes", "delivery.checkpoint_max_bytes", "bytes; per checkpoint here, per partition in KC"},
 	{"buffer.count.records", "delivery.checkpoint_max_rows", "rows; per checkpoint here, per partition in KC"},
@@ -247,47 +248,7 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 	}
 
 	// topics, topics.regex, doris.topic2table.map.
-	topic := ""
-	if v, ok := take("topics"); ok {
-		switch ts := splitList(v); len(ts) {
-		case 0:
-			errs.add(&KeyError{Key: "topics", Value: v, Allowed: "one topic"})
-		case 1:
-			topic = ts[0]
-			sets = append(sets, kcSet{"kafka.topic", "topics", topic})
-		default:
-			errs.add(&KeyError{Key: "topics", Value: v, Allowed: "one topic: multi-topic jobs are not supported yet (run one job per topic)"})
-		}
-	}
-	if v, ok := take("topics.regex"); ok {
-		errs.add(&KeyError{Key: "topics.regex", Value: v, Allowed: "not supported: multi-topic jobs are not supported yet (name one topic in topics or kafka.topic)"})
-	}
-	mapped, mappedTable := false, ""
-	if v, ok := take("doris.topic2table.map"); ok && v != "" {
-		pairs := splitList(v)
-		t, tbl, okPair := strings.Cut(firstOr(pairs), ":")
-		t, tbl = strings.TrimSpace(t), strings.TrimSpace(tbl)
-		switch {
-		case len(pairs) > 1:
-			errs.add(&KeyError{Key: "doris.topic2table.map", Value: v, Allowed: "one topic:table pair: multi-table jobs are not supported yet (run one job per topic)"})
-		case !okPair || t == "" || tbl == "" || strings.Contains(tbl, ":"):
-			errs.add(&KeyError{Key: "doris.topic2table.map", Value: v, Allowed: "topic:table"})
-		default:
-			mapped, mappedTable = true, tbl
-			// kafka.topic too: a different topics / kafka.topic is a
-			// conflict naming both keys.
-			sets = append(sets, kcSet{"kafka.topic", "doris.topic2table.map", t}, kcSet{"doris.table", "doris.topic2table.map", tbl})
-		}
-	}
-	if topic != "" && !mapped {
-		_, set := flat["doris.table"]
-		_, flink := flat["table.identifier"]
-		if !set && !flink {
-			// KC DorisOptions.getTopicMapTable: no map entry → the table is
-			// the topic.
-			sets = append(sets, kcSet{"doris.table", "topics", topic})
-		}
-	}
+	topic, mapped, mappedTable := kcTopics(take, flat, &sets, &errs)
 	// record.tablename.field: the record's field names its table; KC
 	// falls back to the topic's table when the field is missing
 	// (DorisDefaultSinkService.parseRecordTableName), so that table is
@@ -396,9 +357,113 @@ func port(s string) (int, error) {
 	return n, nil
 }
 
-func firstOr(l []string) string {
-	if len(l) == 0 {
-		return ""
+// kcTopics translates topics, topics.regex and doris.topic2table.map
+// (KC DorisOptions: topics and topics.regex exclude each other; a topic
+// without a map entry loads into the table named as the topic,
+// getTopicMapTable). It returns the only topic of a one-topic job (""
+// otherwise) and whether and to which table its map pair maps.
+func kcTopics(take func(string) (string, bool), flat map[string]any, sets *[]kcSet, errs *errList) (topic string, mapped bool, mappedTable string) {
+	var topics []string
+	v, hasTopics := take("topics")
+	if hasTopics {
+		topics = splitList(v)
+		if len(topics) == 0 {
+			errs.add(&KeyError{Key: "topics", Value: v, Allowed: "a comma list of topics"})
+		}
 	}
-	return l[0]
+	re, hasRegex := take("topics.regex")
+	switch {
+	case hasRegex && hasTopics:
+		errs.add(&KeyError{Key: "topics.regex", Value: re, Allowed: "topics or topics.regex, not both (as in Kafka Connect)"})
+	case hasRegex:
+		*sets = append(*sets, kcSet{"kafka.topic_regex", "topics.regex", re})
+	}
+	pairs := map[string]string{}
+	var order []string
+	if m, ok := take("doris.topic2table.map"); ok && m != "" {
+		for _, pair := range splitList(m) {
+			t, tbl, okPair := strings.Cut(pair, ":")
+			t, tbl = strings.TrimSpace(t), strings.TrimSpace(tbl)
+			if !okPair || t == "" || tbl == "" || strings.Contains(tbl, ":") {
+				errs.add(&KeyError{Key: "doris.topic2table.map", Value: m, Allowed: "topic:table pairs, comma separated"})
+				return "", false, ""
+			}
+			if _, dup := pairs[t]; dup {
+				errs.add(&KeyError{Key: "doris.topic2table.map", Value: m, Allowed: "each topic once (" + t + " is mapped twice)"})
+				return "", false, ""
+			}
+			pairs[t] = tbl
+			order = append(order, t)
+		}
+	}
+	if len(topics) == 0 && !hasRegex {
+		topics = order // the map names the job's topics
+	}
+	_, tableSet := flat["doris.table"]
+	_, flink := flat["table.identifier"]
+	switch {
+	case len(topics) == 1 && !hasRegex && len(pairs) <= 1:
+		// One topic, one table: kafka.topic and doris.table, as before
+		// kafka.topics (a map pair for another topic conflicts on
+		// kafka.topic, naming both keys).
+		topic = topics[0]
+		src := "topics"
+		if !hasTopics {
+			src = "doris.topic2table.map"
+		}
+		*sets = append(*sets, kcSet{"kafka.topic", src, topic})
+		for t, tbl := range pairs {
+			mapped, mappedTable = true, tbl
+			*sets = append(*sets, kcSet{"kafka.topic", "doris.topic2table.map", t}, kcSet{"doris.table", "doris.topic2table.map", tbl})
+		}
+		if !mapped && !tableSet && !flink {
+			// KC DorisOptions.getTopicMapTable: no map entry → the table is
+			// the topic.
+			*sets = append(*sets, kcSet{"doris.table", "topics", topic})
+		}
+		return topic, mapped, mappedTable
+	case len(topics) > 1 || hasRegex:
+		if _, ok := flat["record.tablename.field"]; ok {
+			// KC takes the record's field before the topic's table; here
+			// routing.topic_tables is the first rule and would win.
+			errs.add(&KeyError{Key: "record.tablename.field", Value: fmt.Sprint(flat["record.tablename.field"]),
+				Allowed: "one topic only: with several topics (or topics.regex) set routing.table_field and routing.topic_tables yourself (routing.topic_tables is the first rule)"})
+			return "", false, ""
+		}
+	}
+	src := "topics"
+	if !hasTopics {
+		src = "doris.topic2table.map"
+	}
+	switch {
+	case len(topics) > 1:
+		*sets = append(*sets, kcSet{"kafka.topics", src, topics})
+	case len(topics) == 1:
+		*sets = append(*sets, kcSet{"kafka.topic", src, topics[0]})
+	}
+	for _, t := range topics {
+		tbl, ok := pairs[t]
+		src := "doris.topic2table.map"
+		if !ok {
+			tbl, src = t, "topics" // KC: the table is the topic
+		}
+		*sets = append(*sets, kcSet{"routing.topic_tables." + t, src, tbl})
+	}
+	for _, t := range order {
+		if !slices.Contains(topics, t) {
+			if !hasRegex {
+				errs.add(&KeyError{Key: "doris.topic2table.map", Value: t + ":" + pairs[t], Allowed: "a topic of topics"})
+				continue
+			}
+			*sets = append(*sets, kcSet{"routing.topic_tables." + t, "doris.topic2table.map", pairs[t]})
+		}
+	}
+	if len(topics) > 0 && !tableSet && !flink {
+		tbl, ok := pairs[topics[0]]
+		if !ok {
+			tbl = topics[0]
+		}
+		*sets = append(*sets, kcSet{"doris.table", "topics", tbl})
+	}
+	return "", false, ""
 }

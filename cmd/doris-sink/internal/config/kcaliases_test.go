@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -130,16 +132,72 @@ func TestKafkaConnectAliasesEnvAndFlags(t *testing.T) {
 	}
 }
 
+// topics (several), topics.regex and doris.topic2table.map with several
+// pairs map to kafka.topics, kafka.topic_regex and routing.topic_tables; a
+// listed topic without a pair loads into the table named as the topic (KC
+// DorisOptions.getTopicMapTable); doris.table defaults to the first
+// topic's table.
+func TestKafkaConnectTopicsAliases(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, "name: j\ndoris.database: d\ntopics: a, b,c\ndoris.topic2table.map: a:t1,b:t2\n", nil, nil, NeedRun)
+	if !slices.Equal(c.Kafka.Topics, []string{"a", "b", "c"}) || c.Kafka.Topic != "" || c.Doris.Table != "t1" ||
+		!maps.Equal(c.Routing.TopicTables, map[string]string{"a": "t1", "b": "t2", "c": "c"}) {
+		t.Errorf("topics a,b,c with a map: topics %v topic %q table %q routing %v", c.Kafka.Topics, c.Kafka.Topic, c.Doris.Table,
+			c.Routing.TopicTables)
+	}
+	c = mustLoad(t, "name: j\ndoris.database: d\ndoris.topic2table.map: x:tx,y:ty\n", nil, nil, NeedRun)
+	if !slices.Equal(c.Kafka.Topics, []string{"x", "y"}) || !maps.Equal(c.Routing.TopicTables, map[string]string{"x": "tx", "y": "ty"}) {
+		t.Errorf("map only: topics %v routing %v", c.Kafka.Topics, c.Routing.TopicTables)
+	}
+	c = mustLoad(t, "name: j\ndoris: {database: d, table: fallback}\ntopics.regex: 'inv\\..*'\ndoris.topic2table.map: inv.a:ta\n", nil, nil, NeedRun)
+	if c.Kafka.TopicRegex != `inv\..*` || c.Kafka.Topic != "" || len(c.Kafka.Topics) != 0 || c.Doris.Table != "fallback" ||
+		!maps.Equal(c.Routing.TopicTables, map[string]string{"inv.a": "ta"}) {
+		t.Errorf("topics.regex: regex %q topics %v table %q routing %v", c.Kafka.TopicRegex, c.Kafka.Topics, c.Doris.Table, c.Routing.TopicTables)
+	}
+	c = mustLoad(t, "name: j\ndoris.database: d\ntopics: [a, b]\n", []string{"DORIS_SINK_TOPICS=p,q"}, nil, NeedRun)
+	if !slices.Equal(c.Kafka.Topics, []string{"p", "q"}) {
+		t.Errorf("env topics over file: %v", c.Kafka.Topics)
+	}
+}
+
+// kafka.topic, kafka.topics and kafka.topic_regex exclude each other; a
+// bad regex, a duplicate topic, start offsets with several topics and a
+// dead-letter topic among the topics are refused naming the key.
+func TestTopicsKeys(t *testing.T) {
+	t.Parallel()
+	base := "job.name: j\ndoris: {database: d, table: t}\n"
+	c := mustLoad(t, base+"kafka.topics: [a, b]\n", nil, nil, NeedRun)
+	if !slices.Equal(c.Kafka.SourceTopics(), []string{"a", "b"}) {
+		t.Errorf("kafka.topics: %v", c.Kafka.SourceTopics())
+	}
+	c = mustLoad(t, base+"kafka.topic_regex: 'a.*'\n", nil, nil, NeedRun)
+	if c.Kafka.TopicRegex != "a.*" {
+		t.Errorf("kafka.topic_regex: %q", c.Kafka.TopicRegex)
+	}
+	for _, tc := range []struct{ yaml, key string }{
+		{"kafka: {topic: a, topics: [b]}\n", "kafka.topics"},
+		{"kafka: {topics: [a], topic_regex: b}\n", "kafka.topics"},
+		{"kafka: {topics: [a, a]}\n", "kafka.topics"},
+		{"kafka: {topics: [a, 'b c']}\n", "kafka.topics"},
+		{"kafka: {topic_regex: 'a('}\n", "kafka.topic_regex"},
+		{"kafka: {topics: [a, b], start: {0: 5}}\n", "kafka.start"},
+		{"kafka: {topics: [a, b]}\nrecords: {dead_letter_topic: b}\n", "records.dead_letter_topic"},
+	} {
+		_, err := load(t, base+tc.yaml, nil, nil, NeedRun)
+		keyError(t, err, tc.key)
+	}
+}
+
 // Multi-topic and multi-table options are refused naming the option, and
 // an alias disagreeing with its canonical key is a conflict naming both.
 func TestKafkaConnectAliasRefusals(t *testing.T) {
 	t.Parallel()
 	base := "name: j\ndoris.database: d\n"
 	for _, tc := range []struct{ yaml, key, want string }{
-		{"topics: a,b\n", "topics", "multi-topic jobs are not supported yet"},
-		{"topics: [a, b]\n", "topics", "multi-topic jobs are not supported yet"},
-		{"topics.regex: 'orders-.*'\n", "topics.regex", "multi-topic jobs are not supported yet"},
-		{"topics: a\ndoris.topic2table.map: a:t1,b:t2\n", "doris.topic2table.map", "multi-table jobs are not supported yet"},
+		{"topics: a,b\ntopics.regex: 'orders-.*'\n", "topics.regex", "not both"},
+		{"topics: a\ndoris.topic2table.map: a:t1,b:t2\n", "doris.topic2table.map", "a topic of topics"},
+		{"topics: a,b\ndoris.topic2table.map: a:t1,a:t2\n", "doris.topic2table.map", "each topic once"},
+		{"topics: a,b\nrecord.tablename.field: tbl\n", "record.tablename.field", "one topic only"},
 		{"topics: a\ndoris.topic2table.map: a\n", "doris.topic2table.map", "topic:table"},
 		{"topics: a\ndoris.table.field: tbl\n", "doris.table.field", "record.tablename.field"},
 		{"topics: a\ndoris.urls: fe1\n", "doris.urls", "doris.http.port"},

@@ -37,7 +37,9 @@ var keys = []Key{
 	{Name: "job.coordinator", kind: kindString, Default: CoordinatorKafka, Doc: "where run keeps the commit decisions: file (job.data_dir) or kafka (the compacted state topic doris-sink.state.<job.name>, fenced by Kafka transactions)"},
 
 	{Name: "kafka.brokers", kind: kindList, Default: []string{"127.0.0.1:9092"}, Doc: "seed brokers host:port"},
-	{Name: "kafka.topic", kind: kindString, Default: "", Doc: "source topic; required by run"},
+	{Name: "kafka.topic", kind: kindString, Default: "", Doc: "source topic; run needs it, kafka.topics or kafka.topic_regex (exactly one)"},
+	{Name: "kafka.topics", kind: kindList, Default: []string{}, Doc: "source topics read together (one checkpoint covers all); kafka.topic is the one-topic spelling"},
+	{Name: "kafka.topic_regex", kind: kindString, Default: "", Doc: "source topics by name: a Go regexp matched against the whole name; topics created later are found every minute at a checkpoint boundary and read from earliest; internal, state and dead-letter topics never match"},
 	{Name: "kafka.group", kind: kindString, Default: "", Doc: "consumer group; default doris-sink-<job.name>"},
 	{Name: "kafka.start", kind: kindStart, Default: StartEarliest, Doc: "where a job with no checkpoint starts: earliest, latest, committed, or a map partition: offset"},
 	{Name: "kafka.tls.enabled", kind: kindBool, Default: false, Doc: "TLS to the brokers (kafka.tls: true is accepted too)"},

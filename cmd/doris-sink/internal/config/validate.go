@@ -144,11 +144,7 @@ func (c *Config) validate(need Need) error {
 			bad("kafka.brokers", b, "want host:port")
 		}
 	}
-	if c.Kafka.Topic != "" || need&NeedKafka != 0 {
-		if err := validTopic(c.Kafka.Topic); err != "" {
-			bad("kafka.topic", c.Kafka.Topic, err)
-		}
-	}
+	c.validateTopics(need, bad)
 	if c.Kafka.Start.Mode != StartExplicit {
 		oneOf("kafka.start", c.Kafka.Start.Mode, StartEarliest, StartLatest, StartCommitted, "or a map of partition: offset")
 	}
@@ -295,8 +291,8 @@ func (c *Config) validate(need Need) error {
 	if t := c.Records.DeadLetterTopic; t != "" {
 		if err := validTopic(t); err != "" {
 			bad("records.dead_letter_topic", t, err)
-		} else if t == c.Kafka.Topic {
-			bad("records.dead_letter_topic", t, "must differ from kafka.topic")
+		} else if slices.Contains(c.Kafka.SourceTopics(), t) {
+			bad("records.dead_letter_topic", t, "must differ from kafka.topic (kafka.topics)")
 		}
 	}
 	switch dd := c.Records.DeadLetterDelivery; dd {

@@ -17,6 +17,9 @@ import (
 // connector's stall also drives /readyz, and its positions /status.
 func (m *Metrics) RegisterConnector(topic, table string, km *kafka.Metrics) error {
 	labels := prometheus.Labels{"topic": topic, "table": table}
+	// The lag is per topic partition: "topic" is a variable label there
+	// (the same series as before for a job of one topic).
+	lagLabels := prometheus.Labels{"table": table}
 	counter := func(name, help string, v *atomic.Int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
 			func() float64 { return float64(v.Load()) })
@@ -40,12 +43,12 @@ func (m *Metrics) RegisterConnector(topic, table string, km *kafka.Metrics) erro
 			func() float64 { return float64(km.DeadLettersTruncated()) }),
 		counter("doris_sink_unknown_fields_total", "JSON fields of rows that are not columns of the table (Doris ignores them).", &km.UnknownFields),
 		counter("doris_sink_table_changes_total", "Changes the sink made to its table: created (doris.create_table), ALTER TABLE (records.schema_evolution).", &km.TableChanges),
-		&lagCollector{lag: km.Lag, desc: prometheus.NewDesc("doris_sink_lag_records",
+		&lagCollector{lag: km.TopicLag, desc: prometheus.NewDesc("doris_sink_lag_records",
 			"Records between the last one read (not loaded: see doris_sink_lag_loaded_records) and the partition's high watermark at the last fetch.",
-			[]string{"partition"}, labels)},
-		&lagCollector{lag: func() map[int32]int64 { return loadedLag(m.positions(table)) }, desc: prometheus.NewDesc("doris_sink_lag_loaded_records",
+			[]string{"topic", "partition"}, lagLabels)},
+		&lagCollector{lag: func() map[string]map[int32]int64 { return loadedLag(m.positions(table)) }, desc: prometheus.NewDesc("doris_sink_lag_loaded_records",
 			"Records between the end of the last decided checkpoint (loaded, or committed right after) and the partition's high watermark at the last fetch.",
-			[]string{"partition"}, labels)},
+			[]string{"topic", "partition"}, lagLabels)},
 		gauge("doris_sink_stalled", "1 while the connector cannot make progress (a failure it retries or one it stops on), 0 otherwise.",
 			func() float64 {
 				if km.Stall().Reason != "" {
@@ -67,22 +70,24 @@ func (m *Metrics) RegisterConnector(topic, table string, km *kafka.Metrics) erro
 			return err
 		}
 	}
-	m.updateJob(table, func(j *job) { j.topic, j.km, j.positions = topic, km, km.Positions })
+	m.updateJob(table, func(j *job) { j.topic, j.km, j.positions = topic, km, km.TopicPositions })
 	return nil
 }
 
 // lagCollector reads a per-partition lag (kafka.Metrics.Lag or LoadedLag)
 // at scrape time.
 type lagCollector struct {
-	lag  func() map[int32]int64
+	lag  func() map[string]map[int32]int64
 	desc *prometheus.Desc
 }
 
 func (l *lagCollector) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
 
 func (l *lagCollector) Collect(ch chan<- prometheus.Metric) {
-	for p, lag := range l.lag() {
-		ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, float64(lag), strconv.Itoa(int(p)))
+	for t, parts := range l.lag() {
+		for p, lag := range parts {
+			ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, float64(lag), t, strconv.Itoa(int(p)))
+		}
 	}
 }
 

@@ -12,9 +12,9 @@ type job struct {
 	topic string
 	km    *kafka.Metrics // nil until RegisterConnector
 	store *ObservedStore // nil until WrapStore
-	// positions reads the connector's positions (km.Positions; tests
-	// replace it).
-	positions func() map[int32]kafka.PartitionPosition
+	// positions reads the connector's positions per topic
+	// (km.TopicPositions; tests replace it).
+	positions func() map[string]map[int32]kafka.PartitionPosition
 }
 
 // updateJob calls set on the job of table, creating it, under m.jmu.
@@ -45,9 +45,9 @@ func (m *Metrics) snapshotJobs() []job {
 
 // positions returns the connector positions of table's job (none before
 // RegisterConnector).
-func (m *Metrics) positions(table string) map[int32]kafka.PartitionPosition {
+func (m *Metrics) positions(table string) map[string]map[int32]kafka.PartitionPosition {
 	m.jmu.Lock()
-	var f func() map[int32]kafka.PartitionPosition
+	var f func() map[string]map[int32]kafka.PartitionPosition
 	for _, j := range m.jobs {
 		if j.table == table {
 			f = j.positions
@@ -60,12 +60,18 @@ func (m *Metrics) positions(table string) map[int32]kafka.PartitionPosition {
 	return f()
 }
 
-// loadedLag is HighWatermark − Loaded per partition where both are known.
-func loadedLag(pos map[int32]kafka.PartitionPosition) map[int32]int64 {
-	out := map[int32]int64{}
-	for p, pp := range pos {
-		if pp.HighWatermark >= 0 && pp.Loaded >= 0 {
-			out[p] = max(pp.HighWatermark-pp.Loaded, 0)
+// loadedLag is HighWatermark − Loaded per topic partition where both are
+// known.
+func loadedLag(pos map[string]map[int32]kafka.PartitionPosition) map[string]map[int32]int64 {
+	out := map[string]map[int32]int64{}
+	for t, parts := range pos {
+		for p, pp := range parts {
+			if pp.HighWatermark >= 0 && pp.Loaded >= 0 {
+				if out[t] == nil {
+					out[t] = map[int32]int64{}
+				}
+				out[t][p] = max(pp.HighWatermark-pp.Loaded, 0)
+			}
 		}
 	}
 	return out

@@ -162,7 +162,11 @@ func TestStatusEndpoint(t *testing.T) {
 
 // setPositions makes the connector of db.t report pos.
 func setPositions(m *Metrics, pos map[int32]kafka.PartitionPosition) {
-	m.updateJob("db.t", func(j *job) { j.positions = func() map[int32]kafka.PartitionPosition { return pos } })
+	m.updateJob("db.t", func(j *job) {
+		j.positions = func() map[string]map[int32]kafka.PartitionPosition {
+			return map[string]map[int32]kafka.PartitionPosition{"orders": pos}
+		}
+	})
 }
 
 // decide saves a decision (id 1, txn 7) through s.

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"time"
@@ -85,7 +86,9 @@ type CheckpointStatus struct {
 // PartitionStatus are the positions of one partition; an absent offset
 // is not known (yet).
 type PartitionStatus struct {
-	Partition int32 `json:"partition"`
+	// Topic is the partition's topic (a job may read several).
+	Topic     string `json:"topic,omitempty"`
+	Partition int32  `json:"partition"`
 	// HighWatermark at the connector's last fetch with records.
 	HighWatermark *int64 `json:"high_watermark,omitempty"`
 	// Read is the next offset to read; Loaded the end of the last decided
@@ -131,24 +134,28 @@ func stallStatus(s kafka.Stall, now time.Time) *StallStatus {
 	return &StallStatus{Reason: s.Reason, Since: s.Since, Seconds: max(now.Sub(s.Since).Seconds(), 0), Fatal: s.Fatal}
 }
 
-// partitionStatus lists pos by partition; offsets of -1 (unknown) are
-// left out.
-func partitionStatus(pos map[int32]kafka.PartitionPosition) []PartitionStatus {
+// partitionStatus lists pos by topic and partition; offsets of -1
+// (unknown) are left out.
+func partitionStatus(byTopic map[string]map[int32]kafka.PartitionPosition) []PartitionStatus {
 	known := func(v int64) *int64 {
 		if v < 0 {
 			return nil
 		}
 		return &v
 	}
-	out := make([]PartitionStatus, 0, len(pos))
-	for p, pp := range pos {
-		ps := PartitionStatus{Partition: p, HighWatermark: known(pp.HighWatermark), Read: known(pp.Read), Loaded: known(pp.Loaded)}
-		if ps.HighWatermark != nil && ps.Loaded != nil {
-			ps.Lag = known(max(*ps.HighWatermark-*ps.Loaded, 0))
+	out := []PartitionStatus{}
+	for topic, pos := range byTopic {
+		for p, pp := range pos {
+			ps := PartitionStatus{Topic: topic, Partition: p, HighWatermark: known(pp.HighWatermark), Read: known(pp.Read), Loaded: known(pp.Loaded)}
+			if ps.HighWatermark != nil && ps.Loaded != nil {
+				ps.Lag = known(max(*ps.HighWatermark-*ps.Loaded, 0))
+			}
+			out = append(out, ps)
 		}
-		out = append(out, ps)
 	}
-	slices.SortFunc(out, func(a, b PartitionStatus) int { return int(a.Partition - b.Partition) })
+	slices.SortFunc(out, func(a, b PartitionStatus) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
 	return out
 }
 

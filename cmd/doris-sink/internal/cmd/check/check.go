@@ -111,7 +111,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	r := &Report{Job: cfg.Job.Name}
-	r.add(OK, "config", "%s valid: job %s, %s, %s.%s ← topic %s", o.ConfigFile, cfg.Job.Name, cfg.Delivery.Guarantee, cfg.Doris.Database, cfg.Doris.Table, cfg.Kafka.Topic)
+	r.add(OK, "config", "%s valid: job %s, %s, %s.%s ← topic %s", o.ConfigFile, cfg.Job.Name, cfg.Delivery.Guarantee, cfg.Doris.Database, cfg.Doris.Table, cfg.Kafka.DescribeTopics())
 	checkLabels(r, cfg)
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	checkDoris(dctx, r, o.Factory, cfg)

@@ -2,6 +2,9 @@ package check
 
 import (
 	"context"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/kafkaopts"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 func checkKafka(ctx context.Context, r *Report, cfg *config.Config) {
@@ -25,26 +29,33 @@ func checkKafka(ctx context.Context, r *Report, cfg *config.Config) {
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	brokers := strings.Join(cfg.Kafka.Brokers, ",")
-	topics, err := adm.ListTopics(ctx, cfg.Kafka.Topic)
+	names := cfg.Kafka.SourceTopics() // nil with kafka.topic_regex: every topic is listed
+	topics, err := adm.ListTopics(ctx, names...)
 	if err != nil {
 		r.add(Fail, "kafka", "brokers %s unreachable or refusing: %v", brokers, err)
 		return
 	}
 	r.add(OK, "kafka", "brokers %s reachable", brokers)
-	td, ok := topics[cfg.Kafka.Topic]
-	if !ok || td.Err != nil {
-		reason := "does not exist"
-		if ok && td.Err != nil {
-			reason = td.Err.Error()
-		}
-		r.add(Fail, "kafka topic", "topic %s %s", cfg.Kafka.Topic, reason)
+	if re := cfg.Kafka.TopicRegex; re != "" {
+		checkTopicRegex(r, cfg, topics)
 		return
 	}
-	r.add(OK, "kafka topic", "topic %s has %d partitions", cfg.Kafka.Topic, len(td.Partitions))
-	if cfg.Kafka.Start.Mode == config.StartExplicit {
-		for p := range cfg.Kafka.Start.Offsets {
-			if _, ok := td.Partitions[p]; !ok {
-				r.add(Fail, "kafka start", "kafka.start names partition %d, which topic %s lacks", p, cfg.Kafka.Topic)
+	for _, name := range names {
+		td, ok := topics[name]
+		if !ok || td.Err != nil {
+			reason := "does not exist"
+			if ok && td.Err != nil {
+				reason = td.Err.Error()
+			}
+			r.add(Fail, "kafka topic", "topic %s %s", name, reason)
+			continue
+		}
+		r.add(OK, "kafka topic", "topic %s has %d partitions", name, len(td.Partitions))
+		if cfg.Kafka.Start.Mode == config.StartExplicit {
+			for p := range cfg.Kafka.Start.Offsets {
+				if _, ok := td.Partitions[p]; !ok {
+					r.add(Fail, "kafka start", "kafka.start names partition %d, which topic %s lacks", p, name)
+				}
 			}
 		}
 	}
@@ -60,4 +71,29 @@ func checkKafka(ctx context.Context, r *Report, cfg *config.Config) {
 			r.add(OK, "dead letter topic", "topic %s exists (%d partitions)", t, len(dl[t].Partitions))
 		}
 	}
+}
+
+// checkTopicRegex reports the topics kafka.topic_regex selects now
+// (internal, state and dead-letter topics never match); none is a warning:
+// the job waits for one to be created.
+func checkTopicRegex(r *Report, cfg *config.Config, topics kadm.TopicDetails) {
+	re, err := regexp.Compile(`^(?:` + cfg.Kafka.TopicRegex + `)$`)
+	if err != nil {
+		r.add(Fail, "kafka topic", "kafka.topic_regex %q: %v", cfg.Kafka.TopicRegex, err)
+		return
+	}
+	var matched []string
+	for name, td := range topics {
+		if td.Err != nil || td.IsInternal || strings.HasPrefix(name, "__") || name == cfg.Records.DeadLetterTopic ||
+			name == coordlog.StateTopic(cfg.Job.Name) || !re.MatchString(name) {
+			continue
+		}
+		matched = append(matched, fmt.Sprintf("%s (%d partitions)", name, len(td.Partitions)))
+	}
+	if len(matched) == 0 {
+		r.add(Warn, "kafka topic", "no topic matches kafka.topic_regex %s yet: the job reads nothing until one is created", cfg.Kafka.TopicRegex)
+		return
+	}
+	slices.Sort(matched)
+	r.add(OK, "kafka topic", "kafka.topic_regex %s matches %s", cfg.Kafka.TopicRegex, strings.Join(matched, ", "))
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
@@ -57,7 +59,9 @@ type RebaseOptions struct {
 
 // RebasePartition is one partition's move.
 type RebasePartition struct {
-	Partition int32 `json:"partition"`
+	// Topic is the partition's topic (a job may read several).
+	Topic     string `json:"topic,omitempty"`
+	Partition int32  `json:"partition"`
 	// From is the stored next offset (absent when none was stored).
 	From *int64 `json:"from,omitempty"`
 	To   int64  `json:"to"`
@@ -130,7 +134,7 @@ and prints exactly what would be recorded.`,
 				return cmdutil.FlagErrorf("--to must be %s or %s, got %q", RebaseEarliest, RebaseLatest, opts.To)
 			}
 			if opts.Offsets != "" {
-				if _, err := ParseOffsets(opts.Offsets); err != nil {
+				if _, err := ParseTopicOffsets(opts.Offsets); err != nil {
 					return cmdutil.FlagErrorf("--offsets: %v", err)
 				}
 			}
@@ -143,7 +147,7 @@ and prints exactly what would be recorded.`,
 	}
 	cmdutil.AddConfigFlag(cmd, &opts.ConfigFile)
 	cmd.Flags().StringVar(&opts.To, "to", "", "earliest or latest")
-	cmd.Flags().StringVar(&opts.Offsets, "offsets", "", "explicit next offsets, e.g. 0=120,1=0")
+	cmd.Flags().StringVar(&opts.Offsets, "offsets", "", "explicit next offsets, e.g. 0=120,1=0 (one topic) or orders:0=120,items:0=7")
 	cmd.Flags().BoolVar(&opts.AllPartitions, "all-partitions", false, "with --to: move every partition, not only those outside the log")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would be recorded; change nothing, fence nothing")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
@@ -169,6 +173,35 @@ func ParseOffsets(s string) (map[int32]int64, error) {
 	return out, nil
 }
 
+// ParseTopicOffsets parses "orders:0=120,items:0=7" (topic:partition=
+// offset) and the one-topic "0=120,1=0" (topic ""): topic → partition →
+// offset.
+func ParseTopicOffsets(s string) (map[string]map[int32]int64, error) {
+	byTopic := map[string][]string{}
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		topic, rest, ok := strings.Cut(f, ":")
+		if !ok {
+			topic, rest = "", f
+		} else if topic == "" {
+			return nil, fmt.Errorf("%q: want <topic>:<partition>=<offset> with a topic", f)
+		}
+		byTopic[topic] = append(byTopic[topic], rest)
+	}
+	out := map[string]map[int32]int64{}
+	for topic, fs := range byTopic {
+		m, err := ParseOffsets(strings.Join(fs, ","))
+		if err != nil {
+			if topic != "" {
+				return nil, fmt.Errorf("topic %s: %w", topic, err)
+			}
+			return nil, err
+		}
+		out[topic] = m
+	}
+	return out, nil
+}
+
 // RunRebase plans the rebase, prints it with --dry-run, and otherwise
 // confirms and records it.
 func RunRebase(ctx context.Context, o *RebaseOptions) error {
@@ -183,7 +216,7 @@ func RunRebase(ctx context.Context, o *RebaseOptions) error {
 	defer client.Close()
 	req := RebaseRequest{To: o.To, DryRun: true, Doris: client, AllPartitions: o.AllPartitions}
 	if o.Offsets != "" {
-		if req.Offsets, err = ParseOffsets(o.Offsets); err != nil {
+		if req.TopicOffsets, err = ParseTopicOffsets(o.Offsets); err != nil {
 			return err
 		}
 	}
@@ -220,12 +253,20 @@ func (o *RebaseOptions) print(r *RebaseResult) error {
 	fmt.Fprintf(o.IO.Out, "%s job %s (%s) to %s as checkpoint %d (%s), empty and committed, by %s\n",
 		verb, r.Job, r.Coordinator, r.Target, r.Checkpoint, r.Label, r.By)
 	t := cmdutil.NewTable(o.IO, "partition", "from", "to", "log start", "log end")
+	several := false
+	for _, p := range r.Partitions {
+		several = several || p.Topic != r.Partitions[0].Topic
+	}
 	for _, p := range r.Partitions {
 		from := "none"
 		if p.From != nil {
 			from = strconv.FormatInt(*p.From, 10)
 		}
-		t.AddRow(strconv.FormatInt(int64(p.Partition), 10), from, strconv.FormatInt(p.To, 10),
+		name := strconv.FormatInt(int64(p.Partition), 10)
+		if several {
+			name = p.Topic + "/" + name
+		}
+		t.AddRow(name, from, strconv.FormatInt(p.To, 10),
 			strconv.FormatInt(p.LogStart, 10), strconv.FormatInt(p.LogEnd, 10))
 	}
 	return t.Render()
@@ -236,6 +277,10 @@ func (o *RebaseOptions) print(r *RebaseResult) error {
 type RebaseRequest struct {
 	To      string
 	Offsets map[int32]int64
+	// TopicOffsets are explicit offsets per topic (--offsets
+	// topic:partition=offset); topic "" is the job's only topic. Offsets
+	// and TopicOffsets add up.
+	TopicOffsets map[string]map[int32]int64
 	// DryRun reads the state without locking or fencing and writes
 	// nothing.
 	DryRun bool
@@ -284,10 +329,6 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 			return nil, fmt.Errorf("rebase job %s: %w", cfg.Job.Name, err)
 		}
 	}
-	starts, ends, err := run.LogRange(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("rebase job %s: %w", cfg.Job.Name, err)
-	}
 	// Plan on a read-only view first (no lock, no fence), so that a rebase
 	// that is refused never fences the running job.
 	v, err := jobstate.Open(ctx, cfg)
@@ -302,11 +343,19 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 	if err != nil {
 		return nil, err
 	}
+	logs := map[string]logBounds{}
+	for _, t := range rebaseTopics(cfg, v.State) {
+		var b logBounds
+		if b.starts, b.ends, err = run.LogRangeOf(ctx, cfg, t); err != nil {
+			return nil, fmt.Errorf("rebase job %s: %w", cfg.Job.Name, err)
+		}
+		logs[t] = b
+	}
 	st := v.State
 	if err := settleDecided(ctx, cfg, st, req); err != nil {
 		return nil, err
 	}
-	res, d, err := planRebase(cfg, st, req, starts, ends, recreated)
+	res, d, err := planRebase(cfg, st, req, logs, recreated)
 	if err != nil || req.DryRun {
 		return res, err
 	}
@@ -323,7 +372,7 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 	if err := settleDecided(ctx, cfg, st, req); err != nil {
 		return nil, err
 	}
-	if res, d, err = planRebase(cfg, st, req, starts, ends, recreated); err != nil {
+	if res, d, err = planRebase(cfg, st, req, logs, recreated); err != nil {
 		return nil, err
 	}
 	ann, err := st.Announce(d.DecidedAt)
@@ -393,30 +442,69 @@ func settleAdvice(cfg *config.Config, state doris.TxnStatus, txnID int64) string
 		"rebasing; if its source range is gone (a recreated topic), the rows cannot be replayed: start the job under a new job.name"
 }
 
-// topicRecreated reports whether the job's Kafka state records another
-// topic ID for its source topic than the topic has now (file: never known).
-func topicRecreated(ctx context.Context, cfg *config.Config, v *jobstate.View) (bool, error) {
-	if v.Kafka == nil || v.Kafka.Source.TopicID == "" {
-		return false, nil
+// topicRecreated reports, per source topic of the job's Kafka state, whether
+// it records another topic ID than the topic has now (file: never known).
+func topicRecreated(ctx context.Context, cfg *config.Config, v *jobstate.View) (map[string]bool, error) {
+	out := map[string]bool{}
+	if v.Kafka == nil {
+		return out, nil
+	}
+	ids := v.Kafka.Source.IDs()
+	if len(ids) == 0 {
+		return out, nil
 	}
 	kopts, err := kafkaopts.Opts(cfg)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
-		return false, fmt.Errorf("kafka client: %w", err)
+		return nil, fmt.Errorf("kafka client: %w", err)
 	}
 	defer cl.Close()
-	td, err := kadm.NewClient(cl).ListTopics(ctx, cfg.Kafka.Topic)
-	if err == nil {
-		err = td.Error()
+	for _, topic := range slices.Sorted(maps.Keys(ids)) {
+		td, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+		if err == nil {
+			err = td.Error()
+		}
+		if errors.Is(err, kerr.UnknownTopicOrPartition) && !slices.Contains(rebaseTopics(cfg, v.State), topic) {
+			continue // a removed topic: the rebase drops it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("rebase job %s: topic ID of %s: %w", cfg.Job.Name, topic, err)
+		}
+		id := td[topic].ID
+		out[topic] = hex.EncodeToString(id[:]) != ids[topic]
 	}
-	if err != nil {
-		return false, fmt.Errorf("rebase job %s: topic ID of %s: %w", cfg.Job.Name, cfg.Kafka.Topic, err)
+	return out, nil
+}
+
+// logBounds are a topic's log start and end offsets per partition.
+type logBounds struct{ starts, ends map[int32]int64 }
+
+// rebaseTopics returns the topics the rebased position names, sorted: the
+// configured ones (kafka.topic, kafka.topics), or, with kafka.topic_regex,
+// those of the stored position that still match it (a topic it no longer
+// selects is dropped: the rebase of a removed topic).
+func rebaseTopics(cfg *config.Config, st *checkpoint.State) []string {
+	if cfg.Kafka.TopicRegex == "" {
+		return slices.Sorted(slices.Values(cfg.Kafka.SourceTopics()))
 	}
-	id := td[cfg.Kafka.Topic].ID
-	return hex.EncodeToString(id[:]) != v.Kafka.Source.TopicID, nil
+	re, err := regexp.Compile(`^(?:` + cfg.Kafka.TopicRegex + `)$`)
+	if err != nil || st == nil || st.Decided == nil {
+		return nil
+	}
+	pos, ok, err := kafka.ParsePosition(st.Decided.End)
+	if err != nil || !ok {
+		return nil
+	}
+	var out []string
+	for _, t := range pos.TopicNames() {
+		if re.MatchString(t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // openForRebase opens the job's store as its writer.
@@ -438,7 +526,7 @@ func openForRebase(ctx context.Context, cfg *config.Config) (checkpoint.Store, e
 	}
 	s, err := coordlog.OpenStore(ctx, coordlog.StoreConfig{
 		Log:   coordlog.Config{Job: cfg.Job.Name, Group: cfg.Kafka.Group, ClientOpts: kopts},
-		Owner: run.Owner(cfg), Topic: cfg.Kafka.Topic, Rebase: true})
+		Owner: run.Owner(cfg), Topic: cfg.Kafka.Topic, Topics: cfg.Kafka.Topics, TopicRegex: cfg.Kafka.TopicRegex, Rebase: true})
 	if err != nil {
 		return nil, fmt.Errorf("rebase job %s: %w", cfg.Job.Name, err)
 	}
@@ -447,7 +535,7 @@ func openForRebase(ctx context.Context, cfg *config.Config) (checkpoint.Store, e
 
 // planRebase computes the new positions and the decision that records
 // them, refusing what cannot be rebased.
-func planRebase(cfg *config.Config, st *checkpoint.State, req RebaseRequest, starts, ends map[int32]int64, recreated bool) (*RebaseResult, checkpoint.Decision, error) {
+func planRebase(cfg *config.Config, st *checkpoint.State, req RebaseRequest, logs map[string]logBounds, recreated map[string]bool) (*RebaseResult, checkpoint.Decision, error) {
 	job := cfg.Job.Name
 	refuse := func(format string, a ...any) (*RebaseResult, checkpoint.Decision, error) {
 		return nil, checkpoint.Decision{}, &RebaseRefusedError{Job: job, Reason: fmt.Sprintf(format, a...)}
@@ -463,69 +551,107 @@ func planRebase(cfg *config.Config, st *checkpoint.State, req RebaseRequest, sta
 		}
 		from = dec.End
 	}
-	stored := map[int32]int64{}
-	if pos, ok, err := kafka.ParsePosition(from); err == nil && ok && pos.Topic == cfg.Kafka.Topic {
-		stored = pos.Offsets
+	topics := slices.Sorted(maps.Keys(logs))
+	if len(topics) == 0 {
+		return refuse("no source topic to rebase (kafka.topic_regex matches none of the stored position's topics)")
 	}
-	target := map[int32]int64{}
+	storedAll := map[string]map[int32]int64{}
+	if pos, ok, err := kafka.ParsePosition(from); err == nil && ok {
+		storedAll = pos.PerTopic()
+	}
+	explicit := map[string]map[int32]int64{}
+	for t, m := range req.TopicOffsets {
+		explicit[t] = maps.Clone(m)
+	}
+	if len(req.Offsets) > 0 {
+		if explicit[""] == nil {
+			explicit[""] = map[int32]int64{}
+		}
+		maps.Copy(explicit[""], req.Offsets)
+	}
+	if m, ok := explicit[""]; ok {
+		if len(topics) != 1 {
+			return refuse("--offsets <partition>=<offset> names no topic and the job reads %s: write <topic>:<partition>=<offset>",
+				strings.Join(topics, ","))
+		}
+		delete(explicit, "")
+		if explicit[topics[0]] == nil {
+			explicit[topics[0]] = map[int32]int64{}
+		}
+		maps.Copy(explicit[topics[0]], m)
+	}
+	for t := range explicit {
+		if _, ok := logs[t]; !ok {
+			return refuse("--offsets names topic %s, which is not a source topic of the job (%s)", t, strings.Join(topics, ","))
+		}
+	}
+	targets := map[string]map[int32]int64{}
 	to := req.To
-	switch req.To {
-	case RebaseEarliest, RebaseLatest:
-		// Only the partitions that need it move (no stored offset, or one
-		// outside the log; every partition of a recreated topic), unless
-		// AllPartitions: moving an in-range offset skips or re-reads
-		// records that are fine.
-		moved := 0
-		for p := range ends {
-			o, ok := stored[p]
-			if !req.AllPartitions && !recreated && ok && o >= starts[p] && o <= ends[p] {
+	moved := 0
+	for _, topic := range topics {
+		starts, ends, stored := logs[topic].starts, logs[topic].ends, storedAll[topic]
+		target := map[int32]int64{}
+		targets[topic] = target
+		switch req.To {
+		case RebaseEarliest, RebaseLatest:
+			// Only the partitions that need it move (no stored offset, or one
+			// outside the log; every partition of a recreated topic), unless
+			// AllPartitions: moving an in-range offset skips or re-reads
+			// records that are fine.
+			for p := range ends {
+				o, ok := stored[p]
+				if !req.AllPartitions && !recreated[topic] && ok && o >= starts[p] && o <= ends[p] {
+					target[p] = o
+					continue
+				}
+				moved++
+				if req.To == RebaseEarliest {
+					target[p] = starts[p]
+				} else {
+					target[p] = ends[p]
+				}
+			}
+		default:
+			to = RebaseOffsets
+			for p, o := range explicit[topic] {
+				if _, ok := ends[p]; !ok {
+					return refuse("--offsets names partition %d, topic %s has partitions 0..%d", p, topic, len(ends)-1)
+				}
 				target[p] = o
-				continue
 			}
-			moved++
-			if req.To == RebaseEarliest {
-				target[p] = starts[p]
-			} else {
-				target[p] = ends[p]
+			for p := range ends {
+				if _, ok := target[p]; ok {
+					continue
+				}
+				o, ok := stored[p]
+				if !ok {
+					return refuse("partition %d of topic %s has no stored offset: name it in --offsets (log %d..%d)", p, topic, starts[p], ends[p])
+				}
+				target[p] = o
 			}
-		}
-		if moved == 0 {
-			return refuse("every stored offset of topic %s is inside its log: nothing to rebase (--all-partitions moves them all to %s, "+
-				"which skips or re-reads records)", cfg.Kafka.Topic, req.To)
-		}
-	default:
-		to = RebaseOffsets
-		for p, o := range req.Offsets {
-			if _, ok := ends[p]; !ok {
-				return refuse("--offsets names partition %d, topic %s has partitions 0..%d", p, cfg.Kafka.Topic, len(ends)-1)
-			}
-			target[p] = o
-		}
-		for p := range ends {
-			if _, ok := target[p]; ok {
-				continue
-			}
-			o, ok := stored[p]
-			if !ok {
-				return refuse("partition %d has no stored offset: name it in --offsets (log %d..%d)", p, starts[p], ends[p])
-			}
-			target[p] = o
 		}
 	}
-	res := &RebaseResult{Job: job, Coordinator: coordinator(cfg), Topic: cfg.Kafka.Topic, To: to, From: from,
+	if (req.To == RebaseEarliest || req.To == RebaseLatest) && moved == 0 && slices.Equal(slices.Sorted(maps.Keys(storedAll)), topics) {
+		return refuse("every stored offset of topic %s is inside its log: nothing to rebase (--all-partitions moves them all to %s, "+
+			"which skips or re-reads records)", strings.Join(topics, ","), req.To)
+	}
+	res := &RebaseResult{Job: job, Coordinator: coordinator(cfg), Topic: strings.Join(topics, ","), To: to, From: from,
 		By: req.By, DryRun: req.DryRun, Checkpoint: st.NextID}
-	for _, p := range slices.Sorted(maps.Keys(target)) {
-		o := target[p]
-		if o < starts[p] || o > ends[p] {
-			return refuse("%s/%d offset %d is outside the log %d..%d", cfg.Kafka.Topic, p, o, starts[p], ends[p])
+	for _, topic := range topics {
+		starts, ends, target := logs[topic].starts, logs[topic].ends, targets[topic]
+		for _, p := range slices.Sorted(maps.Keys(target)) {
+			o := target[p]
+			if o < starts[p] || o > ends[p] {
+				return refuse("%s/%d offset %d is outside the log %d..%d", topic, p, o, starts[p], ends[p])
+			}
+			rp := RebasePartition{Topic: topic, Partition: p, To: o, LogStart: starts[p], LogEnd: ends[p]}
+			if s, ok := storedAll[topic][p]; ok {
+				rp.From = &s
+			}
+			res.Partitions = append(res.Partitions, rp)
 		}
-		rp := RebasePartition{Partition: p, To: o, LogStart: starts[p], LogEnd: ends[p]}
-		if s, ok := stored[p]; ok {
-			rp.From = &s
-		}
-		res.Partitions = append(res.Partitions, rp)
 	}
-	end, err := kafka.Position{Topic: cfg.Kafka.Topic, Offsets: target}.MarshalJSON()
+	end, err := kafka.PositionOf(targets).MarshalJSON()
 	if err != nil {
 		return nil, checkpoint.Decision{}, err
 	}
@@ -545,16 +671,21 @@ func planRebase(cfg *config.Config, st *checkpoint.State, req RebaseRequest, sta
 // re-reads.
 func movedText(r *RebaseResult) string {
 	var parts []string
+	several := strings.Contains(r.Topic, ",")
 	for _, p := range r.Partitions {
+		name := strconv.Itoa(int(p.Partition))
+		if several {
+			name = p.Topic + "/" + name
+		}
 		switch {
 		case p.From == nil:
-			parts = append(parts, fmt.Sprintf("%d: at %d", p.Partition, p.To))
+			parts = append(parts, fmt.Sprintf("%s: at %d", name, p.To))
 		case p.To > *p.From:
-			parts = append(parts, fmt.Sprintf("%d: %d→%d skips %d offsets", p.Partition, *p.From, p.To, p.To-*p.From))
+			parts = append(parts, fmt.Sprintf("%s: %d→%d skips %d offsets", name, *p.From, p.To, p.To-*p.From))
 		case p.To < *p.From:
-			parts = append(parts, fmt.Sprintf("%d: %d→%d re-reads %d offsets", p.Partition, *p.From, p.To, *p.From-p.To))
+			parts = append(parts, fmt.Sprintf("%s: %d→%d re-reads %d offsets", name, *p.From, p.To, *p.From-p.To))
 		default:
-			parts = append(parts, fmt.Sprintf("%d: stays at %d", p.Partition, p.To))
+			parts = append(parts, fmt.Sprintf("%s: stays at %d", name, p.To))
 		}
 	}
 	return strings.Join(parts, ", ")

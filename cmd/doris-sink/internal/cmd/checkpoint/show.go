@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -145,7 +148,15 @@ func printShow(io *cmdutil.IOStreams, r *ShowResult) error {
 	}
 	if k := r.Kafka; k != nil {
 		kv.Add("Store", fmt.Sprintf("kafka state topic %s, record at offset %d (stable end %d)", k.StateTopic, k.Offset, k.End))
-		kv.Add("Source topic ID", k.Source.TopicID)
+		if len(k.Source.TopicIDs) > 0 {
+			var ids []string
+			for _, t := range slices.Sorted(maps.Keys(k.Source.TopicIDs)) {
+				ids = append(ids, t+"="+k.Source.TopicIDs[t])
+			}
+			kv.Add("Source topic IDs", strings.Join(ids, ", "))
+		} else {
+			kv.Add("Source topic ID", k.Source.TopicID)
+		}
 		if len(k.Source.FirstStart) > 0 {
 			kv.Add("First start", string(k.Source.FirstStart))
 		}

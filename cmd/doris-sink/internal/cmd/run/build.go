@@ -15,6 +15,7 @@ import (
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // Deps are what Build needs besides the config.
@@ -46,10 +47,16 @@ type Job struct {
 }
 
 // Owner is the checkpoint-store owner of cfg: job, table, source
-// "kafka:<topic>", writer "0" (standalone).
+// "kafka:<topic>" for one topic (kafka.topic, or kafka.topics of one) and
+// "kafka" for several topics or kafka.topic_regex (the positions name the
+// topics, so the set may grow), writer "0" (standalone).
 func Owner(cfg *config.Config) checkpoint.Owner {
+	source := "kafka"
+	if t, ok := cfg.Kafka.OneTopic(); ok {
+		source = "kafka:" + t
+	}
 	return checkpoint.Owner{Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
-		Source: "kafka:" + cfg.Kafka.Topic, Writer: "0"}
+		Source: source, Writer: "0"}
 }
 
 // Build opens the checkpoint store of job.coordinator (file: in
@@ -148,7 +155,7 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 		return nil, errors.Join(err, ld.Close(context.Background()))
 	}
 	if d.Metrics != nil {
-		if err := d.Metrics.RegisterConnector(cfg.Kafka.Topic, table, km); err != nil {
+		if err := d.Metrics.RegisterConnector(cfg.Kafka.DescribeTopics(), table, km); err != nil {
 			return nil, errors.Join(fmt.Errorf("metrics: %w", err), ld.Close(context.Background()))
 		}
 	}
@@ -160,6 +167,9 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	kc := kafka.Config{
 		Brokers:               cfg.Kafka.Brokers,
 		Topic:                 cfg.Kafka.Topic,
+		Topics:                cfg.Kafka.Topics,
+		TopicRegex:            cfg.Kafka.TopicRegex,
+		ExcludeTopics:         []string{coordlog.StateTopic(cfg.Job.Name)},
 		Group:                 cfg.Kafka.Group,
 		Format:                cfg.Records.Format,
 		DeadLetterTopic:       cfg.Records.DeadLetterTopic,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,49 +116,72 @@ func checkPositions(ctx context.Context, cfg *config.Config, store checkpoint.St
 			check = append(check, stored{raw: raw})
 		}
 	}
-	var parts []OutOfRange
-	var starts, ends map[int32]int64
+	parts := map[string][]OutOfRange{}
+	type logBounds struct{ starts, ends map[int32]int64 }
+	ranges := map[string]logBounds{}
 	for _, c := range check {
 		pos, ok, err := kafka.ParsePosition(c.raw)
-		if err != nil || !ok || pos.Topic != cfg.Kafka.Topic || len(pos.Offsets) == 0 {
-			continue // the connector refuses a foreign or unreadable position itself
+		if err != nil || !ok {
+			continue // the connector refuses an unreadable position itself
 		}
-		if starts == nil {
-			if starts, ends, err = logRange(ctx, cfg); err != nil {
-				d.Logger.Warn("cannot check the stored positions against the topic's log; starting without the check",
-					"topic", cfg.Kafka.Topic, "err", err)
-				return nil
+		for _, topic := range pos.TopicNames() {
+			offs := pos.Of(topic)
+			if !configuredTopic(cfg, topic) || len(offs) == 0 {
+				continue // the connector refuses a removed topic itself
 			}
-		}
-		for _, p := range slices.Sorted(maps.Keys(pos.Offsets)) {
-			o := pos.Offsets[p]
-			s, okS := starts[p]
-			e, okE := ends[p]
-			switch {
-			case !okS || !okE:
-				parts = append(parts, OutOfRange{Partition: p, Stored: o, Start: c.start, Missing: true})
-			case o > e || o < s:
-				parts = append(parts, OutOfRange{Partition: p, Stored: o, Start: c.start, LogStart: s, LogEnd: e})
+			r, seen := ranges[topic]
+			if !seen {
+				if r.starts, r.ends, err = logRange(ctx, cfg, topic); err != nil {
+					d.Logger.Warn("cannot check the stored positions against the topic's log; starting without the check",
+						"topic", topic, "err", err)
+					return nil
+				}
+				ranges[topic] = r
+			}
+			for _, p := range slices.Sorted(maps.Keys(offs)) {
+				o := offs[p]
+				s, okS := r.starts[p]
+				e, okE := r.ends[p]
+				switch {
+				case !okS || !okE:
+					parts[topic] = append(parts[topic], OutOfRange{Partition: p, Stored: o, Start: c.start, Missing: true})
+				case o > e || o < s:
+					parts[topic] = append(parts[topic], OutOfRange{Partition: p, Stored: o, Start: c.start, LogStart: s, LogEnd: e})
+				}
 			}
 		}
 	}
-	if len(parts) > 0 {
-		return &PositionOutOfRangeError{Job: cfg.Job.Name, Topic: cfg.Kafka.Topic, Checkpoint: id, Partitions: parts}
+	var errs []error
+	for _, topic := range slices.Sorted(maps.Keys(parts)) {
+		errs = append(errs, &PositionOutOfRangeError{Job: cfg.Job.Name, Topic: topic, Checkpoint: id, Partitions: parts[topic]})
 	}
-	return nil
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// configuredTopic reports whether cfg selects topic (kafka.topic,
+// kafka.topics, or a name kafka.topic_regex matches).
+func configuredTopic(cfg *config.Config, topic string) bool {
+	if re := cfg.Kafka.TopicRegex; re != "" {
+		ok, err := regexp.MatchString(`^(?:`+re+`)$`, topic)
+		return err == nil && ok
+	}
+	return slices.Contains(cfg.Kafka.SourceTopics(), topic)
 }
 
 // logRange lists the log start and end offsets of every partition of
-// kafka.topic.
-func logRange(ctx context.Context, cfg *config.Config) (starts, ends map[int32]int64, err error) {
+// topic.
+func logRange(ctx context.Context, cfg *config.Config, topic string) (starts, ends map[int32]int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, positionCheckTimeout)
 	defer cancel()
-	return LogRange(ctx, cfg)
+	return LogRangeOf(ctx, cfg, topic)
 }
 
-// LogRange lists the log start offset and the high watermark of every
-// partition of cfg's kafka.topic (TLS and SASL as configured).
-func LogRange(ctx context.Context, cfg *config.Config) (starts, ends map[int32]int64, err error) {
+// LogRangeOf lists the log start offset and the high watermark of every
+// partition of topic, a source topic of cfg (TLS and SASL as configured).
+func LogRangeOf(ctx context.Context, cfg *config.Config, topic string) (starts, ends map[int32]int64, err error) {
 	opts, err := kafkaopts.Opts(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -168,7 +192,6 @@ func LogRange(ctx context.Context, cfg *config.Config) (starts, ends map[int32]i
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	topic := cfg.Kafka.Topic
 	get := func(what string, f func(context.Context, ...string) (kadm.ListedOffsets, error)) (map[int32]int64, error) {
 		lo, err := f(ctx, topic)
 		if err == nil {

@@ -200,7 +200,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}()
 
-	log.Info("starting", "job", cfg.Job.Name, "topic", cfg.Kafka.Topic, "table", job.Table,
+	log.Info("starting", "job", cfg.Job.Name, "topic", cfg.Kafka.DescribeTopics(), "table", job.Table,
 		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir)
 	err = job.Connector.Run(runCtx)
 	switch {

@@ -1,12 +1,14 @@
 package status
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
@@ -21,15 +23,21 @@ import (
 // source may fail; what it could not tell is left out and said why.
 func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Result {
 	table := cfg.Doris.Database + "." + cfg.Doris.Table
-	res := &Result{Job: cfg.Job.Name, Topic: cfg.Kafka.Topic, Table: table, Partitions: []Partition{},
+	res := &Result{Job: cfg.Job.Name, Topic: cfg.Kafka.DescribeTopics(), Table: table, Partitions: []Partition{},
 		Store: Store{Dir: cfg.Job.DataDir}}
-	parts := map[int32]*Partition{}
-	part := func(p int32) *Partition {
-		if parts[p] == nil {
-			parts[p] = &Partition{Partition: p}
-		}
-		return parts[p]
+	type tp struct {
+		topic string
+		part  int32
 	}
+	parts := map[tp]*Partition{}
+	part := func(t string, p int32) *Partition {
+		k := tp{t, p}
+		if parts[k] == nil {
+			parts[k] = &Partition{Topic: t, Partition: p}
+		}
+		return parts[k]
+	}
+	topics := slices.Clone(cfg.Kafka.SourceTopics())
 
 	decided := readStore(ctx, cfg, res)
 	if decided != nil {
@@ -40,27 +48,41 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 		case err != nil:
 			res.Store.Error = fmt.Sprintf("checkpoint %d: %v", decided.ID, err)
 		case ok:
-			for p, o := range pos.Offsets {
-				part(p).Loaded = ptr(o)
+			for t, offs := range pos.PerTopic() {
+				for p, o := range offs {
+					part(t, p).Loaded = ptr(o)
+				}
+				if !slices.Contains(topics, t) {
+					topics = append(topics, t)
+				}
 			}
 		}
 	}
 
-	offs, err := listOffsets(ctx, cfg)
-	if err != nil {
-		res.KafkaError = err.Error()
+	slices.Sort(topics)
+	var kerrs []string
+	for _, t := range topics {
+		offs, err := listOffsets(ctx, cfg, t)
+		if err != nil {
+			kerrs = append(kerrs, err.Error())
+		}
+		for p, o := range offs {
+			pp := part(t, p)
+			pp.HighWatermark, pp.LogStart = ptr(o.end), ptr(o.start)
+		}
 	}
-	for p, o := range offs {
-		pp := part(p)
-		pp.HighWatermark, pp.LogStart = ptr(o.end), ptr(o.start)
-	}
+	res.KafkaError = strings.Join(kerrs, "; ")
 
 	js := askProcess(ctx, cfg, table, res)
 	if js != nil {
 		res.State, res.Stall = js.State, js.Stall
 		for _, ps := range js.Partitions {
+			t := ps.Topic
+			if t == "" && len(topics) == 1 {
+				t = topics[0] // a process before per-topic positions
+			}
 			if ps.Read != nil {
-				part(ps.Partition).Read = ptr(*ps.Read)
+				part(t, ps.Partition).Read = ptr(*ps.Read)
 			}
 		}
 	}
@@ -68,8 +90,10 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 	fromStart := decided == nil && cfg.Kafka.Start.Mode == config.StartEarliest
 	var total int64
 	lagKnown := false
-	for _, p := range slices.Sorted(maps.Keys(parts)) {
-		pp := parts[p]
+	keys := slices.Collect(maps.Keys(parts))
+	slices.SortFunc(keys, func(a, b tp) int { return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part)) })
+	for _, k := range keys {
+		pp := parts[k]
 		switch {
 		case pp.HighWatermark != nil && pp.Loaded != nil:
 			pp.Lag = ptr(max(*pp.HighWatermark-*pp.Loaded, 0))

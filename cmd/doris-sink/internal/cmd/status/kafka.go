@@ -15,9 +15,9 @@ import (
 type offsets struct{ start, end int64 }
 
 // listOffsets lists the log start and the high watermark of every
-// partition of kafka.topic (TLS and SASL as configured, kafkaopts).
-func listOffsets(ctx context.Context, cfg *config.Config) (map[int32]offsets, error) {
-	topic := cfg.Kafka.Topic
+// partition of topic, a source topic of cfg (TLS and SASL as configured,
+// kafkaopts).
+func listOffsets(ctx context.Context, cfg *config.Config, topic string) (map[int32]offsets, error) {
 	opts, err := kafkaopts.Opts(cfg)
 	if err != nil {
 		return nil, err

@@ -54,8 +54,16 @@ func printResult(io *cmdutil.IOStreams, r *Result, now time.Time) error {
 	}
 	fmt.Fprintln(io.Out)
 	t := cmdutil.NewTable(io, "partition", "loaded", "read", "high watermark", "lag")
+	several := false
 	for _, p := range r.Partitions {
-		t.AddRow(strconv.Itoa(int(p.Partition)), offset(p.Loaded), offset(p.Read), offset(p.HighWatermark), offset(p.Lag))
+		several = several || p.Topic != r.Partitions[0].Topic
+	}
+	for _, p := range r.Partitions {
+		name := strconv.Itoa(int(p.Partition))
+		if several {
+			name = p.Topic + "/" + name // a job reading several topics
+		}
+		t.AddRow(name, offset(p.Loaded), offset(p.Read), offset(p.HighWatermark), offset(p.Lag))
 	}
 	return t.Render()
 }

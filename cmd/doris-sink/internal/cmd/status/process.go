@@ -42,7 +42,7 @@ func askProcess(ctx context.Context, cfg *config.Config, table string, res *Resu
 		j := &st.Jobs[i]
 		// The job name is known once recovery read the store: "" while
 		// recovering is this job if topic and table match.
-		if (j.Job == cfg.Job.Name || j.Job == "") && j.Table == table && j.Topic == cfg.Kafka.Topic {
+		if (j.Job == cfg.Job.Name || j.Job == "") && j.Table == table && j.Topic == cfg.Kafka.DescribeTopics() {
 			res.Process.Running, res.Process.PID, res.Process.StartedAt = true, st.PID, st.StartedAt
 			return j
 		}
@@ -52,7 +52,7 @@ func askProcess(ctx context.Context, cfg *config.Config, table string, res *Resu
 		others = append(others, fmt.Sprintf("job %q (%s → %s)", j.Job, j.Topic, j.Table))
 	}
 	res.Process.Detail = fmt.Sprintf("process %d on %s runs %v, not job %q (%s → %s)", st.PID, addr, others,
-		cfg.Job.Name, cfg.Kafka.Topic, table)
+		cfg.Job.Name, cfg.Kafka.DescribeTopics(), table)
 	return nil
 }
 

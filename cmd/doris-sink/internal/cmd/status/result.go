@@ -91,7 +91,9 @@ type Store struct {
 
 // Partition is one partition's positions; an absent offset is unknown.
 type Partition struct {
-	Partition int32 `json:"partition"`
+	// Topic is the partition's topic (a job may read several).
+	Topic     string `json:"topic,omitempty"`
+	Partition int32  `json:"partition"`
 	// Loaded is the end offset of the store's last decision for it.
 	Loaded *int64 `json:"loaded,omitempty"`
 	// Read is the running process's next offset to read.

@@ -97,24 +97,27 @@ func checkRows(ctx context.Context, in Input, r *record, pr parsedRange, offsets
 	}
 	a := &Accounting{DeadLettered: r.deadLettered, FromKafka: true}
 	var records int64
-	for _, part := range sortedParts(pr.end) {
-		start, end := pr.start[part], pr.end[part]
-		if end <= start {
-			continue
+	for _, t := range pr.topics() {
+		tr := pr.ranges[t]
+		for _, part := range sortedParts(tr.end) {
+			start, end := tr.start[part], tr.end[part]
+			if end <= start {
+				continue
+			}
+			rc, err := in.Kafka.CountRange(ctx, t, part, start, end)
+			if err != nil {
+				fs = append(fs, Finding{Severity: SeverityWarning, Kind: KindUnverifiable,
+					Message: fmt.Sprintf("the load has %d rows and %d dead letters for %d offsets, and %s [%d, %d) could not be read: %v",
+						c.total, r.deadLettered, offsets, pr.where(t, part), start, end, err)})
+				return nil, fs
+			}
+			records += rc.Records
+			a.Control += rc.Control
+			if in.SkipsTombstones {
+				a.Tombstones += rc.Tombstones
+			}
+			a.Absent += (end - start) - rc.Records - rc.Control
 		}
-		rc, err := in.Kafka.CountRange(ctx, pr.topic, part, start, end)
-		if err != nil {
-			fs = append(fs, Finding{Severity: SeverityWarning, Kind: KindUnverifiable,
-				Message: fmt.Sprintf("the load has %d rows and %d dead letters for %d offsets, and partition %d [%d, %d) could not be read: %v",
-					c.total, r.deadLettered, offsets, part, start, end, err)})
-			return nil, fs
-		}
-		records += rc.Records
-		a.Control += rc.Control
-		if in.SkipsTombstones {
-			a.Tombstones += rc.Tombstones
-		}
-		a.Absent += (end - start) - rc.Records - rc.Control
 	}
 	want := records - a.Tombstones - r.deadLettered
 	switch {

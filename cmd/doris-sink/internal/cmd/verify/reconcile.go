@@ -3,7 +3,9 @@ package verify
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/doris-sink/doris-sink/doris"
@@ -158,20 +160,38 @@ func rank(s Severity) int {
 	return 0
 }
 
-// parsedRange is a checkpoint's [start, end) per partition.
+// parsedRange is a checkpoint's [start, end) per topic and partition.
 type parsedRange struct {
-	ok         bool
-	topic      string
-	start, end map[int32]int64
+	ok bool
+	// topic names the topics ("," joined).
+	topic  string
+	ranges map[string]topicRange
 }
 
-// span is the number of offsets covered (a partition missing from start
-// starts at 0, Kafka's earliest on a topic never truncated).
+// topicRange is one topic's [start, end) per partition.
+type topicRange struct{ start, end map[int32]int64 }
+
+// topics returns the topics of p, sorted.
+func (p parsedRange) topics() []string { return slices.Sorted(maps.Keys(p.ranges)) }
+
+// where names partition part of topic in a message: "partition 3", or
+// "topic t partition 3" when the job reads several topics.
+func (p parsedRange) where(topic string, part int32) string {
+	if len(p.ranges) > 1 {
+		return fmt.Sprintf("topic %s partition %d", topic, part)
+	}
+	return fmt.Sprintf("partition %d", part)
+}
+
+// span is the number of offsets covered (a partition or topic missing
+// from start starts at 0, Kafka's earliest on a topic never truncated).
 func (p parsedRange) span() int64 {
 	var n int64
-	for part, e := range p.end {
-		if s := p.start[part]; e > s {
-			n += e - s
+	for _, r := range p.ranges {
+		for part, e := range r.end {
+			if s := r.start[part]; e > s {
+				n += e - s
+			}
 		}
 	}
 	return n
@@ -197,25 +217,38 @@ func parseRange(r *record) (parsedRange, []Finding) {
 		bad("end: %v", err)
 		return parsedRange{}, fs
 	}
-	if hasStart && start.Topic != end.Topic {
+	if hasStart && start.Topic != "" && end.Topic != "" && start.Topic != end.Topic {
 		bad("start is on topic %q, end on %q", start.Topic, end.Topic)
 	}
-	for _, part := range sortedParts(start.Offsets) {
-		e, ok := end.Offsets[part]
-		p := part
-		switch {
-		case !ok:
-			fs = append(fs, Finding{Severity: SeverityError, Kind: KindRange, Partition: &p,
-				Message: fmt.Sprintf("partition %d is in the start position but not in the end", part)})
-		case e < start.Offsets[part]:
-			fs = append(fs, Finding{Severity: SeverityError, Kind: KindRange, Partition: &p,
-				Message: fmt.Sprintf("partition %d ends at %d before its start %d", part, e, start.Offsets[part])})
+	pr := parsedRange{ok: true, topic: strings.Join(end.TopicNames(), ","), ranges: map[string]topicRange{}}
+	for _, t := range end.TopicNames() {
+		s := start.Of(t) // a topic new in this checkpoint (kafka.topic_regex) starts at its earliest
+		if s == nil {
+			s = map[int32]int64{}
+		}
+		pr.ranges[t] = topicRange{start: s, end: end.Of(t)}
+	}
+	for _, t := range start.TopicNames() {
+		if _, ok := pr.ranges[t]; !ok && hasStart && (start.Topic == "" || end.Topic == "") {
+			bad("topic %s is in the start position but not in the end", t)
 		}
 	}
-	if start.Offsets == nil {
-		start.Offsets = map[int32]int64{}
+	for _, t := range pr.topics() {
+		r := pr.ranges[t]
+		for _, part := range sortedParts(r.start) {
+			e, ok := r.end[part]
+			p := part
+			switch {
+			case !ok:
+				fs = append(fs, Finding{Severity: SeverityError, Kind: KindRange, Partition: &p,
+					Message: fmt.Sprintf("%s is in the start position but not in the end", pr.where(t, part))})
+			case e < r.start[part]:
+				fs = append(fs, Finding{Severity: SeverityError, Kind: KindRange, Partition: &p,
+					Message: fmt.Sprintf("%s ends at %d before its start %d", pr.where(t, part), e, r.start[part])})
+			}
+		}
 	}
-	return parsedRange{ok: true, topic: end.Topic, start: start.Offsets, end: end.Offsets}, fs
+	return pr, fs
 }
 
 // contiguity checks that cur starts exactly where prev ended, per
@@ -225,29 +258,34 @@ func contiguity(prev, cur parsedRange) []Finding {
 		return nil
 	}
 	var fs []Finding
-	if prev.topic != cur.topic {
+	if len(prev.ranges) == 1 && len(cur.ranges) == 1 && prev.topic != cur.topic {
 		return append(fs, Finding{Severity: SeverityError, Kind: KindRange,
 			Message: fmt.Sprintf("topic changed from %q to %q between checkpoints", prev.topic, cur.topic)})
 	}
-	for _, part := range sortedParts(prev.end) {
-		p, pe := part, prev.end[part]
-		cs, ok := cur.start[part]
-		switch {
-		case !ok:
-			fs = append(fs, Finding{Severity: SeverityGap, Kind: KindGap, Partition: &p,
-				Message: fmt.Sprintf("partition %d: the previous checkpoint ended at %d but this one does not resume it", part, pe)})
-		case cs > pe:
-			fs = append(fs, Finding{Severity: SeverityGap, Kind: KindGap, Partition: &p,
-				Message: fmt.Sprintf("partition %d: offsets [%d, %d) were never loaded (previous end %d, this start %d)", part, pe, cs, pe, cs)})
-		case cs < pe:
-			fs = append(fs, Finding{Severity: SeverityGap, Kind: KindOverlap, Partition: &p,
-				Message: fmt.Sprintf("partition %d: offsets [%d, %d) were loaded twice (previous end %d, this start %d)", part, cs, pe, pe, cs)})
+	for _, t := range prev.topics() {
+		pend, cstart := prev.ranges[t].end, cur.ranges[t].start
+		for _, part := range sortedParts(pend) {
+			p, pe := part, pend[part]
+			cs, ok := cstart[part]
+			w := prev.where(t, part)
+			switch {
+			case !ok:
+				fs = append(fs, Finding{Severity: SeverityGap, Kind: KindGap, Partition: &p,
+					Message: fmt.Sprintf("%s: the previous checkpoint ended at %d but this one does not resume it", w, pe)})
+			case cs > pe:
+				fs = append(fs, Finding{Severity: SeverityGap, Kind: KindGap, Partition: &p,
+					Message: fmt.Sprintf("%s: offsets [%d, %d) were never loaded (previous end %d, this start %d)", w, pe, cs, pe, cs)})
+			case cs < pe:
+				fs = append(fs, Finding{Severity: SeverityGap, Kind: KindOverlap, Partition: &p,
+					Message: fmt.Sprintf("%s: offsets [%d, %d) were loaded twice (previous end %d, this start %d)", w, cs, pe, pe, cs)})
+			}
 		}
 	}
 	return fs
 }
 
-// checkKafka checks every end against the partition's high watermark.
+// checkKafka checks every end against the partition's high watermark,
+// per topic.
 func checkKafka(ctx context.Context, k Kafka, topic string, ps []parsedRange, note func(int, Finding)) {
 	if len(ps) == 0 || topic == "" {
 		return
@@ -256,22 +294,31 @@ func checkKafka(ctx context.Context, k Kafka, topic string, ps []parsedRange, no
 		note(len(ps)-1, Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: "Kafka not checked: no brokers"})
 		return
 	}
-	hw, err := k.HighWatermarks(ctx, topic)
-	if err != nil {
-		note(len(ps)-1, Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: fmt.Sprintf("Kafka high watermarks: %v", err)})
-		return
-	}
+	hws := map[string]map[int32]int64{}
 	for i, p := range ps {
-		for _, part := range sortedParts(p.end) {
-			h, ok := hw[part]
-			pp := part
-			switch {
-			case !ok:
-				note(i, Finding{Severity: SeverityError, Kind: KindHighWatermark, Partition: &pp,
-					Message: fmt.Sprintf("partition %d of %s does not exist in Kafka", part, topic)})
-			case p.end[part] > h:
-				note(i, Finding{Severity: SeverityError, Kind: KindHighWatermark, Partition: &pp,
-					Message: fmt.Sprintf("partition %d ends at %d beyond the high watermark %d (topic recreated or truncated?)", part, p.end[part], h)})
+		for _, t := range p.topics() {
+			hw, seen := hws[t]
+			if !seen {
+				var err error
+				if hw, err = k.HighWatermarks(ctx, t); err != nil {
+					note(len(ps)-1, Finding{Severity: SeverityWarning, Kind: KindUnverifiable,
+						Message: fmt.Sprintf("Kafka high watermarks of %s: %v", t, err)})
+					return
+				}
+				hws[t] = hw
+			}
+			end := p.ranges[t].end
+			for _, part := range sortedParts(end) {
+				h, ok := hw[part]
+				pp := part
+				switch {
+				case !ok:
+					note(i, Finding{Severity: SeverityError, Kind: KindHighWatermark, Partition: &pp,
+						Message: fmt.Sprintf("partition %d of %s does not exist in Kafka", part, t)})
+				case end[part] > h:
+					note(i, Finding{Severity: SeverityError, Kind: KindHighWatermark, Partition: &pp,
+						Message: fmt.Sprintf("%s ends at %d beyond the high watermark %d (topic recreated or truncated?)", p.where(t, part), end[part], h)})
+				}
 			}
 		}
 	}

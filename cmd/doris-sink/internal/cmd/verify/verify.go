@@ -155,7 +155,7 @@ func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Con
 		defer c.Close()
 		in.Doris = c
 	}
-	if !skipKafka && cfg.Kafka.Topic != "" {
+	if !skipKafka && (len(cfg.Kafka.SourceTopics()) > 0 || cfg.Kafka.TopicRegex != "") {
 		k, err := newKafka(cfg)
 		if err != nil {
 			return nil, err
