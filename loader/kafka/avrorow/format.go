@@ -1,105 +1,19 @@
 package avrorow
 
 import (
-	"encoding/binary"
 	"fmt"
+	"github.com/doris-sink/doris-sink/loader/kafka/internal/jsontext"
 	"math/big"
 	"strconv"
-	"unicode/utf8"
 )
 
 // safe marks the ASCII bytes a JSON string carries as they are.
-var safe = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
 const hexDigits = "0123456789abcdef"
 
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// special has the high bit of a byte set when w may hold a byte a JSON
-// string cannot carry as is (a control character, '"', '\\', or ≥ 0x80);
-// 0 means all 8 bytes are plain. (x - lsb) & ^x & msb is nonzero exactly
-// when a byte of x is 0; with 0x20*lsb, when a byte is below 0x20.
-func special(w uint64) uint64 {
-	q, b := w^('"'*lsb), w^('\\'*lsb)
-	return ((q-lsb)&^q | (b-lsb)&^b | (w-0x20*lsb)&^w | w) & msb
-}
-
-// plainPrefix returns how many leading bytes of s are plain, in whole
-// 8-byte words (the caller finishes byte by byte).
-func plainPrefix(s []byte) int {
-	i := 0
-	for ; i+32 <= len(s); i += 32 {
-		x := s[i : i+32]
-		if special(binary.LittleEndian.Uint64(x))|special(binary.LittleEndian.Uint64(x[8:]))|
-			special(binary.LittleEndian.Uint64(x[16:]))|special(binary.LittleEndian.Uint64(x[24:])) != 0 {
-			break
-		}
-	}
-	for ; i+8 <= len(s); i += 8 {
-		if special(binary.LittleEndian.Uint64(s[i:])) != 0 {
-			break
-		}
-	}
-	return i
-}
-
-// appendString writes s as a JSON string, like encoding/json without its
-// HTML escaping: control characters escaped, invalid UTF-8 replaced by
-// U+FFFD (Avro strings are UTF-8; Doris's JSON reader wants valid text).
-func appendString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Skip plain bytes a word at a time (strings are most of a row's
-		// bytes).
-		i += plainPrefix(s[i:])
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if safe[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendString appends s as a JSON string (jsontext.AppendString):
+// control characters escaped, invalid UTF-8 replaced by U+FFFD (Avro
+// strings are UTF-8; Doris's JSON reader wants valid text).
+func appendString(dst, s []byte) []byte { return jsontext.AppendString(dst, s) }
 
 // appendDecimal writes the two's-complement big-endian unscaled value b
 // with n.scale as a JSON string of its exact digits ("-12.30"). A string,

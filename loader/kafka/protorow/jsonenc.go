@@ -2,10 +2,9 @@ package protorow
 
 import (
 	"encoding/base64"
-	"encoding/binary"
+	"github.com/doris-sink/doris-sink/loader/kafka/internal/jsontext"
 	"math"
 	"strconv"
-	"unicode/utf8"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -16,61 +15,14 @@ func quote(s string) []byte {
 	return b
 }
 
-// appendString appends s as a JSON string. With validate, invalid UTF-8
-// stops it and bad is the offset of the first invalid byte in s; otherwise
-// invalid bytes become U+FFFD and bad is -1.
+// appendString appends s as a JSON string (jsontext). With validate,
+// invalid UTF-8 stops it and bad is the offset of the first invalid byte in
+// s; otherwise invalid bytes become U+FFFD and bad is -1.
 func appendString(dst, s []byte, validate bool) (out []byte, bad int) {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Skip plain ASCII 16, then 8 bytes at a time.
-		for i+16 <= len(s) && special8(binary.LittleEndian.Uint64(s[i:]))|special8(binary.LittleEndian.Uint64(s[i+8:])) == 0 {
-			i += 16
-		}
-		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			if validate {
-				return dst, i
-			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
+	if validate {
+		return jsontext.AppendValidString(dst, s)
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"'), -1
+	return jsontext.AppendString(dst, s), -1
 }
 
 // appendBytes appends b as a JSON string in standard base64 with padding
@@ -116,19 +68,4 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 		}
 	}
 	return dst
-}
-
-// plain8 reports whether the 8 bytes of w are all printable ASCII other
-// than '"' and '\\' (bytes a JSON string holds as they are).
-func plain8(w uint64) bool { return special8(w) == 0 }
-
-// special8 is non-zero when a byte of w is not plain (see plain8).
-func special8(w uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	ctl := (w - 0x20*ones) &^ w // a byte < 0x20 (or >= 0x80) sets its high bit
-	q := w ^ ('"' * ones)       // zero where a byte is '"'
-	bs := w ^ ('\\' * ones)     // zero where a byte is '\\'
-	zq := (q - ones) &^ q       // high bit set where q has a zero byte
-	zb := (bs - ones) &^ bs
-	return (w | ctl | zq | zb) & highs
 }

@@ -1,28 +1,11 @@
 package protorow
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 )
-
-// TestPlain8: the 8-byte fast path says yes exactly when every byte is
-// printable ASCII other than '"' and '\'.
-func TestPlain8(t *testing.T) {
-	t.Parallel()
-	for c := range 256 {
-		for pos := range 8 {
-			w := []byte("aaaaaaaa")
-			w[pos] = byte(c)
-			want := c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
-			if got := plain8(binary.LittleEndian.Uint64(w)); got != want {
-				t.Fatalf("plain8(%q) = %v, want %v", w, got, want)
-			}
-		}
-	}
-}
 
 // TestAppendString: the JSON string decodes back to the input (invalid
 // UTF-8 replaced) for inputs around the 8-byte fast path.
