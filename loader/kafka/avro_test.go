@@ -218,7 +218,7 @@ func TestAvroRegistryOutageRefusesNotDeadLetters(t *testing.T) {
 	a.produce(&kgo.Record{Value: good}, &kgo.Record{Value: good[:len(good)-1]}, // cut: undecodable
 		&kgo.Record{Value: []byte(`{"id":2}`)}) // not the wire format
 	cfg := a.config()
-	cfg.DeadLetterTopic = "orders-dlq"
+	cfg.DeadLetterTopic, cfg.DeadLetterAtLeastOnce = "orders-dlq", true
 	cfg.Schemas = a.schemas(nil)
 	c := a.connector(cfg, nil)
 	if err := a.runToEnd(ctx, c); err != nil {
