@@ -9,11 +9,31 @@ import "github.com/doris-sink/doris-sink/loader/ledger"
 // load that needs it begins). Like all evidence, a failed append is logged,
 // never fatal. Safe for concurrent use.
 func (l *Loader) RecordTableChange(kind, ddl string) {
+	l.RecordTableChangeOf(l.cfg.Table, kind, ddl)
+}
+
+// RecordTableChangeOf is RecordTableChange for table, a routed table
+// ("db.table" or a table of Config.DB): the entry names that table.
+func (l *Loader) RecordTableChangeOf(table, kind, ddl string) {
 	if l.ledger == nil {
 		return
 	}
-	e := ledger.Entry{Time: l.clock.Now(), Event: kind, Job: l.cfg.Job, DB: l.cfg.DB, Table: l.cfg.Table, Note: ddl}
-	if err := l.ledger.Append(e); err != nil {
-		l.log.Warn("ledger append failed", "event", kind, "table", l.cfg.DB+"."+l.cfg.Table, "err", err)
+	db, tbl := l.cfg.DB, table
+	if d, t, ok := splitQualified(table); ok {
+		db, tbl = d, t
 	}
+	e := ledger.Entry{Time: l.clock.Now(), Event: kind, Job: l.cfg.Job, DB: db, Table: tbl, Note: ddl}
+	if err := l.ledger.Append(e); err != nil {
+		l.log.Warn("ledger append failed", "event", kind, "table", db+"."+tbl, "err", err)
+	}
+}
+
+// splitQualified splits "db.table"; ok is false for a bare name.
+func splitQualified(table string) (db, tbl string, ok bool) {
+	for i := 0; i < len(table); i++ {
+		if table[i] == '.' {
+			return table[:i], table[i+1:], i > 0 && i < len(table)-1
+		}
+	}
+	return "", table, false
 }

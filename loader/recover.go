@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/doris-sink/doris-sink/doris"
@@ -432,6 +433,9 @@ func (l *Loader) resolveAtLeastOnce(ctx context.Context, tl *tableLoad, cause er
 // checkLedgerMatchesStore refuses a brand-new store beside a ledger that
 // already holds evidence: the checkpoint file was deleted or replaced, and
 // starting afresh would re-read the source from its start and load it twice.
+// A ledger holding only table changes (RecordTableChange: a table created
+// or altered before the first checkpoint was announced, then a crash) is
+// no such evidence: nothing was loaded.
 func (l *Loader) checkLedgerMatchesStore(st *checkpoint.State) error {
 	if l.ledger == nil || st.Decided != nil || len(st.Announced) > 0 || st.NextID > 1 {
 		return nil
@@ -440,10 +444,26 @@ func (l *Loader) checkLedgerMatchesStore(st *checkpoint.State) error {
 	if err != nil {
 		return fmt.Errorf("check ledger %s: %w", l.ledger.Path(), err)
 	}
-	if fi.Size() > 0 {
+	if fi.Size() > 0 && !onlyTableChanges(filepath.Dir(l.ledger.Path())) {
 		return fmt.Errorf("%w: ledger %s already holds %d bytes of evidence: "+
 			"the store was deleted or replaced; restore it (or move the ledger away to start a new job on purpose)",
 			ErrStoreReset, l.ledger.Path(), fi.Size())
 	}
 	return nil
+}
+
+// onlyTableChanges reports whether the ledger in dir holds nothing but
+// table_created and schema_changed entries (which belong to no
+// checkpoint); an unreadable ledger is not.
+func onlyTableChanges(dir string) bool {
+	entries, torn, err := ledger.ReadFile(dir)
+	if err != nil || torn != nil || len(entries) == 0 {
+		return false
+	}
+	for _, e := range entries {
+		if e.Event != ledger.EventTableCreated && e.Event != ledger.EventSchemaChanged {
+			return false
+		}
+	}
+	return true
 }

@@ -385,3 +385,42 @@ func TestDeletedStoreWithLedgerRefused(t *testing.T) {
 	}
 	e.checkExactlyOnce(10)
 }
+
+// A ledger holding only table changes (a table created by the sink, then a
+// crash before the first checkpoint was announced) is no evidence of
+// loads: the new store starts; one checkpoint entry more makes it
+// evidence again.
+func TestNewStoreBesideTableChangesStarts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	l := e.open()
+	l.RecordTableChange(ledger.EventTableCreated, "CREATE TABLE IF NOT EXISTS `db`.`t` (…)")
+	l.RecordTableChangeOf("db.u", ledger.EventSchemaChanged, "ALTER TABLE `db`.`u` ADD COLUMN `c` INT NULL")
+	l.Close(ctx)
+	l = e.open()
+	if _, err := l.Recover(ctx); err != nil {
+		t.Fatalf("recover beside a ledger of table changes only: %v", err)
+	}
+	l.Close(ctx)
+	entries, _, err := ledger.ReadFile(e.dir)
+	if err != nil || len(entries) != 2 || entries[1].DB != "db" || entries[1].Table != "u" {
+		t.Fatalf("ledger %+v %v, want the two table changes, the second naming db.u", entries, err)
+	}
+	if err := os.Remove(filepath.Join(e.dir, checkpoint.FileName)); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	lg, err := ledger.Open(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lg.Append(ledger.Entry{Event: ledger.EventDecided, Checkpoint: 1, Job: "j", DB: "db", Table: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	lg.Close()
+	l = e.open()
+	defer l.Close(ctx)
+	if _, err := l.Recover(ctx); !errors.Is(err, loader.ErrStoreReset) {
+		t.Fatalf("recover beside a ledger with a decided entry: %v, want ErrStoreReset", err)
+	}
+}

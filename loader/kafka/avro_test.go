@@ -218,7 +218,8 @@ func TestAvroRegistryOutageRefusesNotDeadLetters(t *testing.T) {
 	a.produce(&kgo.Record{Value: good}, &kgo.Record{Value: good[:len(good)-1]}, // cut: undecodable
 		&kgo.Record{Value: []byte(`{"id":2}`)}) // not the wire format
 	cfg := a.config()
-	cfg.DeadLetterTopic, cfg.DeadLetterAtLeastOnce = "orders-dlq", true
+	cfg.DeadLetterTopic = "orders-dlq"
+	cfg.DeadLetterAtLeastOnce = true // no coordinator store here: dead letters are produced as read
 	cfg.Schemas = a.schemas(nil)
 	c := a.connector(cfg, nil)
 	if err := a.runToEnd(ctx, c); err != nil {

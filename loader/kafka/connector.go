@@ -89,9 +89,6 @@ type Connector struct {
 	inDrain bool
 	// fail is the current run of failures.
 	fail failureRun
-	// evoPending is the schema change the current record needs, kept until
-	// applied (evolve.go).
-	evoPending *Incoming
 	// dlPartitions and dlMaxBytes are the dead-letter topic's partition
 	// count and the largest dead letter it takes (read at start); dlLog
 	// rate-limits the dead-letter warnings.
@@ -105,6 +102,11 @@ type Connector struct {
 	// the records it found, dead-lettered whenever they are read again.
 	bisect  *bisectState
 	refused map[recKey]string
+	// routedChecks are the routed tables' pre-checks
+	// (WithRoutedRowCheck), built on first sight; nil value: off.
+	routedChecks map[string]*rowCheck
+	// evo is the schema evolution state (evolve.go, evolve_tables.go).
+	evo evoState
 }
 
 type pending struct {
@@ -154,6 +156,15 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if cfg.DeadLetterTopic != "" && o.stager == nil && !cfg.DeadLetterAtLeastOnce {
 		return nil, fmt.Errorf("kafka connector config: %w", ErrDeadLetterNeedsStager)
 	}
+	switch {
+	case (o.tableEvolvers != nil || o.tableDeletes != nil) && !cfg.Routing.Enabled():
+		return nil, errEvolversNeedRouting
+	case o.evolver != nil && cfg.Routing.Enabled():
+		return nil, errEvolverWithRouting
+	case o.tableEvolvers != nil:
+		conv.TrackSchemas()
+		conv.WatchFields(nil, nil, nil) // each table's converter watches its own table's columns (forTable)
+	}
 	if o.evolver != nil {
 		conv.TrackSchemas()
 		if o.columns == nil || o.evolver.AddsColumns() {
@@ -175,6 +186,11 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 				"table", o.checkTable.Name, "strict_mode", c.check.strict)
 		}
 	}
+	if o.evolver != nil {
+		c.evo.main = &tableEvo{ev: o.evolver, conv: conv}
+	}
+	c.evo.newFor, c.evo.delFor = o.tableEvolvers, o.tableDeletes
+	c.evo.perTable = o.tableEvolvers != nil || o.tableDeletes != nil
 	c.adminCl, err = kgo.NewClient(c.baseOpts()...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka connector: admin client: %w", err)

@@ -43,11 +43,13 @@ func (c *Connector) bisectRejected(re *RejectedError) bool {
 		return false
 	}
 	if id, _, healing := c.sink.Healing(); healing {
-		// A heal replays a decided checkpoint, whose dead letters went out
-		// with its decision: splitting it would produce the ones after the
-		// split again with new decisions. Stop instead.
-		c.o.logger.Error("Doris refused the rows of a checkpoint being healed: not bisecting (its dead letters were "+
-			"produced with its first decision); to let Doris filter the refused rows, start once with "+
+		// A heal replays a decided checkpoint: the rows bisection found
+		// for it are recorded with its decision (RefusedRowSource) and
+		// dead-lettered on the replay, so a refusal here is a row no
+		// decision recorded (the table or strict_mode changed meanwhile,
+		// or more than the recorded bound). Stop instead of bisecting.
+		c.o.logger.Error("Doris refused the rows of a checkpoint being healed: not bisecting (rows no decision "+
+			"recorded as refused); to let Doris filter the refused rows, start once with "+
 			"doris.properties.max_filter_ratio raised", "checkpoint", id, "label", re.Label)
 		return false
 	}

@@ -14,12 +14,12 @@ import (
 // asks the loader to decide it, and stages nil after a failed attempt.
 type DeadLetterStager interface {
 	// StageDeadLetters replaces the staged dead letters with recs (nil:
-	// none). The next store write that decides a new checkpoint produces
-	// them in its transaction and drops them once it is committed; a write
-	// that decides a checkpoint decided before (a heal replays its range)
-	// drops them without producing them (they were produced with the
-	// first decision). Other writes (announcements, commit marks) leave
-	// them staged.
+	// none). The next store write that decides a checkpoint (a new one,
+	// or a heal replaying a decided one over whatever range) produces in
+	// its transaction those no earlier decision produced (by their
+	// source partition and offset: HeaderPartition, HeaderOffset) and
+	// drops them all once it is committed. Other writes (announcements,
+	// commit marks) leave them staged.
 	StageDeadLetters(recs []*kgo.Record)
 	// SetDeadLetterBatchBytes tells the largest record batch the
 	// dead-letter topic accepts (its max.message.bytes, read at start):

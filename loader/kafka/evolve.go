@@ -56,70 +56,73 @@ func WithSchemaEvolver(ev SchemaEvolver) Opt {
 	return optFunc(func(o *options) { o.evolver = ev })
 }
 
-// evolve runs schema evolution for the converted row of r, before it is
-// written, and returns the row to write (converted again when the value
-// conversions changed). When the table must change and the open checkpoint
-// has rows, cut decides them first (their Stream Load was planned with the
-// old schema). A *cdcschema.TypeChangeError or ErrSchemaRefused is
-// terminal; other failures wrap loader.ErrNeedRecover (retried). The row stays valid across cut: cut converts nothing.
-func (c *Connector) evolve(ctx context.Context, r *kgo.Record, row []byte, cut func() error) ([]byte, error) {
-	ev := c.o.evolver
-	if c.evoPending == nil {
-		in, ok := c.incoming(r, row)
+// evolve runs schema evolution for the converted row of r (converted by
+// te.conv, the converter of r's table), before it is written, and returns
+// the row to write (converted again when the value conversions changed).
+// When the table must change and the open checkpoint has rows of it, cut
+// decides them first (their Stream Load was planned with the old schema).
+// A *cdcschema.TypeChangeError or ErrSchemaRefused is terminal; other
+// failures wrap loader.ErrNeedRecover (retried). The row stays valid
+// across cut: cut converts nothing.
+func (c *Connector) evolve(ctx context.Context, te *tableEvo, r *kgo.Record, row []byte, cut func() error) ([]byte, error) {
+	if te.pending == nil {
+		in, ok := c.incoming(te, r, row)
 		if !ok {
 			return row, nil
 		}
-		cols, need, err := ev.Needs(ctx, in)
+		cols, need, err := te.ev.Needs(ctx, in)
 		var tce *cdcschema.TypeChangeError
 		switch {
 		case errors.As(err, &tce):
 			need = true // decide the rows before r, then stop at r (Apply fails the same way)
 		case err != nil:
-			return nil, c.evolveErr(r, err)
+			return nil, c.evolveErr(te, r, err)
 		case !need:
-			return c.adopt(r, row, in, cols)
+			return c.adopt(te, r, row, in, cols)
 		}
-		c.evoPending = &in
+		te.pending = &in
 	}
-	if c.pend.rows > 0 {
+	if c.openRows(te) {
 		if err := cut(); err != nil {
-			return nil, err // evoPending stays: the re-read applies it
+			return nil, err // te.pending stays: the re-read applies it
 		}
 	}
-	in := *c.evoPending
-	cols, err := ev.Apply(ctx, in)
+	in := *te.pending
+	cols, err := te.ev.Apply(ctx, in)
 	if err != nil {
-		return nil, c.evolveErr(r, err)
+		return nil, c.evolveErr(te, r, err)
 	}
-	c.evoPending = nil
-	return c.adopt(r, row, in, cols)
+	te.pending = nil
+	c.refreshCheck(te.table, cols)
+	return c.adopt(te, r, row, in, cols)
 }
 
-// adopt makes the converter know the table's columns and, for a Connect
-// schema, rewrite the values the columns cannot parse as Debezium encodes
-// them (SetValueConversions); r is converted again when that changed its
-// row.
-func (c *Connector) adopt(r *kgo.Record, row []byte, in Incoming, cols []schema.Column) ([]byte, error) {
+// adopt makes the table's converter know the table's columns and, for a
+// Connect schema, rewrite the values the columns cannot parse as Debezium
+// encodes them (SetValueConversions); r is converted again when that
+// changed its row.
+func (c *Connector) adopt(te *tableEvo, r *kgo.Record, row []byte, in Incoming, cols []schema.Column) ([]byte, error) {
 	names := make([]string, len(cols))
 	for i, col := range cols {
 		names[i] = col.Name
 	}
-	c.conv.KnowFields(names)
+	conv := te.conv
+	conv.KnowFields(names)
 	if !in.FromSchema {
 		return row, nil
 	}
-	had := c.conv.vals != nil
-	c.conv.SetValueConversions(in.Fields, cols)
-	if !had && c.conv.vals == nil {
+	had := conv.vals != nil
+	conv.SetValueConversions(in.Fields, cols)
+	if !had && conv.vals == nil {
 		return row, nil
 	}
-	return c.conv.Convert(r) // the same schema block: no change is seen again
+	return conv.Convert(r) // the same schema block: no change is seen again
 }
 
 // incoming describes r's schema when it may need evolution.
-func (c *Connector) incoming(r *kgo.Record, row []byte) (Incoming, bool) {
+func (c *Connector) incoming(te *tableEvo, r *kgo.Record, row []byte) (Incoming, bool) {
 	in := Incoming{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
-	if block, ok := c.conv.SchemaChanged(); ok {
+	if block, ok := te.conv.SchemaChanged(); ok {
 		fields, err := cdcschema.RowFieldsOfSchema(block)
 		if err == nil {
 			in.Fields, in.FromSchema = fields, true
@@ -129,10 +132,10 @@ func (c *Connector) incoming(r *kgo.Record, row []byte) (Incoming, bool) {
 		c.o.logger.Warn("schema evolution: the record's Connect schema is not a Debezium row schema; looking at its fields instead",
 			"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
 	}
-	if !c.o.evolver.AddsColumns() || !c.conv.HasUnknownFields() {
+	if !te.ev.AddsColumns() || !te.conv.HasUnknownFields() {
 		return in, false
 	}
-	fields, err := c.conv.unknownFields(row)
+	fields, err := te.conv.unknownFields(row)
 	if err != nil || len(fields) == 0 {
 		return in, false
 	}
@@ -141,14 +144,14 @@ func (c *Connector) incoming(r *kgo.Record, row []byte) (Incoming, bool) {
 }
 
 // evolveErr wraps a schema evolution failure with the record's position;
-// the next record's schema is looked at again.
-func (c *Connector) evolveErr(r *kgo.Record, err error) error {
+// the table's next record's schema is looked at again.
+func (c *Connector) evolveErr(te *tableEvo, r *kgo.Record, err error) error {
 	topic, part, off := r.Topic, r.Partition, r.Offset
-	if p := c.evoPending; p != nil { // the record that needed the change (r may be an earlier one, re-read)
+	if p := te.pending; p != nil { // the record that needed the change (r may be an earlier one, re-read)
 		topic, part, off = p.Topic, p.Partition, p.Offset
 	}
-	c.evoPending = nil
-	c.conv.forgetSchema()
+	te.pending = nil
+	te.conv.forgetSchema()
 	var tce *cdcschema.TypeChangeError
 	if errors.As(err, &tce) || errors.Is(err, ErrSchemaRefused) {
 		return fmt.Errorf("schema evolution at %s/%d@%d: %w", topic, part, off, err)

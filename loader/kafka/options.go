@@ -37,6 +37,9 @@ type options struct {
 	dlLogEvery    time.Duration
 	checkTable    *schema.Table
 	checkProps    map[string]string
+	routedCheck   *routedCheckOpt
+	tableEvolvers func(table string) SchemaEvolver
+	tableDeletes  func(table string) DeleteConfig
 }
 
 func defaultOptions() options {

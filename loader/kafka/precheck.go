@@ -365,27 +365,40 @@ type RowRejectedError struct {
 // Error names the column and the rule.
 func (e *RowRejectedError) Error() string { return "Doris would refuse the row: " + e.Detail }
 
-// rejectRow dead-letters r, whose row Doris would refuse (v).
-func (c *Connector) rejectRow(ctx context.Context, r *kgo.Record, v violation) error {
-	rr := &RowRejectedError{Reason: v.reason, Column: c.check.rules[v.col].name, Detail: c.check.describe(v)}
+// rejectRow dead-letters r, whose row Doris would refuse (v, found by
+// check).
+func (c *Connector) rejectRow(ctx context.Context, r *kgo.Record, check *rowCheck, v violation) error {
+	rr := &RowRejectedError{Reason: v.reason, Column: check.rules[v.col].name, Detail: check.describe(v)}
 	rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format, Err: rr}
 	return c.deadLetter(ctx, r, v.reason, rr.Column, rerr)
 }
 
-// screen dead-letters r instead of writing its row when Doris refuses it:
-// bisection found it (c.refused) or the pre-check refuses row. done is true
-// when r was dead-lettered (or that failed: err).
-func (c *Connector) screen(ctx context.Context, r *kgo.Record, row []byte, checkRow bool) (done bool, err error) {
-	if why, ok := c.refusedRow(r); ok {
-		rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format,
-			Err: fmt.Errorf("refused by Doris at precommit: %s", why)}
-		return true, c.deadLetter(ctx, r, ReasonRejected, dorisColumn(why), rerr)
-	}
-	if c.check == nil || !checkRow {
+// refusedPrefix starts the error text (HeaderError) of a row Doris refused.
+const refusedPrefix = "refused by Doris at precommit: "
+
+// screenRefused dead-letters r when bisection found (or a decision
+// recorded) that Doris refuses its row (c.refused). done is true when r
+// was dead-lettered (or that failed: err).
+func (c *Connector) screenRefused(ctx context.Context, r *kgo.Record) (done bool, err error) {
+	why, ok := c.refusedRow(r)
+	if !ok {
 		return false, nil
 	}
-	if v, ok := c.check.check(row); !ok {
-		return true, c.rejectRow(ctx, r, v)
+	rerr := &RecordError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.cfg.Format,
+		Err: fmt.Errorf("%s%s", refusedPrefix, why)}
+	return true, c.deadLetter(ctx, r, ReasonRejected, dorisColumn(why), rerr)
+}
+
+// screen dead-letters r instead of writing its row to table ("":
+// doris.table) when the table's pre-check refuses row. done is true when
+// r was dead-lettered (or that failed: err).
+func (c *Connector) screen(ctx context.Context, r *kgo.Record, row []byte, table string) (done bool, err error) {
+	check := c.checkFor(ctx, table)
+	if check == nil {
+		return false, nil
+	}
+	if v, ok := check.check(row); !ok {
+		return true, c.rejectRow(ctx, r, check, v)
 	}
 	return false, nil
 }

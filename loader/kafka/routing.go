@@ -98,8 +98,12 @@ func (ro *Routing) route(r *kgo.Record) (string, error) {
 		}
 	}
 	if tpl := ro.DebeziumTemplate; tpl != "" {
-		if db, table, ok := debeziumSource(r.Value); ok {
-			name, err := SanitizeTableName(strings.NewReplacer("{db}", db, "{table}", table).Replace(tpl))
+		db, table, ok := debeziumSourceCompact(r.Value)
+		if !ok {
+			db, table, ok = debeziumSource(r.Value)
+		}
+		if ok {
+			name, err := SanitizeTableName(expandTemplate(tpl, db, table))
 			if err != nil {
 				return "", fmt.Errorf("routing.debezium_template %q (source.db %q, source.table %q): %w", tpl, db, table, err)
 			}

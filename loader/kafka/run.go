@@ -109,6 +109,7 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 	}
 	raw, err := c.recoverSink(dctx, false)
 	if err == nil {
+		c.loadRefused()
 		err = c.begin(dctx, raw)
 	}
 	if err != nil {
@@ -422,15 +423,12 @@ func (t *tally) flush(m *Metrics) {
 // The caller skips records read before and advances the partition's next
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut func() error) error {
-	row, err := c.conv.ConvertContext(ctx, r)
-	table := ""
-	if err == nil && c.cfg.Routing.Enabled() {
-		table, err = c.cfg.Routing.route(r)
-	}
-	// The row pre-check knows doris.table's schema: a routed row is checked
-	// only against Doris's refusals found by bisection.
-	if err == nil && (c.check != nil || c.refused != nil) {
-		if done, err := c.screen(ctx, r, row, table == ""); done {
+	row, table, te, err := c.convert(ctx, r)
+	// A row bisection found Doris refuses is dead-lettered before anything
+	// else; the pre-check runs after schema evolution, against the schema
+	// the row loads into (the routed table's, or doris.table's as evolved).
+	if err == nil && c.refused != nil {
+		if done, err := c.screenRefused(ctx, r); done {
 			if err != nil {
 				return err
 			}
@@ -438,9 +436,17 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 		}
 	}
 	var unknown *loader.UnknownTableError
-	if err == nil && c.o.evolver != nil {
-		if row, err = c.evolve(ctx, r, row, cut); err != nil {
+	if err == nil && te != nil {
+		if row, err = c.evolve(ctx, te, r, row, cut); err != nil {
 			return err
+		}
+	}
+	if err == nil {
+		if done, err := c.screen(ctx, r, row, table); done {
+			if err != nil {
+				return err
+			}
+			return c.counted(r, t)
 		}
 	}
 	if err == nil {
@@ -454,6 +460,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	case err == nil:
 		c.pend.rows++
 		c.pend.lastRow = recKey{r.Partition, r.Offset}
+		c.evo.wrote(te)
 		c.pend.rowBytes += int64(len(row))
 		t.rows++
 		t.rowBytes += int64(len(row))
@@ -544,6 +551,7 @@ func (c *Connector) checkpoint(ctx context.Context) error {
 	c.metrics.setLoaded(end.Offsets)
 	c.start, c.pend = end, pending{}
 	c.bisectDecided(end.Offsets)
+	c.evo.reset()
 	c.setDecided(end)
 	c.progress()
 	if c.o.onCheckpoint != nil {

@@ -105,6 +105,7 @@ func (c *Connector) rewind(raw []byte) error {
 	}
 	c.metrics.setRewound(offsets)
 	c.pend = pending{}
+	c.evo.reset()
 	c.timerC, c.fired = nil, false
 	return nil
 }

@@ -28,7 +28,10 @@
 //     letters; the Save that decides that checkpoint produces them in its
 //     transaction (CommitWith, in chunks within the dead-letter topic's
 //     max.message.bytes), so they become visible with the decision, exactly
-//     once; a heal's decision drops them. AllFailpoints are the cut points of
+//     once: every decision, a heal too, produces only those past the
+//     per-partition mark its document records (deadletter_mark.go), and
+//     records the rows Doris refused for the heals to come (RefusedRows).
+//     AllFailpoints are the cut points of
 //     such a transaction (Config.Failpoint).
 //   - Load reads the partition with read_committed up to its last stable
 //     offset, after Open fenced the predecessors, so it sees everything they

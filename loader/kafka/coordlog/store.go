@@ -30,6 +30,10 @@ type document struct {
 	Version    int             `json:"version"`
 	Checkpoint json.RawMessage `json:"checkpoint"`
 	Source     sourceInfo      `json:"source"`
+	// DeadLetters records the dead letters the decisions produced and
+	// the rows Doris refused (deadletter_mark.go); nil in documents
+	// written before.
+	DeadLetters *deadLetterInfo `json:"dead_letters,omitempty"`
 }
 
 type sourceInfo struct {
@@ -85,6 +89,7 @@ var (
 	_ checkpoint.Store       = (*Store)(nil)
 	_ kafka.StartStore       = (*Store)(nil)
 	_ kafka.DeadLetterStager = (*Store)(nil)
+	_ kafka.RefusedRowSource = (*Store)(nil)
 )
 
 // OpenStore opens the log (fencing every previous incarnation of the job),
@@ -203,29 +208,30 @@ func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
 			offs = &Offsets{Topic: pos.Topic, Partitions: pos.Offsets, Metadata: OffsetMetadata(d.ID)}
 		}
 	}
+	// A decision, new or a heal, produces the staged dead letters not
+	// produced before (the marks in the document) and advances the marks
+	// in the same transaction.
 	var letters []*kgo.Record
-	switch decides(s.last, st) {
-	case decidesNew:
-		letters = s.staged
-	case decidesAgain:
-		// A heal re-decides a checkpoint: its dead letters went out with
-		// its first decision.
-		s.staged = nil
+	decision := decides(s.last, st) != decidesNothing
+	if decision {
+		letters, doc.DeadLetters = s.deadLettersFor(st.Decided)
 	}
 	if err := s.write(ctx, st, doc, offs, Extra{Records: letters, BatchBytes: s.batchBytes}); err != nil {
 		return err
 	}
-	if letters != nil {
+	if decision {
 		s.staged = nil
 	}
 	return nil
 }
 
 // StageDeadLetters replaces the dead letters the next decision produces
-// (kafka.DeadLetterStager): the Save that decides a new checkpoint
-// produces them in its transaction, with the decision record and the
-// offsets, so that read_committed readers see all of them exactly when
-// the decision is durable. Each record's topic and partition must be set.
+// (kafka.DeadLetterStager): the Save that decides a checkpoint (new, or a
+// heal) produces in its transaction, with the decision record and the
+// offsets, those not produced by an earlier decision (their source offset
+// at or past the document's per-partition mark, deadletter_mark.go), so
+// that read_committed readers see each exactly once, when its first
+// decision is durable. Each record's topic and partition must be set.
 func (s *Store) StageDeadLetters(recs []*kgo.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

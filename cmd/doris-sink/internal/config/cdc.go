@@ -45,17 +45,6 @@ func (c *Config) validateCDC() error {
 			Reason: "the table is created from the records' Debezium schema (and the record key's primary key)",
 			Fix:    "use records.format: debezium with the JSON converter's schemas enabled, or create the table yourself"})
 	}
-	// The table creator and the schema tracker follow one table (doris.table):
-	// with routing they would alter that table for another table's records.
-	if c.Routing.Active() && (ct.Enabled || c.Records.SchemaEvolution == EvolutionAddColumns) {
-		key := "doris.create_table=true"
-		if !ct.Enabled {
-			key = "records.schema_evolution=" + EvolutionAddColumns
-		}
-		errs.add(&ConflictError{Keys: []string{key, "routing.*"},
-			Reason: "creating tables and schema evolution follow the one table doris.table; they do not follow routed tables yet",
-			Fix:    "create and alter the routed tables yourself, or load one table per job without routing.*"})
-	}
 	switch c.Records.SchemaEvolution {
 	case EvolutionNone:
 	case EvolutionAddColumns:

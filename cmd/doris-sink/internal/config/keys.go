@@ -108,7 +108,7 @@ var keys = []Key{
 	{Name: "routing.debezium_template", kind: kindString, Default: "", Doc: "target table from Debezium source.db/source.table, e.g. {db}_{table}, sanitised to a Doris name; fourth rule"},
 	{Name: "routing.default_table", kind: kindString, Default: "", Doc: "table of records no rule routes (e.g. doris.table); empty: they go to records.dead_letter_topic, or stop run"},
 
-	{Name: "tables", kind: kindMap, Doc: "per-table overrides: tables.<table or glob>.properties.<header> (merged over doris.properties) and .sequence_col; an exact name wins over a pattern, a longer pattern over a shorter"},
+	{Name: "tables", kind: kindMap, Doc: "per-table overrides: tables.<table or glob>.properties.<header> (merged over doris.properties), .sequence_col and .delete.field/.value/.tombstones (with routing); an exact name wins over a pattern, a longer pattern over a shorter"},
 
 	{Name: "metrics.listen", kind: kindString, Default: "127.0.0.1:9108", Doc: "Prometheus listen address; empty disables"},
 	{Name: "metrics.log_interval", kind: kindDuration, Default: "60s", Doc: "period of run's progress line (state, rows/s, bytes/s, lag, last checkpoint); 0 disables, else at least 1s"},

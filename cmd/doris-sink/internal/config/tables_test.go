@@ -37,3 +37,33 @@ func TestTableOverrides(t *testing.T) {
 		keyError(t, err, tc.key)
 	}
 }
+
+// tables.<pattern>.delete.* gives a routed table its own delete handling
+// (and the hidden_columns its rows need); other tables keep
+// records.delete.*. It needs routing and json records.
+func TestTableDeletes(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, merge(minimal, "routing: {table_field: t}\nrecords: {delete: {field: op, value: d}}\n"+
+		"tables: {'audit_*': {delete: {tombstones: 'true'}}}\n"), nil, nil, NeedRun)
+	if !c.TableDeletes() {
+		t.Fatal("TableDeletes = false")
+	}
+	if d := c.TableDelete("audit_x"); !d.Tombstones || d.Field != "" {
+		t.Errorf("audit_x delete %+v, want its own (tombstones)", d)
+	}
+	if d := c.TableDelete("orders"); d.Field != "op" || d.Value != "d" || d.Tombstones {
+		t.Errorf("orders delete %+v, want records.delete.*", d)
+	}
+	if p, _ := c.TableSettings("audit_x", map[string]string{}); p["hidden_columns"] != DeleteSignColumn {
+		t.Errorf("audit_x properties %v, want hidden_columns %s", p, DeleteSignColumn)
+	}
+	for _, tc := range []struct{ yaml, key string }{
+		{"tables: {orders: {delete: {tombstones: 'true'}}}\n", "tables.orders.delete"},
+		{"routing: {table_field: t}\ntables: {orders: {delete: {field: op}}}\n", "tables.orders.delete"},
+		{"routing: {table_field: t}\nrecords: {format: csv}\ntables: {orders: {delete: {tombstones: 'true'}}}\n", "tables.orders.delete"},
+		{"routing: {table_field: t}\ntables: {orders: {delete: {tombstones: maybe}}}\n", "tables.orders.delete.tombstones"},
+	} {
+		_, err := load(t, merge(minimal, tc.yaml), nil, nil, NeedRun)
+		keyError(t, err, tc.key)
+	}
+}

@@ -10,12 +10,21 @@ import (
 	"github.com/doris-sink/doris-sink/loader"
 )
 
-// WrapDoris returns d observed for table ("db.table"): Stream Loads count
-// rows, bytes and precommits and time the begin/stream/precommit stages;
-// 2PC commits and aborts count outcomes and are timed. Behaviour is
-// unchanged: every call and error passes through.
+// WrapDoris returns d observed for the job's table ("db.table"): Stream
+// Loads count rows, bytes and precommits and time the begin/stream/
+// precommit stages under the table they load (a routed job's loads count
+// under their own table); 2PC commits and aborts count outcomes under the
+// table of the txn's load (table when the txn was not loaded through d,
+// e.g. an abort by label in recovery). Behaviour is unchanged: every call
+// and error passes through.
 func (m *Metrics) WrapDoris(d loader.Doris, table string) loader.Doris {
-	return &observedDoris{d: d, m: m, table: table, rows: map[int64]int64{}}
+	return &observedDoris{d: d, m: m, table: table, rows: map[int64]txnRows{}}
+}
+
+// txnRows is what a precommitted txn's load counted, until commit/abort.
+type txnRows struct {
+	table string
+	rows  int64
 }
 
 type observedDoris struct {
@@ -24,61 +33,82 @@ type observedDoris struct {
 	table string
 
 	mu   sync.Mutex
-	rows map[int64]int64 // precommitted txn id → rows, until commit/abort
+	rows map[int64]txnRows // precommitted txn id → its table and rows, until commit/abort
 }
 
 var _ loader.Doris = (*observedDoris)(nil)
 
-func (o *observedDoris) stage(stage string, d time.Duration) {
-	o.m.stages.WithLabelValues(o.table, stage).Observe(d.Seconds())
+func (o *observedDoris) stage(table, stage string, d time.Duration) {
+	o.m.stages.WithLabelValues(table, stage).Observe(d.Seconds())
 }
 
-func (o *observedDoris) txn(kind string) { o.m.txns.WithLabelValues(o.table, kind).Inc() }
+func (o *observedDoris) txn(table, kind string) { o.m.txns.WithLabelValues(table, kind).Inc() }
+
+// loadTable is the "db.table" req loads, the job's table when req names none.
+func (o *observedDoris) loadTable(req doris.LoadRequest) string {
+	if req.DB == "" || req.Table == "" {
+		return o.table
+	}
+	return req.DB + "." + req.Table
+}
+
+// txnTable is the table of txnID's load through o, the job's table when
+// unknown.
+func (o *observedDoris) txnTable(txnID int64) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r, ok := o.rows[txnID]; ok {
+		return r.table
+	}
+	return o.table
+}
 
 // StreamLoad passes the load through and records its result.
 func (o *observedDoris) StreamLoad(ctx context.Context, req doris.LoadRequest, body io.Reader) (*doris.LoadResult, error) {
+	table := o.loadTable(req)
 	t0 := time.Now()
 	res, err := o.d.StreamLoad(ctx, req, body)
-	o.stage(StageStream, time.Since(t0))
+	o.stage(table, StageStream, time.Since(t0))
 	if err != nil || res == nil || !res.Succeeded() {
-		o.txn(TxnLoadFailed)
+		o.txn(table, TxnLoadFailed)
 		return res, err
 	}
-	o.stage(StageBegin, time.Duration(res.BeginTxnTimeMs)*time.Millisecond)
-	o.stage(StagePrecommit, time.Duration(res.CommitAndPublishTimeMs)*time.Millisecond)
-	o.m.rows.WithLabelValues(o.table).Add(float64(res.NumberLoadedRows))
-	o.m.bytes.WithLabelValues(o.table).Add(float64(res.LoadBytes))
+	o.stage(table, StageBegin, time.Duration(res.BeginTxnTimeMs)*time.Millisecond)
+	o.stage(table, StagePrecommit, time.Duration(res.CommitAndPublishTimeMs)*time.Millisecond)
+	o.m.rows.WithLabelValues(table).Add(float64(res.NumberLoadedRows))
+	o.m.bytes.WithLabelValues(table).Add(float64(res.LoadBytes))
 	if res.TwoPhaseCommit == "true" {
-		o.txn(TxnPrecommitted)
+		o.txn(table, TxnPrecommitted)
 		o.mu.Lock()
-		o.rows[res.TxnID] = res.NumberLoadedRows
+		o.rows[res.TxnID] = txnRows{table: table, rows: res.NumberLoadedRows}
 		o.mu.Unlock()
 	} else {
-		o.txn(TxnLoaded)
-		o.m.rowsCommit.WithLabelValues(o.table).Add(float64(res.NumberLoadedRows))
+		o.txn(table, TxnLoaded)
+		o.m.rowsCommit.WithLabelValues(table).Add(float64(res.NumberLoadedRows))
 	}
 	return res, err
 }
 
 // CommitTxn passes the commit through and counts its outcome.
 func (o *observedDoris) CommitTxn(ctx context.Context, db string, txnID int64) error {
+	table := o.txnTable(txnID)
 	t0 := time.Now()
 	err := o.d.CommitTxn(ctx, db, txnID)
-	o.stage(StageCommit, time.Since(t0))
+	o.stage(table, StageCommit, time.Since(t0))
 	switch {
 	case err == nil:
-		o.txn(TxnCommitted)
+		o.txn(table, TxnCommitted)
 		o.mu.Lock()
-		n, ok := o.rows[txnID]
+		r, ok := o.rows[txnID]
 		delete(o.rows, txnID)
 		o.mu.Unlock()
 		if ok {
-			o.m.rowsCommit.WithLabelValues(o.table).Add(float64(n))
+			o.m.rowsCommit.WithLabelValues(table).Add(float64(r.rows))
 		}
 	case doris.IsAmbiguous(err):
-		o.txn(TxnCommitAmbiguous)
+		o.txn(table, TxnCommitAmbiguous)
 	default:
-		o.txn(TxnCommitFailed)
+		o.txn(table, TxnCommitFailed)
 	}
 	return err
 }
@@ -94,14 +124,15 @@ func (o *observedDoris) AbortLabel(ctx context.Context, db, label string) error 
 }
 
 func (o *observedDoris) abort(call func() error, txnID int64) error {
+	table := o.txnTable(txnID)
 	t0 := time.Now()
 	err := call()
-	o.stage(StageAbort, time.Since(t0))
+	o.stage(table, StageAbort, time.Since(t0))
 	if err != nil {
-		o.txn(TxnAbortFailed)
+		o.txn(table, TxnAbortFailed)
 		return err
 	}
-	o.txn(TxnAborted)
+	o.txn(table, TxnAborted)
 	if txnID != 0 {
 		o.mu.Lock()
 		delete(o.rows, txnID)

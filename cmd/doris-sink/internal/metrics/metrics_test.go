@@ -58,6 +58,36 @@ func TestWrapDorisCountsOutcomes(t *testing.T) {
 	}
 }
 
+// A routed job's loads count under the table each loads, and the commit
+// of a txn under the table of its load, not under the job's table.
+func TestWrapDorisCountsPerRoutedTable(t *testing.T) {
+	t.Parallel()
+	m := New()
+	d := m.WrapDoris(fakeDoris{}, "db.t")
+	if _, err := d.StreamLoad(t.Context(), doris.LoadRequest{DB: "db", Table: "routed"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CommitTxn(t.Context(), "db", 7); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		c    prometheus.Counter
+		name string
+		want float64
+	}{
+		{m.rows.WithLabelValues("db.routed"), "rows precommitted db.routed", 5},
+		{m.rowsCommit.WithLabelValues("db.routed"), "rows committed db.routed", 5},
+		{m.bytes.WithLabelValues("db.routed"), "bytes db.routed", 50},
+		{m.txns.WithLabelValues("db.routed", TxnCommitted), "commits db.routed", 1},
+		{m.rowsCommit.WithLabelValues("db.t"), "rows committed db.t", 0},
+		{m.txns.WithLabelValues("db.t", TxnCommitted), "commits db.t", 0},
+	} {
+		if got := value(t, tc.c); got != tc.want {
+			t.Errorf("%s = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestWrapStoreCountsDecisions(t *testing.T) {
 	t.Parallel()
 	m := New()

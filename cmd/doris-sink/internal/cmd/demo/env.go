@@ -69,7 +69,7 @@ func startEnv(ctx context.Context, dir string, logTo io.Writer, format string) (
 			return nil, err
 		}
 	}
-	e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, demoTopic))
+	e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, demoTopic, cdcTopic))
 	if err != nil {
 		if e.avro != nil {
 			e.avro.srv.Close()

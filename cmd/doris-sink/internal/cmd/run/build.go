@@ -123,6 +123,16 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	if evo != nil {
 		opts = append(opts, evo)
 	}
+	if cfg.TableDeletes() {
+		// Config validation allows tables.<pattern>.delete with routing only.
+		opts = append(opts, kafka.WithTableDeletes(func(table string) kafka.DeleteConfig {
+			if _, t, ok := strings.Cut(table, "."); ok {
+				table = t
+			}
+			d := cfg.TableDelete(table)
+			return kafka.DeleteConfig{Field: d.Field, Value: d.Value, Tombstones: d.Tombstones}
+		}))
+	}
 	if startStore != nil {
 		opts = append(opts, kafka.WithStartStore(startStore))
 	}

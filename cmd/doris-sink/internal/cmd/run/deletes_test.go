@@ -131,3 +131,48 @@ func TestRunLoadsDeletes(t *testing.T) {
 		t.Fatalf("rows %s, want [[3 c]]", got)
 	}
 }
+
+// run with tables.<pattern>.delete: the routed table "ud" deletes by its
+// own field, the other routed table loads the same record as a row (Build
+// wires WithTableDeletes and the table's hidden_columns).
+func TestRunTableDeletes(t *testing.T) {
+	t.Parallel()
+	e := newRunEnv(t)
+	for _, tbl := range []string{"ud", "uk"} {
+		if err := e.srv.CreateTable("demo", "CREATE TABLE "+tbl+" (id BIGINT, op VARCHAR(8)) UNIQUE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 "+
+			`PROPERTIES ("enable_unique_key_merge_on_write" = "true")`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var rs []*kgo.Record
+	for _, tbl := range []string{"ud", "uk"} {
+		rs = append(rs, &kgo.Record{Value: fmt.Appendf(nil, `{"id":1,"op":"add","t":%q}`, tbl)},
+			&kgo.Record{Value: fmt.Appendf(nil, `{"id":2,"op":"add","t":%q}`, tbl)},
+			&kgo.Record{Value: fmt.Appendf(nil, `{"id":1,"op":"del","t":%q}`, tbl)})
+	}
+	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	sigs, tap, done := e.start("routing: { table_field: t }\ntables: { ud: { delete: { field: op, value: del } } }\ndelivery: { checkpoint_max_rows: 6 }\n")
+	tap.waitFor(t, "the checkpoint of the 6 records", func(m map[string]any) bool {
+		return m["msg"] == "checkpoint decided" && strings.Contains(fmt.Sprint(m["end"]), "6")
+	})
+	sigs <- syscall.SIGTERM
+	if err := result(t, done); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for table, want := range map[string]string{"ud": "[[2 add]]", "uk": "[[1 del] [2 add]]"} {
+		rows, err := e.srv.Rows("demo", table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(rows); got != want {
+			t.Errorf("%s rows %s, want %s", table, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/doris"
@@ -25,16 +26,28 @@ func evolverOpt(cfg *config.Config, ddl any, ld *loader.Loader, km *kafka.Metric
 	if !ok {
 		return nil, fmt.Errorf("doris.create_table / records.schema_evolution: the Doris client %T cannot run DDL", ddl)
 	}
-	return kafka.WithSchemaEvolver(&kafka.TableEvolver{
-		DDL: td, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
-		Create: create, AddColumns: add,
-		TableOptions: cdcschema.TableOptions{Buckets: int(cfg.Doris.CreateTable.Buckets), Replication: int(cfg.Doris.CreateTable.Replication)},
-		Evidence: func(kind, stmt string) {
-			ld.RecordTableChange(kind, stmt)
-			km.TableChanges.Add(1)
-		},
-		Log: log,
-	}), nil
+	opts := cdcschema.TableOptions{Buckets: int(cfg.Doris.CreateTable.Buckets), Replication: int(cfg.Doris.CreateTable.Replication)}
+	evolver := func(db, table string, evidence func(kind, ddl string)) *kafka.TableEvolver {
+		return &kafka.TableEvolver{
+			DDL: td, DB: db, Table: table, Create: create, AddColumns: add, TableOptions: opts,
+			Evidence: func(kind, stmt string) {
+				evidence(kind, stmt)
+				km.TableChanges.Add(1)
+			},
+			Log: log,
+		}
+	}
+	if cfg.Routing.Active() {
+		// One evolver per routed table, made on the table's first record.
+		return kafka.WithTableEvolvers(func(table string) kafka.SchemaEvolver {
+			db, tbl, ok := strings.Cut(table, ".")
+			if !ok {
+				db, tbl = cfg.Doris.Database, table
+			}
+			return evolver(db, tbl, func(kind, stmt string) { ld.RecordTableChangeOf(db+"."+tbl, kind, stmt) })
+		}), nil
+	}
+	return kafka.WithSchemaEvolver(evolver(cfg.Doris.Database, cfg.Doris.Table, ld.RecordTableChange)), nil
 }
 
 // tableToCreate reports whether err only says that the table does not

@@ -137,3 +137,67 @@ func TestBuildCountsTableChanges(t *testing.T) {
 		t.Fatalf("TableChanges = %d, want 2 (created, one ALTER)", got)
 	}
 }
+
+// run with routing.debezium_template, doris.create_table and
+// records.schema_evolution (refused before per-table evolution): each
+// source table of one topic gets its own created table, one of them a new
+// column; the ledger names each table's change.
+func TestRunCreatesAndEvolvesRoutedTables(t *testing.T) {
+	t.Parallel()
+	e := newRunEnv(t)
+	e.table = "unused"
+	e.env = []string{"DORIS_SINK_DORIS__CREATE_TABLE=true", "DORIS_SINK_DORIS__CREATE_TABLE_BUCKETS=1",
+		"DORIS_SINK_DORIS__CREATE_TABLE_REPLICATION=1", "DORIS_SINK_ROUTING__DEBEZIUM_TEMPLATE={db}_{table}"}
+	v1 := [][2]string{{"id", "int64"}, {"name", "string"}}
+	v2 := append(append([][2]string(nil), v1...), [2]string{"age", "int32"})
+	key := func(id int) []byte {
+		return fmt.Appendf(nil, `{"schema":{"type":"struct","fields":[{"type":"int64","field":"id"}]},"payload":{"id":%d}}`, id)
+	}
+	from := func(table string, v []byte) []byte {
+		return []byte(strings.Replace(string(v), `"op":"c"`, `"op":"c","source":{"db":"shop","table":"`+table+`"}`, 1))
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	rs := []*kgo.Record{
+		{Key: key(1), Value: from("a", dbzValue(v1, `{"id":1,"name":"a1"}`))},
+		{Key: key(1), Value: from("b", dbzValue(v1, `{"id":1,"name":"b1"}`))},
+		{Key: key(2), Value: from("b", dbzValue(v2, `{"id":2,"name":"b2","age":30}`))},
+		{Key: key(2), Value: from("a", dbzValue(v1, `{"id":2,"name":"a2"}`))},
+	}
+	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	sigs, tap, done := e.start("records: { format: debezium, schema_evolution: add_columns }\ndelivery: { checkpoint_max_rows: 2 }\n")
+	tap.waitFor(t, "the checkpoint ending after record 4", func(m map[string]any) bool {
+		return m["msg"] == "checkpoint decided" && strings.Contains(fmt.Sprint(m["end"]), "4")
+	})
+	sigs <- syscall.SIGTERM
+	if err := result(t, done); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for table, want := range map[string]string{"shop_a": "[[1 a1] [2 a2]]", "shop_b": "[[1 b1 <nil>] [2 b2 30]]"} {
+		rows, err := e.srv.Rows("demo", table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(rows); got != want {
+			t.Errorf("%s rows %s, want %s", table, got, want)
+		}
+	}
+	entries, _, err := ledger.ReadFile(e.dir + "/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []string
+	for _, en := range entries {
+		if en.Event == ledger.EventTableCreated || en.Event == ledger.EventSchemaChanged {
+			changes = append(changes, en.Event+" "+en.DB+"."+en.Table)
+		}
+	}
+	if got := strings.Join(changes, ","); got != "table_created demo.shop_a,table_created demo.shop_b,schema_changed demo.shop_b" {
+		t.Fatalf("ledger table changes %s", got)
+	}
+}

@@ -155,6 +155,7 @@ func Run(ctx context.Context, opts *Options) error {
 	job, err := Build(cfg, Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
 		ConnectorOpts: []kafka.Opt{
 			rowCheck(runCtx, client, cfg, log),
+			routedRowCheck(client, cfg),
 			kafka.WithTableColumns(fields),
 			kafka.WithOnCheckpoint(func(s kafka.CheckpointStats) { logCheckpoint(log, s) }),
 			kafka.WithTestingKnobs(&kafka.TestingKnobs{
@@ -312,4 +313,28 @@ func rowCheck(ctx context.Context, tr drift.TableReader, cfg *config.Config, log
 		return kafka.WithRowCheck(nil, nil)
 	}
 	return kafka.WithRowCheck(t, cfg.Doris.Properties)
+}
+
+// routedRowCheck pre-checks routed rows (kafka.WithRoutedRowCheck) when a
+// dead-letter topic is set: each routed table is read through tr on its
+// first row, and checked with its doris.properties and tables.<pattern>
+// override.
+func routedRowCheck(tr drift.TableReader, cfg *config.Config) kafka.Opt {
+	if cfg.Records.DeadLetterTopic == "" {
+		return kafka.WithRoutedRowCheck(nil, "", nil)
+	}
+	return kafka.WithRoutedRowCheck(tr, cfg.Doris.Database, routedProps(cfg))
+}
+
+// routedProps gives a routed table's ("db.table" or "table") Stream Load
+// properties for its pre-check: doris.properties with its
+// tables.<pattern> override, as Build's loader gives its loads.
+func routedProps(cfg *config.Config) func(table string) map[string]string {
+	return func(table string) map[string]string {
+		if _, t, ok := strings.Cut(table, "."); ok {
+			table = t
+		}
+		p, _ := cfg.TableSettings(table, cfg.Doris.Properties)
+		return p
+	}
 }

@@ -34,6 +34,7 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 	decided := readStore(ctx, cfg, res)
 	if decided != nil {
 		res.LastCheckpoint = checkpointStatus(decided, now())
+		res.Tables = tableStatus(decided)
 		pos, ok, err := kafka.ParsePosition(decided.End)
 		switch {
 		case err != nil:
@@ -114,6 +115,19 @@ func readStore(ctx context.Context, cfg *config.Config, res *Result) *checkpoint
 func checkpointStatus(d *checkpoint.Decision, now time.Time) *metrics.CheckpointStatus {
 	return &metrics.CheckpointStatus{ID: d.ID, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
 		AgeSeconds: max(now.Sub(d.DecidedAt).Seconds(), 0), Committed: d.Committed, Empty: d.Empty}
+}
+
+// tableStatus lists d's txns, one per table (Txns are sorted by table).
+func tableStatus(d *checkpoint.Decision) []TableStatus {
+	var out []TableStatus
+	for _, t := range d.Txns {
+		ts := TableStatus{Table: t.Table, Label: t.Label, TxnID: t.TxnID, Committed: t.Committed}
+		if t.Counts != nil {
+			ts.RowsLoaded = ptr(t.Counts.RowsLoaded)
+		}
+		out = append(out, ts)
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -35,6 +35,20 @@ func printResult(io *cmdutil.IOStreams, r *Result, now time.Time) error {
 	if err := kv.Render(); err != nil {
 		return err
 	}
+	if len(r.Tables) > 1 {
+		fmt.Fprintln(io.Out)
+		t := cmdutil.NewTable(io, "table", "label", "txn", "committed", "rows loaded")
+		for _, ts := range r.Tables {
+			rows := "unknown"
+			if ts.RowsLoaded != nil {
+				rows = strconv.FormatInt(*ts.RowsLoaded, 10)
+			}
+			t.AddRow(ts.Table, ts.Label, strconv.FormatInt(ts.TxnID, 10), strconv.FormatBool(ts.Committed), rows)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
 	if len(r.Partitions) == 0 {
 		return nil
 	}

@@ -33,6 +33,10 @@ type Result struct {
 	// LastCheckpoint is the store's last decision (its age is relative to
 	// this command's clock); absent before the first.
 	LastCheckpoint *metrics.CheckpointStatus `json:"last_checkpoint,omitempty"`
+	// Tables are the txns of the last decision, one per table it loaded
+	// (a routed job loads several; an untouched table has none), sorted by
+	// table; absent before the first decision and for an empty one.
+	Tables []TableStatus `json:"tables,omitempty"`
 	// Lag sums Partitions[].Lag; absent when no partition's lag is known.
 	Lag *int64 `json:"lag,omitempty"`
 	// Partitions are sorted by partition.
@@ -41,6 +45,19 @@ type Result struct {
 	Store Store `json:"store"`
 	// KafkaError says why the high watermarks are missing.
 	KafkaError string `json:"kafka_error,omitempty"`
+}
+
+// TableStatus is one table's txn in the last decision.
+type TableStatus struct {
+	// Table is "db.table".
+	Table string `json:"table"`
+	Label string `json:"label"`
+	TxnID int64  `json:"txn_id"`
+	// Committed is true once the store recorded the txn committed.
+	Committed bool `json:"committed"`
+	// RowsLoaded is Doris's NumberLoadedRows of the txn; absent when the
+	// store did not record counts.
+	RowsLoaded *int64 `json:"rows_loaded,omitempty"`
 }
 
 // Process is the running process as metrics.listen answered.
