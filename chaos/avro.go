@@ -26,10 +26,12 @@ const eventSchema = `{"type":"record","name":"Event","namespace":"chaos","fields
 	`{"name":"eid","type":"long"},{"name":"k","type":"long"},{"name":"ver","type":"long"},` +
 	`{"name":"payload","type":"string"},{"name":"sum","type":"long"}]}`
 
-// avroTopic is the Schema Registry side of an Avro campaign.
+// avroTopic is the Schema Registry side of an Avro or Protobuf campaign.
 type avroTopic struct {
 	srv *srtest.Server
 	id  int
+	// format is FormatAvro or FormatProtobuf.
+	format string
 	// extra are the fields later versions added (with defaults).
 	extra []string
 }
@@ -43,8 +45,11 @@ func (a *avroTopic) bump() error {
 	for _, f := range append(a.extra, name) {
 		fields += `,{"name":"` + f + `","type":"string","default":""}`
 	}
-	text := eventSchema[:len(eventSchema)-2] + fields + "]}"
-	id, err := a.srv.Registry().Register(Topic+"-value", sr.Schema{Schema: text})
+	s := sr.Schema{Schema: eventSchema[:len(eventSchema)-2] + fields + "]}"}
+	if a.format == FormatProtobuf {
+		s = sr.Schema{Schema: protoEventSchema(append(a.extra, name)), Type: sr.TypeProtobuf}
+	}
+	id, err := a.srv.Registry().Register(Topic+"-value", s)
 	if err != nil {
 		return fmt.Errorf("register event schema version %d: %w", len(a.extra)+2, err)
 	}
@@ -53,23 +58,40 @@ func (a *avroTopic) bump() error {
 }
 
 func newAvroTopic() (*avroTopic, error) {
+	a, err := newRegistryTopic(FormatAvro)
+	if err != nil {
+		return nil, err
+	}
+	if a.id, err = a.srv.Registry().Register(Topic+"-value", sr.Schema{Schema: eventSchema}); err != nil {
+		a.close()
+		return nil, fmt.Errorf("register the event schema: %w", err)
+	}
+	return a, nil
+}
+
+// newRegistryTopic starts the in-process registry of a format campaign;
+// the caller registers the first schema.
+func newRegistryTopic(format string) (*avroTopic, error) {
 	srv, err := srtest.NewServer()
 	if err != nil {
 		return nil, fmt.Errorf("start Schema Registry: %w", err)
 	}
-	id, err := srv.Registry().Register(Topic+"-value", sr.Schema{Schema: eventSchema})
-	if err != nil {
-		srv.Close()
-		return nil, fmt.Errorf("register the event schema: %w", err)
-	}
-	return &avroTopic{srv: srv, id: id}, nil
+	return &avroTopic{srv: srv, format: format}, nil
+}
+
+// appendHeader appends the wire-format header of schema id.
+func appendHeader(b []byte, id int) []byte {
+	return be.BigEndian.AppendUint32(append(b, 0), uint32(id))
 }
 
 // encode is e's record value in the wire format: the Avro binary
 // encoding of eventSchema's fields in order (longs zig-zag varints,
 // strings length-prefixed), then the later versions' extra strings.
 func (a *avroTopic) encode(e Event) ([]byte, error) {
-	b := be.BigEndian.AppendUint32([]byte{0}, uint32(a.id))
+	if a.format == FormatProtobuf {
+		return a.encodeProtobuf(e), nil
+	}
+	b := appendHeader(nil, a.id)
 	b = be.AppendVarint(b, e.EID)
 	b = be.AppendVarint(b, e.K)
 	b = be.AppendVarint(b, e.Ver)
@@ -87,11 +109,16 @@ func appendAvroString(b []byte, s string) []byte {
 
 func (a *avroTopic) close() { a.srv.Close() }
 
-// avroEvents decodes the Avro values of a topic through the registry at
-// url (the checker's own client, independent of the sinks'); a value that
-// is not an event of the registry is returned as malformed.
-func avroEvents(ctx context.Context, url string, values [][]byte) (events []Event, malformed []string, err error) {
-	cl, err := registry.New(registry.Config{URLs: []string{url}, SchemaType: sr.TypeAvro, Attempts: 3,
+// avroEvents decodes the Avro (or, with format FormatProtobuf, Protobuf)
+// values of a topic through the registry at url (the checker's own client,
+// independent of the sinks'); a value that is not an event of the registry
+// is returned as malformed.
+func avroEvents(ctx context.Context, url, format string, values [][]byte) (events []Event, malformed []string, err error) {
+	typ := sr.TypeAvro
+	if format == FormatProtobuf {
+		typ = sr.TypeProtobuf
+	}
+	cl, err := registry.New(registry.Config{URLs: []string{url}, SchemaType: typ, Attempts: 3,
 		BackoffMin: 10 * time.Millisecond})
 	if err != nil {
 		return nil, nil, err

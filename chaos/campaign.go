@@ -29,7 +29,8 @@ type Config struct {
 	// Coordinator is job.coordinator of the sinks: "" or "kafka" (the
 	// default), or "file".
 	Coordinator string
-	// Format is the topic's record format: "" (JSON) or FormatAvro.
+	// Format is the topic's record format: "" (JSON), FormatAvro or
+	// FormatProtobuf.
 	Format string
 	// Scenarios is the fault table; nil means Scenarios.
 	Scenarios []Scenario
@@ -109,7 +110,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Scenarios == nil {
 		cfg.Scenarios = Scenarios
-		if cfg.Format == FormatAvro {
+		if isRegistryFormat(cfg.Format) {
 			cfg.Scenarios = AvroScenarios
 		}
 	}
@@ -146,8 +147,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if k.avro, err = newAvroTopic(); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Format == FormatProtobuf {
+		if k.avro, err = newProtoTopic(); err != nil {
+			return nil, err
+		}
+	}
+	if k.avro != nil {
 		defer k.avro.close()
-		so.Format, so.Registry = FormatAvro, k.avro.srv.URL()
+		so.Format, so.Registry = cfg.Format, k.avro.srv.URL()
 	}
 	for _, t := range []string{EventsTable, StateTable} {
 		o := so
@@ -180,6 +188,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Events: k.sinks[0], EventsTables: eventsTables, State: k.sinks[1], ExactlyOnce: eos, Topics: topics}
 	if k.avro != nil {
 		chk.Registry = so.Registry
+		if cfg.Format == FormatProtobuf {
+			chk.Format = FormatProtobuf
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()

@@ -40,6 +40,9 @@ type Checker struct {
 	// Registry is the Schema Registry URL of an Avro topic (FormatAvro):
 	// values are decoded through it; "" reads JSON values.
 	Registry string
+	// Format is FormatProtobuf when Registry serves a Protobuf topic; ""
+	// means Avro.
+	Format string
 }
 
 // Report is the checker's verdict. Violations lists what breaks "nothing
@@ -129,7 +132,7 @@ func (c *Checker) Check(ctx context.Context) (*Report, error) {
 	)
 	if c.Registry != "" {
 		var err error
-		if events, malformed, err = avroEvents(ctx, c.Registry, values); err != nil {
+		if events, malformed, err = avroEvents(ctx, c.Registry, c.Format, values); err != nil {
 			return nil, err
 		}
 	}

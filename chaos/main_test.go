@@ -16,7 +16,7 @@ var (
 	flagMode   = flag.String("chaos.mode", "exactly-once", "delivery.guarantee of TestCampaign: exactly-once or at-least-once")
 	flagRace   = flag.Bool("chaos.race", false, "build the doris-sink binary with -race")
 	flagCoord  = flag.String("chaos.coordinator", "", "job.coordinator of TestCampaign's sinks: kafka (the default) or file")
-	flagFormat = flag.String("chaos.format", "", "record format of TestCampaign's topic: json (default) or avro (through an in-process Schema Registry)")
+	flagFormat = flag.String("chaos.format", "", "record format of TestCampaign's topic: json (default), avro or protobuf (through an in-process Schema Registry)")
 )
 
 // DefaultSeed is the CI campaign's fixed seed.

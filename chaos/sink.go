@@ -36,8 +36,8 @@ type SinkOptions struct {
 	TableHeader string
 	// Topics, when several, are kafka.topics (else kafka.topic is Topic).
 	Topics []string
-	// Format is records.format: "" (json) or FormatAvro with the Schema
-	// Registry at Registry.
+	// Format is records.format: "" (json), or FormatAvro or FormatProtobuf
+	// with the Schema Registry at Registry.
 	Format, Registry string
 }
 
@@ -66,10 +66,10 @@ func NewSink(dir, name, table string, c *Cluster, o SinkOptions) (*Sink, error) 
 		fmt.Fprintf(&b, "delivery: { guarantee: %s, checkpoint_interval: %s, checkpoint_max_rows: %d }\n",
 			o.Guarantee, o.CheckpointInterval, o.CheckpointMaxRows)
 		records := "format: json"
-		if o.Format == FormatAvro {
+		if isRegistryFormat(o.Format) {
 			// max_wait 1s: a registry outage refuses within the campaign's
 			// patience (the default 30 s would stall every such cycle).
-			records = fmt.Sprintf("format: avro, schema_registry: { urls: [%s], max_wait: 1s }", o.Registry)
+			records = fmt.Sprintf("format: %s, schema_registry: { urls: [%s], max_wait: 1s }", o.Format, o.Registry)
 		}
 		if dlq != "" && o.Coordinator != "file" {
 			fmt.Fprintf(&b, "records: { %s, dead_letter_topic: %s }\n", records, dlq)

@@ -11,6 +11,6 @@
 // with an offset) are rewritten to Doris DATETIME(6) text
 // "YYYY-MM-DD HH:MM:SS.ffffff" in Options.TimeZone, so a DATETIME column
 // gets the same instant whatever the Doris version's handling of offsets;
-// Options.KeepDateTime turns this off. docs/formats-protobuf-jsonschema.md
+// Options.KeepDateTime turns this off. docs/configuration.md ("JSON Schema → Doris")
 // has the table.
 package jsonschemarow

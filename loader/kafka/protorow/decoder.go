@@ -134,3 +134,8 @@ func (e *DecodeError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// File returns the compiled schema. Producers in tests and tools build
+// messages of its types (dynamicpb) so that what they write and what the
+// decoder reads come from one compilation.
+func (d *Decoder) File() protoreflect.FileDescriptor { return d.file }

@@ -24,6 +24,6 @@
 // absent, so Doris writes the column's default or NULL; a proto3 field
 // without presence cannot be told apart from its zero value, so it is
 // written with that value. Fields the schema does not declare are skipped
-// and counted (Decoder.UnknownFields). docs/formats-protobuf-jsonschema.md
+// and counted (Decoder.UnknownFields). docs/configuration.md ("Protobuf → Doris")
 // has the full table.
 package protorow

@@ -43,3 +43,26 @@ func TestAppendFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendStringEveryPosition: a byte that must be escaped (or is not
+// ASCII, or not UTF-8) at every position of strings up to 100 bytes,
+// across the 32- and 8-byte fast paths, gives what encoding/json gives
+// (without its HTML escaping), and the invalid byte's offset.
+func TestAppendStringEveryPosition(t *testing.T) {
+	t.Parallel()
+	for n := 1; n <= 100; n++ {
+		for pos := range n {
+			for _, c := range []string{"\"", "\\", "\n", "\x01", "é", "\xff"} {
+				in := strings.Repeat("a", pos) + c + strings.Repeat("b", n-pos-1)
+				out, bad := appendString(nil, []byte(in), false)
+				var got string
+				if err := json.Unmarshal(out, &got); err != nil || bad != -1 || got != strings.ToValidUTF8(in, "\ufffd") {
+					t.Fatalf("%q → %s → %q, %v", in, out, got, err)
+				}
+				if _, bad := appendString(nil, []byte(in), true); (c == "\xff") != (bad == pos) {
+					t.Fatalf("%q validated: bad %d", in, bad)
+				}
+			}
+		}
+	}
+}

@@ -41,6 +41,10 @@ type Config struct {
 	SchemaType sr.SchemaType
 	// TimeZone renders timestamps (nil: UTC).
 	TimeZone *time.Location
+	// Validate checks each JSON Schema record against its schema
+	// (DecoderOptions.Validate); a record that does not match is a
+	// *RecordError.
+	Validate bool
 	// MaxWait bounds the sum of the backoff waits for one schema id: a
 	// try whose wait would pass it is not made (0: DefaultMaxWait;
 	// negative: no retry, the first failure refuses).
@@ -218,7 +222,7 @@ func (c *Client) build(ctx context.Context, id int, s sr.Schema) (*entry, error)
 		}
 		return nil, err
 	}
-	dec, err := c.factory(s.Schema, refs, DecoderOptions{TimeZone: c.cfg.TimeZone})
+	dec, err := c.factory(s.Schema, refs, DecoderOptions{TimeZone: c.cfg.TimeZone, Validate: c.cfg.Validate})
 	if err != nil {
 		return &entry{err: &RecordError{ID: id, Err: fmt.Errorf("cannot compile the schema: %w", err)}}, nil
 	}

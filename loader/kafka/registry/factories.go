@@ -21,6 +21,10 @@ type Decoder interface {
 type DecoderOptions struct {
 	// TimeZone renders timestamps (nil: UTC).
 	TimeZone *time.Location
+	// Validate checks each JSON Schema record against its schema
+	// (records.json_schema.validate); Avro and Protobuf records are checked
+	// by decoding them, and their factories ignore it.
+	Validate bool
 }
 
 // Factory compiles a registry schema (refs: each reference name → its
@@ -38,7 +42,7 @@ func DefaultFactories() map[sr.SchemaType]Factory {
 			return protorow.New(schema, refs, protorow.Options{TimeZone: opt.TimeZone})
 		},
 		sr.TypeJSON: func(schema string, refs map[string]string, opt DecoderOptions) (Decoder, error) {
-			return jsonschemarow.New(schema, refs, jsonschemarow.Options{TimeZone: opt.TimeZone})
+			return jsonschemarow.New(schema, refs, jsonschemarow.Options{TimeZone: opt.TimeZone, Validate: opt.Validate})
 		},
 	}
 }

@@ -50,7 +50,8 @@ func SchemaRegistry(cfg *config.Config) (*registry.Client, error) {
 		maxWait = -1 // the key's 0: no retry (registry.Config's 0 is its default)
 	}
 	c, err := registry.New(registry.Config{URLs: s.URLs, Username: s.Username, Password: s.Password.Reveal(),
-		Bearer: s.Bearer.Reveal(), TLS: tc, SchemaType: typ, TimeZone: loc, MaxWait: maxWait})
+		Bearer: s.Bearer.Reveal(), TLS: tc, SchemaType: typ, TimeZone: loc, MaxWait: maxWait,
+		Validate: cfg.Records.JSONSchema.Validate})
 	if err != nil {
 		return nil, fmt.Errorf("records.format %s: %w", cfg.Records.Format, err)
 	}

@@ -217,6 +217,8 @@ type Records struct {
 	TimeZoneName string `json:"time_zone,omitempty"`
 	// SchemaRegistry is records.schema_registry.*.
 	SchemaRegistry SchemaRegistry `json:"schema_registry"`
+	// JSONSchema is records.json_schema.* (records.format json_schema).
+	JSONSchema JSONSchemaRecords `json:"json_schema"`
 }
 
 // Routing picks each record's target table (routing.*, loader/kafka

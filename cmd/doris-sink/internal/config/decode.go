@@ -280,6 +280,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			Envelope:                 strings.ToLower(d.str("records.envelope")),
 			TimeZoneName:             d.str("records.time_zone"),
 			SchemaRegistry:           decodeSchemaRegistry(d),
+			JSONSchema:               JSONSchemaRecords{Validate: d.boolean("records.json_schema.validate")},
 		},
 		Routing: Routing{
 			TopicTables:      d.subMap("routing.topic_tables"),

@@ -52,6 +52,7 @@ var kcAliases = []kcAlias{
 	{"value.converter.schema.registry.url", "records.schema_registry.urls", "comma list of registry URLs"},
 	{"value.converter.basic.auth.user.info", "records.schema_registry.username, records.schema_registry.password", "user:password (Connect's basic.auth.credentials.source USER_INFO)"},
 	{"value.converter.bearer.auth.token", "records.schema_registry.bearer", "the registry bearer token"},
+	{"value.converter.json.fail.invalid.schema", "records.json_schema.validate", "JsonSchemaConverter: true checks each record against its schema"},
 }
 
 // ignoredKC are Kafka connector and Connect framework options with no

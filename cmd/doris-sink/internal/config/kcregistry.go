@@ -39,5 +39,8 @@ func kcRegistry(take func(string) (string, bool)) (sets []kcSet, format string, 
 	if v, ok := take("value.converter.bearer.auth.token"); ok {
 		sets = append(sets, kcSet{"records.schema_registry.bearer", "value.converter.bearer.auth.token", v})
 	}
+	if v, ok := take("value.converter.json.fail.invalid.schema"); ok {
+		sets = append(sets, kcSet{"records.json_schema.validate", "value.converter.json.fail.invalid.schema", v})
+	}
 	return sets, format, nil
 }

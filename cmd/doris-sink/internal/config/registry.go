@@ -46,6 +46,15 @@ type SchemaRegistry struct {
 	TLS RegistryTLS `json:"tls"`
 }
 
+// JSONSchemaRecords is records.json_schema: options of records.format
+// json_schema.
+type JSONSchemaRecords struct {
+	// Validate checks each record against its registry schema
+	// (records.json_schema.validate); Avro and Protobuf records are checked
+	// by decoding them.
+	Validate bool `json:"validate"`
+}
+
 // MaxRegistryWait bounds records.schema_registry.max_wait.
 const MaxRegistryWait = 10 * time.Minute
 
@@ -115,6 +124,11 @@ func (c *Config) validateRecordsRegistry(errs *errList, checkFile func(key, path
 	}
 	if _, err := parseTimeZone(r.TimeZoneName); err != nil {
 		errs.add(&KeyError{Key: "records.time_zone", Value: r.TimeZoneName, Allowed: "want UTC, an IANA zone name (Asia/Shanghai) the system's zoneinfo knows, or an offset like +08:00"})
+	}
+	if r.JSONSchema.Validate && r.Format != RecordsJSONSchema {
+		errs.add(&ConflictError{Keys: []string{"records.json_schema.validate=true", "records.format=" + r.Format},
+			Reason: "records.json_schema.validate checks JSON Schema records; Avro and Protobuf records are checked by decoding them, JSON and CSV have no schema",
+			Fix:    "set records.format: json_schema, or drop records.json_schema.validate"})
 	}
 	sr := r.SchemaRegistry
 	if !IsRegistryFormat(r.Format) {

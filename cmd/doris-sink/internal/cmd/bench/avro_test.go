@@ -68,10 +68,11 @@ func mustMarshal(t *testing.T, v any) []byte {
 	return b
 }
 
-// TestBenchAvroBesideJSON runs json and avro 1 KiB through real child
-// processes and the in-process registry: every avro record is counted by
-// the emulator (the parent checks), and the avro case carries its ratios
-// to the json case. No timing is asserted.
+// TestBenchAvroBesideJSON runs json, avro and protobuf 1 KiB through real
+// child processes and the in-process registry: every avro and protobuf
+// record is counted by the emulator (the parent checks), and the avro and
+// protobuf cases carry their ratios to the json case. No timing is
+// asserted.
 func TestBenchAvroBesideJSON(t *testing.T) {
 	t.Parallel()
 	f, out, errOut := cmdutil.NewTestFactory(false)
@@ -80,6 +81,7 @@ func TestBenchAvroBesideJSON(t *testing.T) {
 			Combos: []Combo{
 				{Format: "json", RecordBytes: 1024, Partitions: 1, Records: 400},
 				{Format: "avro", RecordBytes: 1024, Partitions: 1, Records: 400},
+				{Format: "protobuf", RecordBytes: 1024, Partitions: 1, Records: 400},
 			},
 			Modes: []string{"exactly-once"}, Interval: 200 * time.Millisecond, Repeat: 1,
 		}, testWorker
@@ -91,7 +93,7 @@ func TestBenchAvroBesideJSON(t *testing.T) {
 		t.Fatalf("bench: %v\nstderr: %s", err, errOut)
 	}
 	dec := json.NewDecoder(bytes.NewReader(out.Bytes()))
-	found := false
+	found, foundProto := false, false
 	for {
 		var r Result
 		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
@@ -105,8 +107,14 @@ func TestBenchAvroBesideJSON(t *testing.T) {
 				t.Fatalf("avro case %+v: want its ratios to json and 400 records", r)
 			}
 		}
+		if r.Case == "protobuf-1KiB-p1/exactly-once" {
+			foundProto = true
+			if r.ProtobufToJSONRecords <= 0 || r.ProtobufToJSONBytes <= 0 || r.ProtobufToJSONCPU <= 0 || r.Records != 400 || r.AvroToJSONRecords != 0 {
+				t.Fatalf("protobuf case %+v: want its ratios to json (not avro's) and 400 records", r)
+			}
+		}
 	}
-	if !found {
-		t.Fatalf("no avro case in\n%s", out)
+	if !found || !foundProto {
+		t.Fatalf("no avro or protobuf case in\n%s", out)
 	}
 }

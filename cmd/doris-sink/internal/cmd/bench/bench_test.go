@@ -178,8 +178,8 @@ func TestBenchFlags(t *testing.T) {
 // memory plan has the sizes of docs/design.md §8.
 func TestPlans(t *testing.T) {
 	t.Parallel()
-	if n := len(FullPlan().Combos); n != 10 {
-		t.Errorf("full matrix has %d combos, want 10 (2 sizes × 2 formats × 2 partition counts, avro 1 KiB × 2 partition counts)", n)
+	if n := len(FullPlan().Combos); n != 12 {
+		t.Errorf("full matrix has %d combos, want 12 (2 sizes × 2 formats × 2 partition counts, avro and protobuf 1 KiB × 2 partition counts)", n)
 	}
 	if got := MemoryPlan(false).Memory; len(got) != 3 || got[0] != 64<<20 || got[2] != 4<<30 {
 		t.Errorf("memory plan %v", got)

@@ -27,7 +27,9 @@ type rowGen struct {
 	ts     int64
 	// schemaID is the registry id of avroSchema (format avro).
 	schemaID int
-	scratch  []byte
+	// protoSchemaID is the registry id of protoSchema (format protobuf).
+	protoSchemaID int
+	scratch       []byte
 }
 
 // newRowGen returns a generator with a deterministic pool (seed).
@@ -44,6 +46,9 @@ func newRowGen(format string, size int, seed uint64) *rowGen {
 func (g *rowGen) appendRow(dst []byte, i int64) []byte {
 	if g.format == "avro" {
 		return g.appendAvro(dst, i)
+	}
+	if g.format == "protobuf" {
+		return g.appendProtobuf(dst, i)
 	}
 	start := len(dst)
 	csv := g.format == "csv"

@@ -34,9 +34,11 @@ type env struct {
 	// schemaID).
 	registry *srtest.Server
 	schemaID int
-	brokers  []string
-	dir      string
-	seq      int
+	// protoSchemaID is the id of protoSchema (the protobuf cases).
+	protoSchemaID int
+	brokers       []string
+	dir           string
+	seq           int
 }
 
 func startEnv() (*env, error) {
@@ -58,7 +60,11 @@ func startEnv() (*env, error) {
 		e.close()
 		return nil, fmt.Errorf("register the avro schema: %w", err)
 	}
-	for _, f := range []string{"json", "csv", "avro"} {
+	if e.protoSchemaID, err = e.registry.Registry().Register(protoSubject, sr.Schema{Schema: protoSchema, Type: sr.TypeProtobuf}); err != nil {
+		e.close()
+		return nil, fmt.Errorf("register the protobuf schema: %w", err)
+	}
+	for _, f := range []string{"json", "csv", "avro", "protobuf"} {
 		if err := e.doris.CreateTable(benchDB, tableDDL(f)); err != nil {
 			e.close()
 			return nil, fmt.Errorf("create table: %w", err)
@@ -124,7 +130,7 @@ func (e *env) seed(ctx context.Context, topic string, partitions int, format str
 	}
 	defer cl.Close()
 	gen := newRowGen(format, size, uint64(size)*31+uint64(partitions))
-	gen.schemaID = e.schemaID
+	gen.schemaID, gen.protoSchemaID = e.schemaID, e.protoSchemaID
 	var (
 		mu   sync.Mutex
 		perr error

@@ -8,7 +8,7 @@ import (
 // Combo is one seeded topic of the throughput matrix: the baseline and
 // every sink mode read the same topic.
 type Combo struct {
-	// Format is "json", "csv" or "avro". An avro combo carries the same
+	// Format is "json", "csv", "avro" or "protobuf". An avro combo carries the same
 	// logical data as the json combo of its RecordBytes (the JSON row's
 	// size; its Avro values are smaller) for the avro/json ratios.
 	Format      string
@@ -70,6 +70,10 @@ func matrix(mb int64) []Combo {
 	for _, p := range []int{1, 8} {
 		out = append(out, Combo{Format: "avro", RecordBytes: 1024, Partitions: p, Records: mb << 20 / 1024})
 	}
+	// Protobuf beside them, on the same data.
+	for _, p := range []int{1, 8} {
+		out = append(out, Combo{Format: "protobuf", RecordBytes: 1024, Partitions: p, Records: mb << 20 / 1024})
+	}
 	return out
 }
 
@@ -95,6 +99,7 @@ func QuickPlan() Plan {
 		Combos: []Combo{
 			{Format: "json", RecordBytes: 1024, Partitions: 1, Records: 128 << 10},
 			{Format: "avro", RecordBytes: 1024, Partitions: 1, Records: 128 << 10},
+			{Format: "protobuf", RecordBytes: 1024, Partitions: 1, Records: 128 << 10},
 			{Format: "csv", RecordBytes: 100, Partitions: 8, Records: 1 << 20},
 		},
 		Modes: bothModes, Interval: time.Second, Repeat: 1,

@@ -52,6 +52,11 @@ type Result struct {
 	// AvroToJSONCPU is the child's CPU seconds per record over json's:
 	// the cost ratio, steadier than records/s on a loaded machine.
 	AvroToJSONCPU float64 `json:"avro_to_json_cpu_per_record,omitempty"`
+	// ProtobufToJSONRecords, ProtobufToJSONBytes and ProtobufToJSONCPU
+	// are the same ratios for a protobuf case.
+	ProtobufToJSONRecords float64 `json:"protobuf_to_json_records,omitempty"`
+	ProtobufToJSONBytes   float64 `json:"protobuf_to_json_bytes,omitempty"`
+	ProtobufToJSONCPU     float64 `json:"protobuf_to_json_cpu_per_record,omitempty"`
 
 	LatencyP50MS float64 `json:"latency_p50_ms,omitempty"`
 	LatencyP99MS float64 `json:"latency_p99_ms,omitempty"`
@@ -106,8 +111,9 @@ func (r *Result) setRatios(b *Result) {
 	r.AllocsRatioToBaseline = ratio(r.AllocsPerRecord, b.AllocsPerRecord)
 }
 
-// setAvroRatios fills the avro/json ratios of every avro throughput case
-// that has a json case of the same size, partitions and mode.
+// setAvroRatios fills the avro/json and protobuf/json ratios of every
+// avro and protobuf throughput case that has a json case of the same
+// size, partitions and mode.
 func setAvroRatios(rs []*Result) {
 	type key struct {
 		size, parts int
@@ -121,13 +127,21 @@ func setAvroRatios(rs []*Result) {
 	}
 	for _, r := range rs {
 		j := js[key{r.RecordBytes, r.Partitions, r.Mode}]
-		if r.Kind != KindThroughput || r.Format != "avro" || j == nil || j.RecordsPerS == 0 || j.MBPerS == 0 {
+		if r.Kind != KindThroughput || j == nil || j.RecordsPerS == 0 || j.MBPerS == 0 {
 			continue
 		}
-		r.AvroToJSONRecords = r.RecordsPerS / j.RecordsPerS
-		r.AvroToJSONBytes = r.MBPerS / j.MBPerS
+		recs, bytes, cpu := &r.AvroToJSONRecords, &r.AvroToJSONBytes, &r.AvroToJSONCPU
+		switch r.Format {
+		case "avro":
+		case "protobuf":
+			recs, bytes, cpu = &r.ProtobufToJSONRecords, &r.ProtobufToJSONBytes, &r.ProtobufToJSONCPU
+		default:
+			continue
+		}
+		*recs = r.RecordsPerS / j.RecordsPerS
+		*bytes = r.MBPerS / j.MBPerS
 		if r.Records > 0 && j.Records > 0 && j.CPUSeconds > 0 {
-			r.AvroToJSONCPU = (r.CPUSeconds / float64(r.Records)) / (j.CPUSeconds / float64(j.Records))
+			*cpu = (r.CPUSeconds / float64(r.Records)) / (j.CPUSeconds / float64(j.Records))
 		}
 	}
 }

@@ -22,10 +22,11 @@ type spec struct {
 	// End is the end offset of every partition: a consumer is done when it
 	// read up to it (baseline, sink).
 	End map[int32]int64 `json:"end,omitempty"`
-	// Format is "json", "csv" or "avro"; RecordBytes the size of
-	// generated rows (for avro: of the JSON row of the same data).
+	// Format is "json", "csv", "avro" or "protobuf"; RecordBytes the size
+	// of generated rows (for avro and protobuf: of the JSON row of the
+	// same data).
 	Format string `json:"format,omitempty"`
-	// Registry is the Schema Registry URL of format avro.
+	// Registry is the Schema Registry URL of formats avro and protobuf.
 	Registry    string `json:"registry,omitempty"`
 	RecordBytes int    `json:"record_bytes,omitempty"`
 	// Doris side.

@@ -67,7 +67,11 @@ func newConnector(s spec, sink kafka.Sink, opts ...kafka.Opt) (*kafka.Connector,
 		PartitionRefresh: -1, ClientID: "doris-sink-bench",
 	}
 	if kafka.IsRegistryFormat(s.Format) {
-		reg, err := registry.New(registry.Config{URLs: []string{s.Registry}, SchemaType: sr.TypeAvro})
+		typ := sr.TypeAvro
+		if s.Format == kafka.FormatProtobuf {
+			typ = sr.TypeProtobuf
+		}
+		reg, err := registry.New(registry.Config{URLs: []string{s.Registry}, SchemaType: typ})
 		if err != nil {
 			return nil, err // the caller closes sink
 		}

@@ -6,8 +6,6 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/sr"
-
 	"github.com/doris-sink/doris-sink/loader/kafka/registry/srtest"
 )
 
@@ -23,30 +21,27 @@ const orderSchema = `{"type":"record","name":"OrderEvent","namespace":"demo","fi
 	`{"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":12,"scale":2}},` +
 	`{"name":"__DORIS_DELETE_SIGN__","type":"int"}]}`
 
-// avroEvents is the registry side of --format avro.
-type avroEvents struct {
+// registryEvents is the registry side of --format avro and protobuf.
+type registryEvents struct {
 	srv *srtest.Server
 	id  int
+	// format is formatAvro or formatProtobuf.
+	format string
 }
 
-func startAvro() (*avroEvents, error) {
-	srv, err := srtest.NewServer()
-	if err != nil {
-		return nil, fmt.Errorf("start Schema Registry: %w", err)
+// encode is e's record value in the wire format of a.format.
+func (a *registryEvents) encode(e event) ([]byte, error) {
+	if a.format == formatProtobuf {
+		return a.encodeProtobuf(e)
 	}
-	id, err := srv.Registry().Register(demoTopic+"-value", sr.Schema{Schema: orderSchema})
-	if err != nil {
-		srv.Close()
-		return nil, fmt.Errorf("register %s-value: %w", demoTopic, err)
-	}
-	return &avroEvents{srv: srv, id: id}, nil
+	return a.encodeAvro(e)
 }
 
-// encode is e's record value in the wire format: the Avro binary
+// encodeAvro is e's record value in the wire format: the Avro binary
 // encoding of orderSchema's fields in order (longs and ints zig-zag
 // varints, strings and bytes length-prefixed, the decimal as its unscaled
 // value in big-endian two's complement).
-func (a *avroEvents) encode(e event) ([]byte, error) {
+func (a *registryEvents) encodeAvro(e event) ([]byte, error) {
 	whole, frac, _ := strings.Cut(e.Amount, ".")
 	if len(frac) > 2 {
 		return nil, fmt.Errorf("order %d: amount %q has more than 2 decimals", e.OrderID, e.Amount)

@@ -38,8 +38,9 @@ type Options struct {
 	Orders int
 	// Timeout bounds the whole demo.
 	Timeout time.Duration
-	// Format is the events' record format: "json" (default) or "avro"
-	// (Confluent wire format through an in-process Schema Registry).
+	// Format is the events' record format: "json" (default), "avro" or
+	// "protobuf" (Confluent wire format through an in-process Schema
+	// Registry).
 	Format string
 }
 
@@ -61,14 +62,15 @@ new column mid-stream and deletes, through the same crashes; its evidence is
 printed too. It exits non-zero if any check fails.`,
 		Example: `  go run ./cmd/doris-sink demo
   doris-sink demo --orders 200 --data-dir ./var/demo
-  doris-sink demo --format avro`,
+  doris-sink demo --format avro
+  doris-sink demo --format protobuf`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Orders < 1 {
 				return cmdutil.FlagErrorf("--orders %d: want at least 1", opts.Orders)
 			}
-			if opts.Format != "json" && opts.Format != formatAvro {
-				return cmdutil.FlagErrorf("--format %q: want json or avro", opts.Format)
+			if opts.Format != "json" && opts.Format != formatAvro && opts.Format != formatProtobuf {
+				return cmdutil.FlagErrorf("--format %q: want json, avro or protobuf", opts.Format)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -79,7 +81,7 @@ printed too. It exits non-zero if any check fails.`,
 	cmd.Flags().StringVar(&opts.DataDir, "data-dir", "", "directory for checkpoint stores and ledgers (default: a temporary one, removed)")
 	cmd.Flags().IntVar(&opts.Orders, "orders", 60, "number of orders")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 50*time.Second, "give up after this long")
-	cmd.Flags().StringVar(&opts.Format, "format", "json", "record format of the events: json, or avro (Confluent wire format through an in-process Schema Registry, records.format avro)")
+	cmd.Flags().StringVar(&opts.Format, "format", "json", "record format of the events: json, or avro or protobuf (Confluent wire format through an in-process Schema Registry, records.format avro or protobuf)")
 	return cmd
 }
 
@@ -110,8 +112,8 @@ func Run(ctx context.Context, opts *Options) error {
 	n := narrator{mu: &sync.Mutex{}, w: opts.IO.Out}
 	n.say("Kafka (in-process kfake) at %s, Doris emulator FE %s, MySQL %s", env.brokers[0], env.doris.FEURL(), env.doris.MySQLAddr())
 	if env.avro != nil {
-		n.say("events are Avro (Confluent wire format, schema id %d of %s-value) from the in-process Schema Registry at %s; the connectors read records.format avro",
-			env.avro.id, demoTopic, env.avro.srv.URL())
+		n.say("events are %s (Confluent wire format, schema id %d of %s-value) from the in-process Schema Registry at %s; the connectors read records.format %s",
+			map[string]string{formatAvro: "Avro", formatProtobuf: "Protobuf"}[env.avro.format], env.avro.id, demoTopic, env.avro.srv.URL(), env.avro.format)
 	}
 	if err := env.createTables(ctx); err != nil {
 		return err

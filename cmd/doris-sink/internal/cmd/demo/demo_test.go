@@ -65,6 +65,28 @@ func TestCmdDemoRejectsNoOrders(t *testing.T) {
 	}
 }
 
+// --format protobuf: the same story and evidence with the events in
+// Protobuf (the amount a confluent.type.Decimal) through the in-process
+// Schema Registry.
+func TestDemoProtobufRunsAndPasses(t *testing.T) {
+	t.Parallel()
+	io, out, errOut := cmdutil.TestStreams("", false)
+	err := Run(t.Context(), &Options{IO: io, Factory: &cmdutil.Factory{IO: io}, DataDir: t.TempDir(), Orders: 20,
+		Timeout: 50 * time.Second, Format: formatProtobuf})
+	if err != nil {
+		t.Fatalf("demo --format protobuf: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	got := out.String()
+	for _, want := range []string{"events are Protobuf", "records.format protobuf", "RESULT: OK"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "[FAIL]") {
+		t.Errorf("a check failed:\n%s", got)
+	}
+}
+
 // --format avro: the same story and evidence with the events in Avro
 // through the in-process Schema Registry.
 func TestDemoAvroRunsAndPasses(t *testing.T) {

@@ -57,15 +57,15 @@ type env struct {
 	// connectors' handlers write to it at once, so it is a lockedWriter.
 	logTo  io.Writer
 	tables []*config.Config
-	// avro serves --format avro; nil for JSON.
-	avro *avroEvents
+	// avro serves --format avro and protobuf; nil for JSON.
+	avro *registryEvents
 }
 
 func startEnv(ctx context.Context, dir string, logTo io.Writer, format string) (*env, error) {
 	e := &env{logTo: &lockedWriter{w: logTo}}
 	var err error
-	if format == formatAvro {
-		if e.avro, err = startAvro(); err != nil {
+	if format == formatAvro || format == formatProtobuf {
+		if e.avro, err = startRegistry(format); err != nil {
 			return nil, err
 		}
 	}
@@ -101,7 +101,7 @@ func startEnv(ctx context.Context, dir string, logTo io.Writer, format string) (
 			Records: config.Records{Format: config.RecordsJSON},
 		}
 		if e.avro != nil {
-			c.Records = config.Records{Format: config.RecordsAvro,
+			c.Records = config.Records{Format: e.avro.format,
 				SchemaRegistry: config.SchemaRegistry{URLs: []string{e.avro.srv.URL()}}}
 		}
 		if t == stateTable {

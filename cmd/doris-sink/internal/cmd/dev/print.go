@@ -66,7 +66,7 @@ Try it (Ctrl-C stops everything):
 		return err
 	}
 	_, err = fmt.Fprintf(o.IO.Out, `
-  # Avro through the Schema Registry (Confluent wire format)
+  # Avro through the Schema Registry (Confluent wire format; or FORMAT=protobuf, json_schema)
   export DORIS_SINK_RECORDS__FORMAT=avro DORIS_SINK_RECORDS__SCHEMA_REGISTRY__URLS=%[1]s
   curl -s %[1]s/subjects
 `, ep.SchemaRegistry)
