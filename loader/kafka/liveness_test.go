@@ -19,19 +19,24 @@ func TestFenceCheckStopsIdleRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
 	e.produceIDs(0, 5, 1)
-	var armed, calls atomic.Int32
+	var readAll atomic.Bool
+	var calls atomic.Int32
 	fenced := fmt.Errorf("job x: %w", checkpoint.ErrFenced)
+	// The check fails once or more (logged, retried), then, once every
+	// record is read (nothing to save: idle), reports the fence. Arming it
+	// from the check, not from a poll, needs no poll after the last
+	// record (under load every record came in the first poll, before a
+	// second check, and the run waited out its minute).
 	check := func(context.Context) error {
-		calls.Add(1)
-		if armed.Load() == 0 {
-			return errors.New("coordinator not reachable") // logged, retried
+		if n := calls.Add(1); n == 1 || !readAll.Load() {
+			return errors.New("coordinator not reachable")
 		}
 		return fenced
 	}
 	c := e.connector(e.config(), nil, WithFenceCheck(check, time.Millisecond))
 	c.knobs.AfterPoll = func(p Position) {
-		if p.Offsets[0] >= 5 && calls.Load() > 1 {
-			armed.Store(1) // every record read, nothing to save: idle
+		if p.Offsets[0] >= 5 {
+			readAll.Store(true)
 		}
 	}
 	err := c.Run(ctxFor(t))
