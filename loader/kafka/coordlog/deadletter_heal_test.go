@@ -413,3 +413,59 @@ func TestDecisionDeadLetterRecordPerTopic(t *testing.T) {
 		t.Fatalf("record %+v, want per-topic marks a through 8, b through 9", info)
 	}
 }
+
+// A one-topic job (orders) decides a checkpoint with dead letters and
+// crashes; restarted reading [orders, events] (its store adopted,
+// StoreConfig.PreviousSources) it heals that checkpoint over a wider or a
+// narrower range:
+// the one-topic marks count as orders' marks, so orders' dead letters are
+// not produced again, and events' are produced once.
+func TestHealAfterSwitchToSeveralTopicsDeadLettersOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		first, second int64
+	}{{"wider", 4, 8}, {"narrower", 8, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testHealAfterSwitch(t, tc.first, tc.second)
+		})
+	}
+}
+
+func testHealAfterSwitch(t *testing.T, first, second int64) {
+	e := newDLEnvTopics(t, twoTopics)
+	e.topics = nil // orders alone first
+	bads := e.produce(14, testBad)
+	fps := loader.NewFailpoints()
+	if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	e.maxRows = first
+	if err := e.process(14, fps, nil).conn.Run(ctxT(t)); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("first run: %v, want a crash after the first decision", err)
+	}
+	if n := e.srv.TimeoutPrecommitted(); n != 1 {
+		t.Fatalf("aborted %d precommitted txns, want the decided one", n)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for i := range 14 {
+		v := fmt.Sprintf(`{"id":%d,"v":"v%d"}`, rowID(1, i), i)
+		if testBad[i] {
+			v = badValue("events", 1, i)
+			bads = append(bads, v)
+		}
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "events", Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.topics, e.maxRows = twoTopics, second
+	if err := e.process(14, nil, nil).conn.Run(ctxT(t)); err != nil {
+		t.Fatalf("second run (two topics): %v", err)
+	}
+	e.checkExactlyOnce(14, testBad, bads)
+}

@@ -142,6 +142,9 @@ func (e *dlEnv) process(drainAt int64, fps *loader.Failpoints, failpoint func(st
 	cfg.Log.Failpoint = failpoint
 	if len(e.topics) > 1 {
 		cfg.Topic, cfg.Topics, cfg.Owner.Source = "", e.topics, "kafka"
+		for _, topic := range e.topics {
+			cfg.PreviousSources = append(cfg.PreviousSources, "kafka:"+topic)
+		}
 	}
 	st, err := OpenStore(ctxT(e.t), cfg)
 	if err != nil {
