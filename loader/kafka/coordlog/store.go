@@ -181,6 +181,9 @@ func (s *Store) Load(ctx context.Context) (*checkpoint.State, error) {
 		return nil, err
 	}
 	if s.owner.Adopts(st.Owner, s.prev) {
+		s.log.log.Info("coordinator log: state of a one-topic job adopted by a job reading several topics; the next "+
+			"decision records the new source", "state_topic", s.log.Topic(), "stored_source", st.Owner.Source,
+			"source", s.owner.Source)
 		st.Owner = s.owner
 	}
 	if st.Owner != s.owner {
