@@ -28,6 +28,8 @@ type FileStore struct {
 	dir   string
 	path  string
 	owner Owner
+	// previous are the owner sources the store adopts (OpenFileAdopting).
+	previous []string
 
 	knobs FileKnobs
 
@@ -69,8 +71,19 @@ func OpenFile(dir string, owner Owner) (*FileStore, error) {
 	return OpenFileWithKnobs(dir, owner, FileKnobs{})
 }
 
+// OpenFileAdopting is OpenFile that also opens a store recorded for owner
+// but for a Source in previous (Owner.Adopts): Load returns its states
+// with owner, and the next Save records owner.
+func OpenFileAdopting(dir string, owner Owner, previous []string) (*FileStore, error) {
+	return openFile(dir, owner, previous, FileKnobs{})
+}
+
 // OpenFileWithKnobs is OpenFile with testing hooks (FileKnobs).
 func OpenFileWithKnobs(dir string, owner Owner, knobs FileKnobs) (*FileStore, error) {
+	return openFile(dir, owner, nil, knobs)
+}
+
+func openFile(dir string, owner Owner, previous []string, knobs FileKnobs) (*FileStore, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, fmt.Errorf("open checkpoint store %s: %w", dir, err)
 	}
@@ -81,7 +94,8 @@ func OpenFileWithKnobs(dir string, owner Owner, knobs FileKnobs) (*FileStore, er
 	if err != nil {
 		return nil, err
 	}
-	f := &FileStore{dir: dir, path: filepath.Join(dir, FileName), owner: owner, lock: lock, knobs: knobs}
+	f := &FileStore{dir: dir, path: filepath.Join(dir, FileName), owner: owner, previous: previous, lock: lock,
+		knobs: knobs}
 	if err := f.open(); err != nil {
 		lock.Close()
 		return nil, err
@@ -106,6 +120,9 @@ func (f *FileStore) open() error {
 		}
 	case err != nil:
 		return err
+	}
+	if f.owner.Adopts(s.Owner, f.previous) {
+		s.Owner = f.owner
 	}
 	if s.Owner != f.owner {
 		return &OwnerError{Dir: f.dir, Stored: s.Owner, Config: f.owner}
@@ -181,6 +198,9 @@ func (f *FileStore) Load(ctx context.Context) (*State, error) {
 	s, err := readState(f.path)
 	if err != nil {
 		return nil, err
+	}
+	if f.owner.Adopts(s.Owner, f.previous) {
+		s.Owner = f.owner
 	}
 	if s.Owner != f.owner {
 		return nil, &OwnerError{Dir: f.dir, Stored: s.Owner, Config: f.owner}

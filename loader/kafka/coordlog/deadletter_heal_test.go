@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/loader"
@@ -25,15 +26,17 @@ import (
 // the rest again. With the document's per-partition "produced through"
 // mark every decision produces exactly the staged dead letters no earlier
 // decision produced.
+//
+// With several source topics the marks are per topic: every bad record of
+// each topic is dead-lettered once too.
 func TestHealOfADifferentRangeDeadLettersOnce(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		first, second int64
 	}{{"wider", 4, 8}, {"narrower", 8, 2}, {"equal", 4, 4}} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			e := newDLEnv(t)
+		forTopicSets(t, tc.name, func(t *testing.T, topics []string) {
+			e := newDLEnvTopics(t, topics)
 			bads := e.produce(14, testBad)
 			fps := loader.NewFailpoints()
 			if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
@@ -57,13 +60,51 @@ func TestHealOfADifferentRangeDeadLettersOnce(t *testing.T) {
 	}
 }
 
+// twoTopics are the source topics of the several-topic variants of the
+// dead-letter heal tests.
+var twoTopics = []string{"orders", "events"}
+
+// forTopicSets runs f as parallel subtests name/"one topic" (orders) and
+// name/"two topics" (twoTopics).
+func forTopicSets(t *testing.T, name string, f func(t *testing.T, topics []string)) {
+	t.Helper()
+	for _, ts := range []struct {
+		name   string
+		topics []string
+	}{{"one topic", nil}, {"two topics", twoTopics}} {
+		t.Run(strings.TrimPrefix(name+"/"+ts.name, "/"), func(t *testing.T) {
+			t.Parallel()
+			f(t, ts.topics)
+		})
+	}
+}
+
+// newDLEnvTopics is newDLEnv reading topics (nil: orders alone), each
+// extra topic with 2 partitions.
+func newDLEnvTopics(t *testing.T, topics []string) *dlEnv {
+	t.Helper()
+	var opts []kfake.Opt
+	for _, topic := range topics {
+		if topic != "orders" {
+			opts = append(opts, kfake.SeedTopics(2, topic))
+		}
+	}
+	e := newDLEnv(t, opts...)
+	e.topics = topics
+	return e
+}
+
 // The same config in both processes: the first drains at offset 5 and
 // crashes right after deciding [0,5); records 5..13 arrive while the job
 // is down; the second reads them all and its drain heals [0,14): the dead
 // letters of [5,14) go out with the heal, once.
 func TestHealByADrainDeadLettersOnce(t *testing.T) {
 	t.Parallel()
-	e := newDLEnv(t)
+	forTopicSets(t, "", testHealByADrainDeadLettersOnce)
+}
+
+func testHealByADrainDeadLettersOnce(t *testing.T, topics []string) {
+	e := newDLEnvTopics(t, topics)
 	e.maxRows = 1000
 	bads := e.produce(5, testBad) // offsets 0..4
 	fps := loader.NewFailpoints()
@@ -85,8 +126,8 @@ func TestHealByADrainDeadLettersOnce(t *testing.T) {
 	e.checkExactlyOnce(14, testBad, bads)
 }
 
-// produceMore appends records [from, to) to partition 0 of orders, like
-// produce; it returns the bad values.
+// produceMore appends records [from, to) to partition 0 of each source
+// topic, like produce; it returns the bad values.
 func (e *dlEnv) produceMore(from, to int, bad map[int]bool) []string {
 	e.t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"),
@@ -96,14 +137,16 @@ func (e *dlEnv) produceMore(from, to int, bad map[int]bool) []string {
 	}
 	defer cl.Close()
 	var bads []string
-	for i := from; i < to; i++ {
-		v := fmt.Sprintf(`{"id":%d,"v":"v%d"}`, i, i)
-		if bad[i] {
-			v = fmt.Sprintf("bad record %d", i)
-			bads = append(bads, v)
-		}
-		if err := cl.ProduceSync(ctxT(e.t), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
-			e.t.Fatal(err)
+	for k, topic := range e.sourceTopics() {
+		for i := from; i < to; i++ {
+			v := fmt.Sprintf(`{"id":%d,"v":"v%d"}`, rowID(k, i), i)
+			if bad[i] {
+				v = badValue(topic, k, i)
+				bads = append(bads, v)
+			}
+			if err := cl.ProduceSync(ctxT(e.t), &kgo.Record{Topic: topic, Value: []byte(v)}).FirstErr(); err != nil {
+				e.t.Fatal(err)
+			}
 		}
 	}
 	return bads
@@ -117,9 +160,8 @@ func (e *dlEnv) produceMore(from, to int, bad map[int]bool) []string {
 func TestWiderHealCrashesDeadLettersOnce(t *testing.T) {
 	t.Parallel()
 	for _, fp := range append(append([]string(nil), AllFailpoints...), loader.FailAfterPrecommit) {
-		t.Run(fp, func(t *testing.T) {
-			t.Parallel()
-			e := newDLEnv(t)
+		forTopicSets(t, fp, func(t *testing.T, topics []string) {
+			e := newDLEnvTopics(t, topics)
 			bads := e.produce(14, testBad)
 			fps := loader.NewFailpoints()
 			if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
@@ -180,16 +222,39 @@ func TestProducedThroughOfOldDocuments(t *testing.T) {
 	st := checkpoint.NewState(checkpoint.Owner{Job: "j", Writer: "w", DB: "db", Table: "t"})
 	st.Decided = &checkpoint.Decision{ID: 3, End: []byte(`{"topic":"orders","offsets":{"0":7,"2":3}}`)}
 	s := &Store{topic: "orders", tid: "aa", last: st}
-	if got := s.producedThrough(); len(got) != 2 || got[0] != 7 || got[2] != 3 {
+	if got, _ := s.producedThrough(); fmt.Sprint(got) != "map[orders:map[0:7 2:3]]" {
 		t.Fatalf("old document: marks %v, want the decided end {0:7 2:3}", got)
 	}
 	s.doc.DeadLetters = &deadLetterInfo{TopicID: "aa", ProducedThrough: map[int32]int64{0: 9}}
-	if got := s.producedThrough(); len(got) != 1 || got[0] != 9 {
+	if got, _ := s.producedThrough(); fmt.Sprint(got) != "map[orders:map[0:9]]" {
 		t.Fatalf("marks %v, want the recorded {0:9}", got)
 	}
 	s.doc.DeadLetters.TopicID = "bb"
-	if got := s.producedThrough(); len(got) != 0 {
-		t.Fatalf("marks of another topic incarnation %v, want none", got)
+	if got, stale := s.producedThrough(); len(got["orders"]) != 0 || !stale["orders"] {
+		t.Fatalf("marks of another topic incarnation %v (stale %v), want none", got, stale)
+	}
+}
+
+// A job reading several topics: the one-topic marks of a one-topic job
+// switched to kafka.topics are the marks of the topic its positions name
+// (the other topics have none); per-topic marks of a recreated topic
+// restart; a topic with no marks is produced through the decided end.
+func TestProducedThroughPerTopic(t *testing.T) {
+	t.Parallel()
+	st := checkpoint.NewState(checkpoint.Owner{Job: "j", Writer: "w", DB: "db", Table: "t"})
+	st.Decided = &checkpoint.Decision{ID: 3, End: []byte(`{"topic":"orders","offsets":{"0":7}}`)}
+	s := &Store{tids: map[string]string{"orders": "aa", "events": "cc"}, last: st}
+	s.doc.Source = sourceInfo{Topic: "orders", TopicID: "aa"}
+	s.doc.DeadLetters = &deadLetterInfo{TopicID: "aa", ProducedThrough: map[int32]int64{0: 9}}
+	if got, _ := s.producedThrough(); fmt.Sprint(got) != "map[orders:map[0:9]]" {
+		t.Fatalf("one-topic marks read with several topics: %v, want orders {0:9}", got)
+	}
+	st.Decided.End = []byte(`{"topics":{"events":{"1":4},"orders":{"0":7}}}`)
+	s.doc.DeadLetters = &deadLetterInfo{ProducedThroughTopics: map[string]topicMarks{
+		"orders": {TopicID: "old", Partitions: map[int32]int64{0: 9}}}}
+	got, stale := s.producedThrough()
+	if fmt.Sprint(got) != "map[events:map[1:4] orders:map[]]" || !stale["orders"] || stale["events"] {
+		t.Fatalf("marks %v stale %v, want orders restarted (recreated) and events through the decided end", got, stale)
 	}
 }
 
@@ -309,4 +374,98 @@ func TestDecisionDeadLetterRecord(t *testing.T) {
 		t.Fatalf("%d refused rows recorded (first %+v), want the %d lowest, reasons cut to %d bytes", len(info.Refused),
 			info.Refused[0], MaxRefusedRows, maxRefusedReason)
 	}
+}
+
+// stagedLetterOf is stagedLetter of a source topic.
+func stagedLetterOf(topic string, part int32, off int64) *kgo.Record {
+	r := stagedLetter(part, off, kafka.ReasonConvert, "")
+	for i := range r.Headers {
+		if r.Headers[i].Key == kafka.HeaderTopic {
+			r.Headers[i].Value = []byte(topic)
+		}
+	}
+	return r
+}
+
+// With several topics each letter is filtered against its own topic's
+// mark and each topic's mark is raised to the decision's end for the
+// topic (before, letters of any topic but a one-topic job's were produced
+// by every decision staging them: a heal produced them twice).
+func TestDecisionDeadLetterRecordPerTopic(t *testing.T) {
+	t.Parallel()
+	st := checkpoint.NewState(checkpoint.Owner{Job: "j", Writer: "w", DB: "db", Table: "t", Source: "kafka"})
+	st.Decided = &checkpoint.Decision{ID: 3, Start: []byte(`{"topics":{"a":{"0":0},"b":{"0":0}}}`),
+		End: []byte(`{"topics":{"a":{"0":4},"b":{"0":6}}}`)}
+	s := &Store{tids: map[string]string{"a": "aa", "b": "bb"}, last: st,
+		log: &Log{log: slog.New(slog.DiscardHandler), topic: "state"}}
+	s.doc.DeadLetters = &deadLetterInfo{ProducedThroughTopics: map[string]topicMarks{
+		"a": {TopicID: "aa", Partitions: map[int32]int64{0: 4}}, "b": {TopicID: "bb", Partitions: map[int32]int64{0: 6}}}}
+	s.staged = []*kgo.Record{stagedLetterOf("a", 0, 3), stagedLetterOf("a", 0, 5), stagedLetterOf("b", 0, 5),
+		stagedLetterOf("b", 0, 7)}
+	// A heal of checkpoint 3 wider than its decision: a@3 and b@5 were
+	// produced with it.
+	letters, info := s.deadLettersFor(&checkpoint.Decision{ID: 3, Start: st.Decided.Start,
+		End: []byte(`{"topics":{"a":{"0":8},"b":{"0":9}}}`)})
+	if len(letters) != 2 || letters[0] != s.staged[1] || letters[1] != s.staged[3] {
+		t.Fatalf("produced %d letters, want a@5 and b@7", len(letters))
+	}
+	if info == nil || info.ProducedThrough != nil || fmt.Sprint(info.ProducedThroughTopics) != "map[a:{aa map[0:8]} b:{bb map[0:9]}]" {
+		t.Fatalf("record %+v, want per-topic marks a through 8, b through 9", info)
+	}
+}
+
+// A one-topic job (orders) decides a checkpoint with dead letters and
+// crashes; restarted reading [orders, events] (its store adopted,
+// StoreConfig.PreviousSources) it heals that checkpoint over a wider or a
+// narrower range:
+// the one-topic marks count as orders' marks, so orders' dead letters are
+// not produced again, and events' are produced once.
+func TestHealAfterSwitchToSeveralTopicsDeadLettersOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		first, second int64
+	}{{"wider", 4, 8}, {"narrower", 8, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testHealAfterSwitch(t, tc.first, tc.second)
+		})
+	}
+}
+
+func testHealAfterSwitch(t *testing.T, first, second int64) {
+	e := newDLEnvTopics(t, twoTopics)
+	e.topics = nil // orders alone first
+	bads := e.produce(14, testBad)
+	fps := loader.NewFailpoints()
+	if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	e.maxRows = first
+	if err := e.process(14, fps, nil).conn.Run(ctxT(t)); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("first run: %v, want a crash after the first decision", err)
+	}
+	if n := e.srv.TimeoutPrecommitted(); n != 1 {
+		t.Fatalf("aborted %d precommitted txns, want the decided one", n)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for i := range 14 {
+		v := fmt.Sprintf(`{"id":%d,"v":"v%d"}`, rowID(1, i), i)
+		if testBad[i] {
+			v = badValue("events", 1, i)
+			bads = append(bads, v)
+		}
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "events", Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.topics, e.maxRows = twoTopics, second
+	if err := e.process(14, nil, nil).conn.Run(ctxT(t)); err != nil {
+		t.Fatalf("second run (two topics): %v", err)
+	}
+	e.checkExactlyOnce(14, testBad, bads)
 }

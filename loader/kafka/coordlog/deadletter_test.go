@@ -41,6 +41,29 @@ type dlEnv struct {
 	// drainTo, when set, is where the processes drain (per partition),
 	// instead of partition 0 at drainAt.
 	drainTo map[int32]int64
+	// topics, when it holds several, are the source topics (kafka.topics;
+	// nil: orders alone); partition 0 of each gets the same records, ids
+	// offset by 1000 per topic (topicID).
+	topics []string
+}
+
+// sourceTopics returns the env's source topics.
+func (e *dlEnv) sourceTopics() []string {
+	if len(e.topics) == 0 {
+		return []string{"orders"}
+	}
+	return e.topics
+}
+
+// rowID is the Doris id of record i of the k-th source topic.
+func rowID(k, i int) int { return 1000*k + i }
+
+// badValue is the value of bad record i of the k-th source topic.
+func badValue(topic string, k, i int) string {
+	if k == 0 {
+		return fmt.Sprintf("bad record %d", i)
+	}
+	return fmt.Sprintf("bad record %s %d", topic, i)
 }
 
 const dlTopic = "orders-dlq"
@@ -68,9 +91,9 @@ func newDLEnv(t *testing.T, opts ...kfake.Opt) *dlEnv {
 	return &dlEnv{t: t, kc: kc, srv: srv, client: client, dir: t.TempDir(), maxRows: 4}
 }
 
-// produce writes n records to partition 0 of orders: every one whose
-// index is in bad is not JSON (a dead letter), the others are rows with id
-// = index. It returns the bad values.
+// produce writes n records to partition 0 of each source topic: every one
+// whose index is in bad is not JSON (a dead letter), the others are rows
+// with id = rowID(topic's index, index). It returns the bad values.
 func (e *dlEnv) produce(n int, bad map[int]bool) []string {
 	e.t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"),
@@ -81,18 +104,21 @@ func (e *dlEnv) produce(n int, bad map[int]bool) []string {
 	defer cl.Close()
 	var recs []*kgo.Record
 	var bads []string
-	for i := range n {
-		v := fmt.Sprintf(`{"id":%d,"v":"v%d"}`, i, i)
-		if e.refused[i] {
-			// Longer than VARCHAR(32): Doris filters it (no pre-check here).
-			v = fmt.Sprintf(`{"id":%d,"v":"%0100d"}`, i, i)
-			bads = append(bads, v)
+	for k, topic := range e.sourceTopics() {
+		for i := range n {
+			id := rowID(k, i)
+			v := fmt.Sprintf(`{"id":%d,"v":"v%d"}`, id, i)
+			if e.refused[i] {
+				// Longer than VARCHAR(32): Doris filters it (no pre-check here).
+				v = fmt.Sprintf(`{"id":%d,"v":"%0100d"}`, id, i)
+				bads = append(bads, v)
+			}
+			if bad[i] {
+				v = badValue(topic, k, i)
+				bads = append(bads, v)
+			}
+			recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(v)})
 		}
-		if bad[i] {
-			v = fmt.Sprintf("bad record %d", i)
-			bads = append(bads, v)
-		}
-		recs = append(recs, &kgo.Record{Value: []byte(v)})
 	}
 	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		e.t.Fatal(err)
@@ -114,11 +140,17 @@ func (e *dlEnv) process(drainAt int64, fps *loader.Failpoints, failpoint func(st
 	cfg := storeConfig(e.kc, "dl")
 	cfg.Owner.DB, cfg.Owner.Table = "db", "t"
 	cfg.Log.Failpoint = failpoint
+	if len(e.topics) > 1 {
+		cfg.Topic, cfg.Topics, cfg.Owner.Source = "", e.topics, "kafka"
+		for _, topic := range e.topics {
+			cfg.PreviousSources = append(cfg.PreviousSources, "kafka:"+topic)
+		}
+	}
 	st, err := OpenStore(ctxT(e.t), cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	ld, err := loader.New(e.client, loader.Config{Job: "dl", DB: "db", Table: "t", Source: "kafka:orders",
+	ld, err := loader.New(e.client, loader.Config{Job: "dl", DB: "db", Table: "t", Source: cfg.Owner.Source,
 		Format: kafka.LoaderFormat(kafka.FormatJSON), Properties: e.props, Store: st, LedgerDir: e.dir, Failpoints: fps,
 		Retry: loader.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, MaxElapsed: 5 * time.Second}})
 	if err != nil {
@@ -132,16 +164,18 @@ func (e *dlEnv) process(drainAt int64, fps *loader.Failpoints, failpoint func(st
 		if to == nil {
 			to = map[int32]int64{0: drainAt}
 		}
-		for part, o := range to {
-			if pos.Offsets[part] < o {
-				return
+		for _, topic := range e.sourceTopics() {
+			for part, o := range to {
+				if pos.Of(topic)[part] < o {
+					return
+				}
 			}
 		}
 		once.Do(p.conn.Drain)
 	}}
-	kcfg := kafka.Config{Brokers: e.kc.ListenAddrs(), Topic: "orders", Group: "g-dl", Format: kafka.FormatJSON,
-		CheckpointInterval: time.Hour, CheckpointMaxRows: e.maxRows, PartitionRefresh: -1, DeadLetterTopic: dlTopic,
-		BisectMaxFailures: e.bisectMax}
+	kcfg := kafka.Config{Brokers: e.kc.ListenAddrs(), Topic: cfg.Topic, Topics: cfg.Topics, Group: "g-dl",
+		Format: kafka.FormatJSON, CheckpointInterval: time.Hour, CheckpointMaxRows: e.maxRows, PartitionRefresh: -1,
+		DeadLetterTopic: dlTopic, BisectMaxFailures: e.bisectMax}
 	p.conn, err = kafka.New(kcfg, ld, append([]kafka.Opt{kafka.WithRecoverBackoff(0, 0), kafka.WithStartStore(st),
 		kafka.WithDeadLetterStager(st), kafka.WithTestingKnobs(knobs),
 		kafka.WithKgoOpts(kgo.FetchMaxWait(20 * time.Millisecond))}, opts...)...)
@@ -217,7 +251,7 @@ func (e *dlEnv) ledgerDeadLettered() int64 {
 }
 
 // checkExactlyOnce asserts that Doris holds ids [0, n) minus bad once
-// each, the dead-letter topic (read_committed) every bad value once, and
+// each (of every source topic, rowID), the dead-letter topic (read_committed) every bad value once, and
 // the ledger counts as many dead letters.
 func (e *dlEnv) checkExactlyOnce(n int, bad map[int]bool, bads []string) {
 	e.t.Helper()
@@ -229,17 +263,20 @@ func (e *dlEnv) checkExactlyOnce(n int, bad map[int]bool, bads []string) {
 	for _, r := range rows {
 		got[r[0].(int64)]++
 	}
-	for i := range n {
-		want := 1
-		if bad[i] {
-			want = 0
-		}
-		if got[int64(i)] != want {
-			e.t.Errorf("id %d loaded %d times, want %d", i, got[int64(i)], want)
+	topics := e.sourceTopics()
+	for k := range topics {
+		for i := range n {
+			want := 1
+			if bad[i] {
+				want = 0
+			}
+			if id := int64(rowID(k, i)); got[id] != want {
+				e.t.Errorf("id %d (%s offset %d) loaded %d times, want %d", id, topics[k], i, got[id], want)
+			}
 		}
 	}
-	if len(rows) != n-len(bads) {
-		e.t.Errorf("%d rows loaded, want %d", len(rows), n-len(bads))
+	if len(rows) != n*len(topics)-len(bads) {
+		e.t.Errorf("%d rows loaded, want %d", len(rows), n*len(topics)-len(bads))
 	}
 	dl := e.dlqValues()
 	for _, b := range bads {

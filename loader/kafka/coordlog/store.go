@@ -61,6 +61,10 @@ type StoreConfig struct {
 	// Owner is the checkpoint-store owner; Owner.Job must be Log.Job and
 	// Owner.Writer is the log's scope.
 	Owner checkpoint.Owner
+	// PreviousSources are the owner sources the store adopts
+	// (checkpoint.Owner.Adopts): a state recorded for Owner but for one of
+	// these sources loads with Owner, which the next Save records.
+	PreviousSources []string
 	// Topic is the source topic whose offsets the decisions hold
 	// (kafka.topic); Topics the source topics of a job reading several
 	// (kafka.topics). Recorded positions naming another topic are refused
@@ -86,13 +90,14 @@ type StoreConfig struct {
 type Store struct {
 	log    *Log
 	owner  checkpoint.Owner
+	prev   []string // StoreConfig.PreviousSources
 	topics []string // configured source topics (nil: kafka.topic_regex)
 	rebase bool     // StoreConfig.Rebase
 	// topic and tid are the only source topic of a job reading one (""
 	// with several or a regex) and its current topic ID (hex): the topic
-	// whose dead letters the document's marks cover (deadletter_mark.go;
-	// the dead letters of the other topics of a job reading several are
-	// produced by every decision that stages them).
+	// the one-topic form of the document's dead-letter marks is of
+	// (deadletter_mark.go; a job reading several topics records them per
+	// topic).
 	topic, tid string
 
 	mu   sync.Mutex
@@ -137,7 +142,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{log: l, owner: cfg.Owner, topics: topics, rebase: cfg.Rebase, tids: map[string]string{}}
+	s := &Store{log: l, owner: cfg.Owner, prev: cfg.PreviousSources, topics: topics, rebase: cfg.Rebase, tids: map[string]string{}}
 	for _, t := range topics {
 		if _, err := s.topicID(ctx, t); err != nil {
 			l.Close()
@@ -174,6 +179,12 @@ func (s *Store) Load(ctx context.Context) (*checkpoint.State, error) {
 	st, doc, err := s.decode(rec)
 	if err != nil {
 		return nil, err
+	}
+	if s.owner.Adopts(st.Owner, s.prev) {
+		s.log.log.Info("coordinator log: state of a one-topic job adopted by a job reading several topics; the next "+
+			"decision records the new source", "state_topic", s.log.Topic(), "stored_source", st.Owner.Source,
+			"source", s.owner.Source)
+		st.Owner = s.owner
 	}
 	if st.Owner != s.owner {
 		return nil, fmt.Errorf("load checkpoint state: %w", &checkpoint.OwnerError{Dir: s.log.Topic(), Stored: st.Owner, Config: s.owner})
@@ -317,7 +328,8 @@ func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
 // (kafka.DeadLetterStager): the Save that decides a checkpoint (new, or a
 // heal) produces in its transaction, with the decision record and the
 // offsets, those not produced by an earlier decision (their source offset
-// at or past the document's per-partition mark, deadletter_mark.go), so
+// at or past the document's mark of their topic and partition,
+// deadletter_mark.go), so
 // that read_committed readers see each exactly once, when its first
 // decision is durable. Each record's topic and partition must be set.
 func (s *Store) StageDeadLetters(recs []*kgo.Record) {
@@ -371,6 +383,9 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 	doc.Format, doc.Version, doc.Checkpoint = StoreFormatName, StoreFormatVersion, compact.Bytes()
 	if err := s.recordTopicIDs(ctx, st, &doc); err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	if doc.DeadLetters != nil {
+		doc.DeadLetters.fillTopicIDs(s.tids)
 	}
 	if offs != nil {
 		setTopicID(offs, s.tids)

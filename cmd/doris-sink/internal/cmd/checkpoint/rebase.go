@@ -526,7 +526,7 @@ func openForRebase(ctx context.Context, cfg *config.Config) (checkpoint.Store, e
 	}
 	s, err := coordlog.OpenStore(ctx, coordlog.StoreConfig{
 		Log:   coordlog.Config{Job: cfg.Job.Name, Group: cfg.Kafka.Group, ClientOpts: kopts},
-		Owner: run.Owner(cfg), Topic: cfg.Kafka.Topic, Topics: cfg.Kafka.Topics, TopicRegex: cfg.Kafka.TopicRegex, Rebase: true})
+		Owner: run.Owner(cfg), PreviousSources: run.PreviousSources(cfg), Topic: cfg.Kafka.Topic, Topics: cfg.Kafka.Topics, TopicRegex: cfg.Kafka.TopicRegex, Rebase: true})
 	if err != nil {
 		return nil, fmt.Errorf("rebase job %s: %w", cfg.Job.Name, err)
 	}

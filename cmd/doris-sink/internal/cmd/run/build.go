@@ -59,6 +59,22 @@ func Owner(cfg *config.Config) checkpoint.Owner {
 		Source: source, Writer: "0"}
 }
 
+// PreviousSources are the owner sources a store of cfg's job adopts
+// (checkpoint.Owner.Adopts): "kafka:<t>" for each topic t of a job reading
+// several topics (kafka.topics), so a one-topic job switched to several
+// topics that include its topic resumes its store, which then records the
+// source "kafka". A store of a topic not in the set stays refused.
+func PreviousSources(cfg *config.Config) []string {
+	if _, ok := cfg.Kafka.OneTopic(); ok || cfg.Kafka.TopicRegex != "" {
+		return nil
+	}
+	var prev []string
+	for _, t := range cfg.Kafka.SourceTopics() {
+		prev = append(prev, "kafka:"+t)
+	}
+	return prev
+}
+
 // Build opens the checkpoint store of job.coordinator (file: in
 // job.data_dir, refused if another process holds it or it belongs to
 // another job; kafka: the job's state topic, fencing the job's previous

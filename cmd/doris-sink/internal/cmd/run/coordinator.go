@@ -51,10 +51,11 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 	st, err := coordlog.OpenStore(ctx, coordlog.StoreConfig{
 		Log: coordlog.Config{Job: cfg.Job.Name, Group: cfg.Kafka.Group, ClientOpts: kafka.ClientOpts(kc),
 			Logger: d.Logger},
-		Owner:      Owner(cfg),
-		Topic:      cfg.Kafka.Topic,
-		Topics:     cfg.Kafka.Topics,
-		TopicRegex: cfg.Kafka.TopicRegex,
+		Owner:           Owner(cfg),
+		PreviousSources: PreviousSources(cfg),
+		Topic:           cfg.Kafka.Topic,
+		Topics:          cfg.Kafka.Topics,
+		TopicRegex:      cfg.Kafka.TopicRegex,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("job.coordinator kafka: %w", err)

@@ -161,9 +161,11 @@ func CheckNotMigrated(cfg *config.Config) error {
 // job.data_dir as its writer (taking its lock) and then, under the lock,
 // refuses a migrated data dir (*MigratedError; the store is closed): an
 // import that ran before the lock was taken has written its marker by
-// then, and none can start while the lock is held.
+// then, and none can start while the lock is held. A store of a one-topic
+// job now reading several topics that include it is adopted
+// (PreviousSources).
 func OpenFileStore(cfg *config.Config) (*checkpoint.FileStore, error) {
-	fs, err := checkpoint.OpenFile(cfg.Job.DataDir, Owner(cfg))
+	fs, err := checkpoint.OpenFileAdopting(cfg.Job.DataDir, Owner(cfg), PreviousSources(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("job.data_dir: %w", err)
 	}

@@ -14,19 +14,25 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
-// topicsConfig is coordEnv's job reading the kafka.topics line topics.
+// topicsConfig is coordEnv's job (job.coordinator e.coord) reading the
+// kafka line topics (e.g. "topics: [a, b]").
 func (e *coordEnv) topicsConfig(dataDir, topics string) *config.Config {
 	e.t.Helper()
-	yaml := fmt.Sprintf(`job: {name: %s, data_dir: %s}
+	coord := e.coord
+	if coord == "" {
+		coord = config.CoordinatorKafka
+	}
+	yaml := fmt.Sprintf(`job: {name: %s, data_dir: %s, coordinator: %s}
 kafka: {brokers: [%s], %s}
 doris: {fe: [%s], mysql: %s, user: root, database: db, table: t}
 delivery: {checkpoint_interval: 30m, checkpoint_max_rows: 4}
 metrics: {listen: ""}
-`, coordJob, dataDir, e.kafka.ListenAddrs()[0], topics, e.doris.FEURL(), e.doris.MySQLAddr())
+`, coordJob, dataDir, coord, e.kafka.ListenAddrs()[0], topics, e.doris.FEURL(), e.doris.MySQLAddr())
 	path := filepath.Join(e.t.TempDir(), "c.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
@@ -147,5 +153,100 @@ func TestCoordinatorSeveralTopics(t *testing.T) {
 	var rec *coordlog.TopicRecreatedError
 	if !errors.As(err, &rec) || rec.Topic != "items" || !strings.Contains(err.Error(), "items") {
 		t.Fatalf("build after items was recreated: %v, want a *coordlog.TopicRecreatedError naming items", err)
+	}
+}
+
+// runDrainedAt runs cfg's job until it consumed want, and drains.
+func (e *coordEnv) runDrainedAt(cfg *config.Config, want kafka.Position) {
+	e.t.Helper()
+	var job *Job
+	job, err := e.buildCfg(cfg, kafka.WithTestingKnobs(&kafka.TestingKnobs{AfterPoll: func(p kafka.Position) {
+		for t, offs := range want.PerTopic() {
+			for part, o := range offs {
+				if p.Of(t)[part] < o {
+					return
+				}
+			}
+		}
+		job.Connector.Drain()
+	}}))
+	if err != nil {
+		e.t.Fatalf("build: %v\n%s", err, e.logs.String())
+	}
+	if err := job.Connector.Run(context.Background()); err != nil {
+		e.t.Fatalf("run: %v\n%s", err, e.logs.String())
+	}
+}
+
+// A one-topic job (kafka.topic orders, owner source "kafka:orders")
+// switched to kafka.topics [orders, items] (source "kafka") resumes its
+// store with either coordinator: orders where it stopped (nothing loaded
+// twice), items from its earliest offset, and the store then records the
+// source "kafka". Switched to topics without orders it stays refused (the
+// owner differs).
+func TestSwitchOneTopicJobToSeveralTopics(t *testing.T) {
+	t.Parallel()
+	for _, coord := range []string{config.CoordinatorFile, config.CoordinatorKafka} {
+		t.Run(coord, func(t *testing.T) {
+			t.Parallel()
+			e := newCoordEnv(t)
+			e.coord = coord
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			for _, topic := range []string{"items", "other"} {
+				if _, err := e.adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var recs []*kgo.Record
+			for i := 100; i < 105; i++ {
+				recs = append(recs, &kgo.Record{Topic: "items", Value: fmt.Appendf(nil, `{"id":%d,"v":"v%d"}`, i, i)})
+			}
+			if err := e.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(e.dir, "data")
+			e.produce(6) // ids 0..5 on orders
+			e.runDrainedAt(e.topicsConfig(dir, "topic: orders"), kafka.PositionOf(map[string]map[int32]int64{"orders": {0: 3, 1: 3}}))
+
+			_, err := e.buildCfg(e.topicsConfig(dir, "topics: [items, other]"))
+			var owner *checkpoint.OwnerError
+			if !errors.As(err, &owner) || owner.Stored.Source != "kafka:orders" {
+				t.Fatalf("switched to topics without orders: %v, want a *checkpoint.OwnerError (stored source kafka:orders)", err)
+			}
+
+			e.produce(4) // ids 6..9 on orders
+			e.runDrainedAt(e.topicsConfig(dir, "topics: [orders, items]"),
+				kafka.PositionOf(map[string]map[int32]int64{"orders": {0: 5, 1: 5}, "items": {0: 5}}))
+			rows, err := e.doris.Rows("db", "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[int64]int{}
+			for _, r := range rows {
+				seen[r[0].(int64)]++
+			}
+			for _, id := range []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 100, 101, 102, 103, 104} {
+				if seen[id] != 1 {
+					t.Errorf("id %d loaded %d times, want once", id, seen[id])
+				}
+			}
+			if len(rows) != 15 {
+				t.Errorf("%d rows, want 15", len(rows))
+			}
+			var st *checkpoint.State
+			if coord == config.CoordinatorFile {
+				st, err = checkpoint.ReadFile(dir)
+			} else {
+				var sn *coordlog.Snapshot
+				sn, err = coordlog.ReadSnapshot(ctx, coordJob, kafka.ClientOpts(kafka.Config{Brokers: e.kafka.ListenAddrs()}))
+				if err == nil {
+					st, _, _, err = sn.StateOf("")
+				}
+			}
+			if err != nil || st.Owner.Source != "kafka" {
+				t.Fatalf("stored state %v: owner %+v, want source kafka recorded", err, st)
+			}
+		})
 	}
 }
