@@ -39,7 +39,7 @@ func (l *Loader) repairResolved(st *checkpoint.State) {
 			table = st.Owner.DB + "." + st.Owner.Table
 		}
 		var txnID int64
-		if t := dd.Txn(table); t != nil {
+		if t := dd.SubTxn(table, r.Sub); t != nil {
 			txnID = t.TxnID
 		}
 		l.log.Warn("recover: the ledger lacked the resolved entry of an operator resolution; appending it",
