@@ -45,6 +45,16 @@ type TableSink interface {
 	WriteTo(ctx context.Context, table string, row []byte) error
 }
 
+// KeySink is a Sink that routes rows to parallel sub-loads by key
+// (loader.Loader, Config.SubLoads): the Connector passes each record's
+// source partition, so the row goes to sub-load partition mod K and a
+// partition's records (a key's versions) stay in one Stream Load, in
+// order. A Sink without it gets Write and WriteTo.
+type KeySink interface {
+	WriteKey(ctx context.Context, key uint64, row []byte) error
+	WriteToKey(ctx context.Context, table string, key uint64, row []byte) error
+}
+
 // Connector reads one Kafka topic into a Sink (docs/design.md §1, connector
 // row). Create it with New, then call Run once. Drain and Metrics are safe
 // to call from any goroutine.
