@@ -359,3 +359,72 @@ func TestSubLoadsConfigRefused(t *testing.T) {
 		t.Errorf("Target.SubLoads 300: New = %v", err)
 	}
 }
+
+// Labels Doris forgot are resolved per sub-load: after the precommitted
+// sub-loads of decision 2 (K = 4) timed out and every label expired, each
+// Recover stops at one unresolved txn (*UnresolvedError naming its label);
+// the operator resolves that table's sub-load as aborted (ResolveTable +
+// ResolveSub; without ResolveSub a table with several uncommitted
+// sub-loads is refused), and the heal then replays exactly those sub-loads:
+// every row lands once.
+func TestSubLoadsResolvePerSubLoad(t *testing.T) {
+	t.Parallel()
+	const n, every = 18, 6
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	e.crashRunSub(ctx, crashAt(t, loader.FailAfterDecide, 1), 12, every, subsK(subK))
+	e.srv.TimeoutPrecommitted()
+	if e.srv.ExpireLabels(testDB) == 0 {
+		t.Fatal("nothing expired")
+	}
+	resolved, refused := 0, false
+	for {
+		l := e.open(subsK(subK))
+		_, err := l.Recover(ctx)
+		var ue *loader.UnresolvedError
+		if !errors.As(err, &ue) {
+			if err != nil {
+				t.Fatalf("Recover: %v", err)
+			}
+			if err := driveSub(ctx, l, every, n, every); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		l.Close(ctx)
+		if resolved > 3*subK*multiTables {
+			t.Fatal("no progress resolving")
+		}
+		p, err := label.Parse(ue.Label)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := checkpoint.OpenFile(e.dir, e.owner())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := loader.PlanResolve(ctx, st, ue.CheckpointID, checkpoint.ResolvedAborted, loader.ResolveTable(ue.Table)); err != nil {
+			if !strings.Contains(err.Error(), "--sub") {
+				t.Fatalf("PlanResolve of table %s without a sub-load: %v", ue.Table, err)
+			}
+			refused = true
+		}
+		r, err := loader.ResolveAssume(ctx, st, ue.CheckpointID, checkpoint.ResolvedAborted, loader.ResolveBy("tester"),
+			loader.ResolveLedger(e.dir), loader.ResolveTable(ue.Table), loader.ResolveSub(p.Sub))
+		st.Close()
+		if err != nil {
+			t.Fatalf("resolve %s: %v", ue.Label, err)
+		}
+		if r.Sub != p.Sub || r.Label != ue.Label {
+			t.Fatalf("resolution %+v, want sub-load %d label %s", r, p.Sub, ue.Label)
+		}
+		resolved++
+	}
+	if resolved < 2 || !refused {
+		t.Fatalf("resolved %d txns (refused without --sub: %t); want several sub-loads, one table with two", resolved, refused)
+	}
+	e.checkMultiExactlyOnce(n)
+}
