@@ -1,8 +1,12 @@
 package checkpoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -140,5 +144,33 @@ func TestAnnounceSubAndMarkSubCommitted(t *testing.T) {
 	}
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The sub-load golden file (testdata/v2-sub-loads.json, subState) decodes
+// to subState and re-encodes byte for byte; the K = 1 golden
+// (v2-two-tables.json) stays as it was (TestDecodeReadsVersion2Golden).
+func TestDecodeReadsSubLoadsGolden(t *testing.T) {
+	t.Parallel()
+	golden := filepath.Join("testdata", "v2-sub-loads.json")
+	b, err := Encode(subState(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("CHECKPOINT_UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(golden, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(old)
+	if err != nil || !reflect.DeepEqual(got, subState(t)) {
+		t.Fatalf("Decode(golden) = %+v, %v", got, err)
+	}
+	if !bytes.Equal(b, old) {
+		t.Errorf("encoding subState differs from %s:\n%s", golden, b)
 	}
 }
