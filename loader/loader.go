@@ -309,7 +309,9 @@ func (l *Loader) Write(ctx context.Context, row []byte) error {
 // than Config.Table, is refused with an *UnknownTableError that does not
 // end the checkpoint (a missing Config.Table fails the checkpoint, as it
 // always did). Checkpoint refuses to decide a heal whose replay
-// does not match the decision table by table (*HealMismatchError). ctx bounds this call; the load itself runs until
+// does not match the decision table by table (*HealMismatchError). A
+// table with sub-loads (Config.SubLoads K > 1) gets the row in sub-load 0,
+// as WriteToKey with key 0 would route it. ctx bounds this call; the load itself runs until
 // Checkpoint or Close. An error wrapping ErrNeedRecover means the
 // checkpoint failed and every txn of it was aborted.
 func (l *Loader) WriteTo(ctx context.Context, table string, row []byte) error {
