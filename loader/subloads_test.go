@@ -428,3 +428,103 @@ func TestSubLoadsResolvePerSubLoad(t *testing.T) {
 	}
 	e.checkMultiExactlyOnce(n)
 }
+
+// healOneSubLoad crashes after decision 2 (K = 4, records [6, 12)) and has
+// Doris abort one txn of a sub-load > 0 of a table with several sub-load
+// txns; it returns that txn.
+func healOneSubLoad(t *testing.T, e *env, ctx context.Context) checkpoint.Txn {
+	t.Helper()
+	e.crashRunSub(ctx, crashAt(t, loader.FailAfterDecide, 1), 12, 6, subsK(subK))
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := st.Decided
+	for _, tx := range d.Txns {
+		if tx.Sub > 0 && slices.ContainsFunc(d.Txns, func(o checkpoint.Txn) bool { return o.Table == tx.Table && o.Sub != tx.Sub }) {
+			if err := e.client.AbortTxn(ctx, testDB, tx.TxnID); err != nil {
+				t.Fatal(err)
+			}
+			return tx
+		}
+	}
+	t.Fatalf("setup: no table with two sub-load txns in %+v", d.Txns)
+	return checkpoint.Txn{}
+}
+
+// A heal routes its replay with the K the decision recorded, not the one
+// configured now: decided with K = 4, restarted with K = 2, the heal loads
+// the aborted sub-load under its decided label, and the checkpoints after
+// it use K = 2. Every row lands once.
+func TestSubLoadsHealUsesTheDecisionsK(t *testing.T) {
+	t.Parallel()
+	const n, every = 18, 6
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	victim := healOneSubLoad(t, e, ctx)
+	l := e.open(subsK(2))
+	recoverTo(t, ctx, l, every)
+	if err := driveSub(ctx, l, every, n, every); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.checkMultiExactlyOnce(n)
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range append(slices.Clone(st.History), *st.Decided) {
+		for _, tx := range d.Txns {
+			want := subK
+			if d.ID > 2 {
+				want = 2
+			}
+			if tx.Subs != want {
+				t.Errorf("checkpoint %d txn %+v: subs %d, want %d", d.ID, tx, tx.Subs, want)
+			}
+			if d.ID == 2 && tx.Table == victim.Table && tx.Sub == victim.Sub && (tx.Healed != 1 || tx.Label != victim.Label) {
+				t.Errorf("healed txn %+v, want healed once under %s", tx, victim.Label)
+			}
+		}
+	}
+}
+
+// A replay whose keys route rows to other sub-loads than the decision's
+// (the source's partitioning changed) is refused before anything is
+// decided; restoring the routing heals it, every row once.
+func TestSubLoadsHealRefusesChangedRouting(t *testing.T) {
+	t.Parallel()
+	const n, every = 18, 6
+	ctx := context.Background()
+	e := newMultiEnv(t)
+	healOneSubLoad(t, e, ctx)
+	l := e.open(subsK(subK))
+	recoverTo(t, ctx, l, every)
+	var err error
+	for i := every; i < 2*every && err == nil; i++ {
+		err = l.WriteToKey(ctx, multiTable(i), subKey(i)+1, row(i)) // every record one partition over
+	}
+	if err == nil {
+		err = l.Checkpoint(ctx, pos(2*every))
+	}
+	if !errors.Is(err, loader.ErrNeedRecover) || (len(healMismatches(err)) == 0 && !strings.Contains(err.Error(), "routing")) {
+		t.Fatalf("heal with shifted keys: %v, want a refusal (ErrNeedRecover, routing changed)", err)
+	}
+	st, serr := checkpoint.ReadFile(e.dir)
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	if st.Decided.ID != 2 || st.Decided.Healed != 0 {
+		t.Fatalf("the refused heal decided something: %+v", st.Decided)
+	}
+	recoverTo(t, ctx, l, every)
+	if err := driveSub(ctx, l, every, n, every); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.checkMultiExactlyOnce(n)
+}
