@@ -5,8 +5,8 @@ import "fmt"
 // Error is returned for a label, or a label field, that does not follow
 // Doris's rule or doris-sink's label format. Use errors.As to inspect it.
 type Error struct {
-	// Field is what was rejected: "label", "prefix", "table tag", "scope"
-	// or "checkpoint".
+	// Field is what was rejected: "label", "prefix", "table tag", "scope",
+	// "checkpoint" or "sub-load".
 	Field string
 	// Input is the rejected text: the whole label when Field is "label".
 	Input string

@@ -12,12 +12,25 @@ type Label struct {
 	TableTag   string // TableTag(db, table)
 	Scope      string // writer instance, "0" standalone
 	Checkpoint uint64 // checkpoint id
+	// Sub is the sub-load index within the table's checkpoint, in
+	// [0, MaxSubLoads): 0 is the one load of a table without sub-loads, and
+	// its label has no sub field (the format before sub-loads).
+	Sub int
 }
 
-// String returns the label text "<prefix>:<table-tag>:<scope>:<checkpoint>".
-// It does not validate; use Validate (method) first for untrusted fields.
+// MaxSubLoads bounds the sub-loads of one table in one checkpoint: a sub
+// index is at most 3 digits.
+const MaxSubLoads = 256
+
+// String returns the label text "<prefix>:<table-tag>:<scope>:<checkpoint>",
+// followed by ":<sub>" when Sub is not 0. It does not validate; use
+// Validate (method) first for untrusted fields.
 func (l Label) String() string {
-	return l.Prefix + ":" + l.TableTag + ":" + l.Scope + ":" + strconv.FormatUint(l.Checkpoint, 10)
+	s := l.Prefix + ":" + l.TableTag + ":" + l.Scope + ":" + strconv.FormatUint(l.Checkpoint, 10)
+	if l.Sub != 0 {
+		s += ":" + strconv.Itoa(l.Sub)
+	}
+	return s
 }
 
 // Validate reports whether every field of l is well formed, so that
@@ -31,7 +44,18 @@ func (l Label) Validate() error {
 			"want db-table of [A-Za-z0-9_] (at most %d characters) or h + %d lower-case hex digits, as TableTag returns",
 			MaxTableTagLen, hashTagHexLen)}
 	}
-	return ValidateScope(l.Scope)
+	if err := ValidateScope(l.Scope); err != nil {
+		return err
+	}
+	if l.Sub < 0 || l.Sub >= MaxSubLoads {
+		return &Error{Field: "sub-load", Input: strconv.Itoa(l.Sub), Reason: fmt.Sprintf("want 0 to %d", MaxSubLoads-1)}
+	}
+	if s := l.String(); len(s) > MaxLen {
+		return &Error{Field: "label", Input: s, Reason: fmt.Sprintf(
+			"%d characters, Doris allows at most %d; a sub-load label of a long prefix, scope and checkpoint "+
+				"needs the hashed table tag (BuildSub uses it)", len(s), MaxLen)}
+	}
+	return nil
 }
 
 // Build returns the label of checkpoint for table db.table written by the
@@ -45,18 +69,40 @@ func Build(prefix, db, table, scope string, checkpoint uint64) (string, error) {
 	return l.String(), nil
 }
 
-// Parse splits a label built by Build into its fields. It accepts exactly
-// the texts Build can return: four ":"-separated fields, each well formed,
-// and the checkpoint in canonical decimal, so Parse(s).String() == s for
+// BuildSub returns the label of sub-load sub of checkpoint for table
+// db.table (docs/design.md §3). Sub-load 0 is Build's label, byte for
+// byte. Another sub-load appends ":<sub>"; when that label would exceed
+// MaxLen (a long prefix, scope and checkpoint with a verbatim table tag)
+// the table tag takes its hashed form (HashTableTag), which always fits:
+// the label stays deterministic from its inputs. sub must be in
+// [0, MaxSubLoads).
+func BuildSub(prefix, db, table, scope string, checkpoint uint64, sub int) (string, error) {
+	if sub == 0 {
+		return Build(prefix, db, table, scope, checkpoint)
+	}
+	l := Label{Prefix: prefix, TableTag: TableTag(db, table), Scope: scope, Checkpoint: checkpoint, Sub: sub}
+	if len(l.String()) > MaxLen {
+		l.TableTag = HashTableTag(db, table)
+	}
+	if err := l.Validate(); err != nil {
+		return "", fmt.Errorf("build label for %s.%s checkpoint %d sub-load %d: %w", db, table, checkpoint, sub, err)
+	}
+	return l.String(), nil
+}
+
+// Parse splits a label built by Build or BuildSub into its fields. It
+// accepts exactly the texts they can return: four ":"-separated fields
+// (sub-load 0), or five with a sub-load index in [1, MaxSubLoads), each
+// well formed, numbers in canonical decimal, so Parse(s).String() == s for
 // every accepted s. Errors are *Error naming s.
 func Parse(s string) (Label, error) {
 	if err := Validate(s); err != nil {
 		return Label{}, err
 	}
 	fields := strings.Split(s, ":")
-	if len(fields) != 4 {
+	if len(fields) != 4 && len(fields) != 5 {
 		return Label{}, &Error{Field: "label", Input: s, Reason: fmt.Sprintf(
-			"has %d ':'-separated fields, want 4 (prefix:table-tag:scope:checkpoint)", len(fields))}
+			"has %d ':'-separated fields, want 4 (prefix:table-tag:scope:checkpoint) or 5 (…:sub-load)", len(fields))}
 	}
 	l := Label{Prefix: fields[0], TableTag: fields[1], Scope: fields[2]}
 	if err := l.Validate(); err != nil {
@@ -67,6 +113,19 @@ func Parse(s string) (Label, error) {
 		return Label{}, &Error{Field: "label", Input: s, Reason: err.Error()}
 	}
 	l.Checkpoint = cp
+	if len(fields) == 5 {
+		sub, err := parseCheckpoint(fields[4])
+		if err == nil && (sub == 0 || sub >= MaxSubLoads) {
+			err = fmt.Errorf("sub-load %d: want 1 to %d (sub-load 0 has no sub field)", sub, MaxSubLoads-1)
+		}
+		if err != nil {
+			return Label{}, &Error{Field: "label", Input: s, Reason: err.Error()}
+		}
+		l.Sub = int(sub)
+		if err := l.Validate(); err != nil {
+			return Label{}, &Error{Field: "label", Input: s, Reason: err.Error()}
+		}
+	}
 	return l, nil
 }
 

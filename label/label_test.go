@@ -211,7 +211,7 @@ func TestParseRejects(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ label, wantErr string }{
 		{"job:db-t:0", "3 ':'-separated fields"},
-		{"job:db-t:0:1:2", "5 ':'-separated fields"},
+		{"job:db-t:0:1:2:3", "6 ':'-separated fields"},
 		{"job:db-t:0:01", "leading zero"},
 		{"job:db-t:0:", "empty"},
 		{"job:db-t:0:-1", "not a digit"},

@@ -19,6 +19,14 @@ func TableTag(db, table string) string {
 	if len(db)+1+len(table) <= MaxTableTagLen && isWord(db) && isWord(table) {
 		return db + "-" + table
 	}
+	return HashTableTag(db, table)
+}
+
+// HashTableTag returns the hashed form of the table tag of db.table: "h" +
+// 16 hex digits of SHA-256(db + "\x00" + table), 17 characters. TableTag
+// returns it for names it cannot take verbatim; BuildSub for a sub-load
+// label that would be too long with the verbatim tag.
+func HashTableTag(db, table string) string {
 	sum := sha256.Sum256([]byte(db + "\x00" + table))
 	return "h" + hex.EncodeToString(sum[:])[:hashTagHexLen]
 }

@@ -101,8 +101,8 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 		// The tables of this checkpoint are likely written in the next:
 		// announcing them here spares a store write at their first row.
 		for _, t := range d.Txns {
-			if t.Table != owner.TableName() {
-				if _, err := st.AnnounceTable(next.ID, t.Table, now); err != nil {
+			if t.Table != owner.TableName() || t.Sub != 0 {
+				if _, err := st.AnnounceSub(next.ID, t.Table, t.Sub, now); err != nil {
 					return err
 				}
 			}
@@ -132,10 +132,10 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	}
 	var ignored error
 	for i, t := range d.Txns {
-		if !fresh[t.Table] {
+		if !fresh[keyOf(t)] {
 			continue
 		}
-		tl := a.load(t.Table)
+		tl := a.load(keyOf(t))
 		dl := deadLetteredOf(&d, i)
 		switch {
 		case l.cfg.Guarantee == AtLeastOnce:
@@ -205,7 +205,7 @@ func (l *Loader) precommitAll(ctx context.Context, a *attempt) error {
 			tl.maybeLoaded = true // a non-2PC load is committed when it returns
 		}
 		if err != nil {
-			errs[i] = fmt.Errorf("table %s label %s: %w", tl.tt.name, tl.label, err)
+			errs[i] = fmt.Errorf("table %s%s label %s: %w", tl.tt.name, subNote(tl), tl.label, err)
 			return
 		}
 		tl.res = res
@@ -213,34 +213,34 @@ func (l *Loader) precommitAll(ctx context.Context, a *attempt) error {
 	return errors.Join(errs...)
 }
 
-// decision builds the decision of a ending at end: one txn per table a
-// loaded (a heal keeps the committed txns of the decision it heals and
-// replaces the healed ones), the checkpoint's counts (the sum of its txns'
-// and info's dead-lettered records). fresh names the tables whose txn a
+// decision builds the decision of a ending at end: one txn per (table,
+// sub-load) a loaded (a heal keeps the committed txns of the decision it
+// heals and replaces the healed ones), the checkpoint's counts (the sum of
+// its txns' and info's dead-lettered records). fresh names the txns a
 // loaded. An empty checkpoint never announced gets id 0 (its id is handed
 // out by the deciding write).
-func (l *Loader) decision(a *attempt, end json.RawMessage, now time.Time, info CheckpointInfo) (checkpoint.Decision, map[string]bool) {
+func (l *Loader) decision(a *attempt, end json.RawMessage, now time.Time, info CheckpointInfo) (checkpoint.Decision, map[txnKey]bool) {
 	d := checkpoint.Decision{ID: a.id, Label: a.label, Start: l.start(), End: end, DecidedAt: now}
-	fresh := make(map[string]bool, len(a.loads))
+	fresh := make(map[txnKey]bool, len(a.loads))
 	if h := a.heal; h != nil {
 		for _, t := range h.d.Txns {
-			if _, healed := h.tables[t.Table]; !healed {
+			if _, healed := h.tables[keyOf(t)]; !healed {
 				d.Txns = append(d.Txns, t)
 			}
 		}
 	}
 	committed := l.cfg.Guarantee == AtLeastOnce
 	for _, tl := range a.loads {
-		t := checkpoint.Txn{Table: tl.tt.name, Label: tl.label, TxnID: tl.res.TxnID,
+		t := checkpoint.Txn{Table: tl.tt.name, Sub: tl.sub, Subs: subsOf(tl.subs), Label: tl.label, TxnID: tl.res.TxnID,
 			Counts: loadCounts(tl.res, tl.loads, 0)}
 		if a.heal != nil {
-			t.Healed = a.heal.tables[tl.tt.name] + 1
+			t.Healed = a.heal.tables[tl.key()] + 1
 		}
 		if committed || tl.ignored != nil {
 			t.Committed, t.CommittedAt = true, now
 		}
 		d.Txns = append(d.Txns, t)
-		fresh[t.Table] = true
+		fresh[keyOf(t)] = true
 	}
 	total := loadCounts(nil, 0, info.DeadLettered)
 	for _, t := range d.Txns {
@@ -427,7 +427,7 @@ func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, txns 
 	err := l.save(ctx, func(s *checkpoint.State) error {
 		if s.Decided != nil && s.Decided.ID == d.ID {
 			for _, t := range txns {
-				s.Decided.MarkCommitted(owner, t.Table, now)
+				s.Decided.MarkSubCommitted(owner, t.Table, t.Sub, now)
 			}
 		}
 		return nil
@@ -436,10 +436,10 @@ func (l *Loader) markCommitted(ctx context.Context, d checkpoint.Decision, txns 
 		return l.crashErr("mark committed", fmt.Errorf("record commit of checkpoint %d: %w", d.ID, err))
 	}
 	for _, t := range txns {
-		d.MarkCommitted(owner, t.Table, now)
+		d.MarkSubCommitted(owner, t.Table, t.Sub, now)
 	}
 	for i, t := range d.Txns {
-		if slices.ContainsFunc(txns, func(c checkpoint.Txn) bool { return c.Table == t.Table }) {
+		if slices.ContainsFunc(txns, func(c checkpoint.Txn) bool { return keyOf(c) == keyOf(t) }) {
 			l.txnEvidence(ledger.EventCommitted, &d, t, deadLetteredOf(&d, i), st, "")
 		}
 	}

@@ -170,6 +170,15 @@ type Config struct {
 	// BufferSize is the Stream Load body buffer; memory per open load is
 	// bounded by it. Default 256 KiB.
 	BufferSize int
+	// SubLoads is the default sub-load count K of every table (Target.SubLoads
+	// overrides it per table; doris.sub_loads): a checkpoint streams a
+	// table's rows through up to K concurrent Stream Loads, each a 2PC txn
+	// with its own label, all decided by the checkpoint's one decision. Rows
+	// go to sub-load key mod K (Loader.WriteToKey). 1 to 256; default 1, the
+	// behaviour and labels from before sub-loads. Memory is BufferSize per
+	// open sub-load; labels per checkpoint are the touched (table, sub-load)
+	// pairs (docs/performance.md, label budget).
+	SubLoads int
 	// Failpoints arms cut points (tests, DORIS_SINK_FAILPOINTS). nil: none.
 	Failpoints *Failpoints
 	// Knobs are testing hooks. nil: none.
@@ -195,6 +204,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.BufferSize == 0 {
 		c.BufferSize = DefaultBufferSize
+	}
+	if c.SubLoads == 0 {
+		c.SubLoads = 1
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -246,6 +258,9 @@ func (c *Config) validate() error {
 	}
 	if c.BufferSize < 0 {
 		errs = append(errs, fmt.Errorf("buffer size %d: must be positive", c.BufferSize))
+	}
+	if err := validSubLoads(c.SubLoads); err != nil {
+		errs = append(errs, fmt.Errorf("doris.sub_loads: %w", err))
 	}
 	if err := c.Retry.validate("retry"); err != nil {
 		errs = append(errs, err)

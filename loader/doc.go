@@ -40,6 +40,20 @@
 // table open in the current checkpoint; Doris requests of one checkpoint
 // run at most 8 at once.
 //
+// # Sub-loads
+//
+// Config.SubLoads (or Target.SubLoads per table) K > 1 streams a table's
+// rows of one checkpoint through up to K concurrent Stream Loads: WriteKey
+// and WriteToKey route a row to sub-load key mod K (the Kafka connector
+// passes the source partition, so a key's versions stay in one load, in
+// order; never round-robin). Each touched (table, sub-load) is its own 2PC
+// txn with its own label (label.BuildSub; sub-load 0 keeps the label of
+// K = 1), announced before it begins, and the one decision records them
+// all (checkpoint.Txn.Sub, with K in Txn.Subs). Recovery, commit marks,
+// heals and ledger entries are per txn: a heal replays the checkpoint's
+// range into its aborted sub-loads only, routing with the decision's K.
+// K = 1 (the default) writes the store, labels and ledger of before.
+//
 // Stream Load bodies are streamed through an io.Pipe with a bounded buffer
 // (Config.BufferSize), so memory does not grow with checkpoint size.
 //

@@ -39,7 +39,7 @@ func (l *Loader) repairResolved(st *checkpoint.State) {
 			table = st.Owner.DB + "." + st.Owner.Table
 		}
 		var txnID int64
-		if t := dd.Txn(table); t != nil {
+		if t := dd.SubTxn(table, r.Sub); t != nil {
 			txnID = t.TxnID
 		}
 		l.log.Warn("recover: the ledger lacked the resolved entry of an operator resolution; appending it",
@@ -76,6 +76,6 @@ func resolvedEntry(owner checkpoint.Owner, d *checkpoint.Decision, r checkpoint.
 	if err != nil || r.Table == "" {
 		db, table = owner.DB, owner.Table
 	}
-	return ledger.Entry{Time: r.At, Event: ledger.EventResolved, Checkpoint: d.ID, Job: owner.Job, DB: db, Table: table,
+	return ledger.Entry{Time: r.At, Event: ledger.EventResolved, Checkpoint: d.ID, Job: owner.Job, DB: db, Table: table, Sub: r.Sub,
 		Label: r.Label, TxnID: txnID, DecidedAt: d.DecidedAt, Ranges: rangesJSON(d.Start, d.End), Note: note}
 }

@@ -21,8 +21,10 @@ import (
 // time is back.
 type HealMismatchError struct {
 	CheckpointID uint64
-	// Table ("db.table"), Label and TxnID name the decided txn.
+	// Table ("db.table"), Sub (its sub-load), Label and TxnID name the
+	// decided txn.
 	Table string
+	Sub   int
 	Label string
 	TxnID int64
 	// Committed is set when that txn is committed: the replay skipped the
@@ -89,8 +91,8 @@ func (l *Loader) checkHeal(a *attempt, end json.RawMessage) error {
 	}
 	if !samePosition(end, h.d.End) {
 		for _, t := range h.d.Txns {
-			if _, healed := h.tables[t.Table]; !healed {
-				return &HealMismatchError{CheckpointID: h.d.ID, Table: t.Table, Label: t.Label, TxnID: t.TxnID,
+			if _, healed := h.tables[keyOf(t)]; !healed {
+				return &HealMismatchError{CheckpointID: h.d.ID, Table: t.Table, Sub: t.Sub, Label: t.Label, TxnID: t.TxnID,
 					Committed: true, Start: h.d.Start, End: h.d.End, ReplayEnd: end}
 			}
 		}
@@ -102,17 +104,17 @@ func (l *Loader) checkHeal(a *attempt, end json.RawMessage) error {
 		if t.Counts != nil {
 			decided = t.Counts.RowsTotal
 		}
-		_, healed := h.tables[t.Table]
+		_, healed := h.tables[keyOf(t)]
 		var replayed int64
 		if healed {
-			if tl := a.load(t.Table); tl != nil && tl.res != nil {
+			if tl := a.load(keyOf(t)); tl != nil && tl.res != nil {
 				replayed = tl.res.NumberTotalRows
 			}
 			if replayed > 0 && (decided < 0 || replayed == decided) {
 				continue
 			}
 		} else {
-			replayed = a.skipped[t.Table]
+			replayed = a.skipped[keyOf(t)]
 			if decided < 0 {
 				l.log.Warn("heal: the decision has no row counts: the rows skipped for a committed table cannot be checked",
 					"id", h.d.ID, "table", t.Table, "skipped", replayed)
@@ -122,7 +124,7 @@ func (l *Loader) checkHeal(a *attempt, end json.RawMessage) error {
 				continue
 			}
 		}
-		errs = append(errs, &HealMismatchError{CheckpointID: h.d.ID, Table: t.Table, Label: t.Label, TxnID: t.TxnID,
+		errs = append(errs, &HealMismatchError{CheckpointID: h.d.ID, Table: t.Table, Sub: t.Sub, Label: t.Label, TxnID: t.TxnID,
 			Committed: !healed, Decided: decided, Replayed: replayed, Start: h.d.Start, End: h.d.End})
 	}
 	return errors.Join(errs...)

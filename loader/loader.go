@@ -91,27 +91,29 @@ type attempt struct {
 	// heal, when set, replays decided checkpoint id into the tables whose
 	// txn Doris aborted.
 	heal *healPlan
-	// loads are the tables written in this attempt, in first-write order;
-	// byTarget indexes them.
+	// loads are the (table, sub-load) loads written in this attempt, in
+	// first-write order; byTarget indexes them.
 	loads    []*tableLoad
-	byTarget map[*tableTarget]*tableLoad
+	byTarget map[subTarget]*tableLoad
 	last     *tableLoad // the load of the last row (rows often come in runs of one table)
-	// skipped counts, by table, rows of a heal not loaded: their table's
+	// skipped counts, by (table, sub-load), rows of a heal not loaded: that
 	// txn of the healed decision is committed.
-	skipped map[string]int64
+	skipped map[txnKey]int64
 }
 
 // healPlan is what a heal replays: the decision being healed and, by
-// table, the Healed count of each txn found ABORTED (the tables the heal
-// loads again).
+// (table, sub-load), the Healed count of each txn found ABORTED (the
+// sub-loads the heal loads again; the others are skipped).
 type healPlan struct {
 	d      checkpoint.Decision
-	tables map[string]int
+	tables map[txnKey]int
 }
 
-// tableLoad is the load of one table in an attempt.
+// tableLoad is the load of one sub-load of one table in an attempt.
 type tableLoad struct {
 	tt    *tableTarget
+	sub   int // sub-load index
+	subs  int // the table's sub-load count K in this attempt
 	label string
 	s     *loadStream
 	loads int // Stream Loads begun (Label Already Exists restarts)
@@ -125,15 +127,18 @@ type tableLoad struct {
 	ignored error
 }
 
-// load returns a's load of table name, nil if a has none.
-func (a *attempt) load(name string) *tableLoad {
+// load returns a's load of txn k, nil if a has none.
+func (a *attempt) load(k txnKey) *tableLoad {
 	for _, tl := range a.loads {
-		if tl.tt.name == name {
+		if tl.tt.name == k.table && tl.sub == k.sub {
 			return tl
 		}
 	}
 	return nil
 }
+
+// key returns the txn key of tl.
+func (tl *tableLoad) key() txnKey { return txnKey{tl.tt.name, tl.sub} }
 
 // open reports whether a has a Stream Load begun.
 func (a *attempt) open() bool { return len(a.loads) > 0 }
@@ -281,7 +286,7 @@ func (l *Loader) Write(ctx context.Context, row []byte) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
-	return l.writeTo(ctx, l.owner, row)
+	return l.writeTo(ctx, l.owner, 0, row)
 }
 
 // WriteTo appends row (one JSON object or CSV line, without the line
@@ -304,7 +309,9 @@ func (l *Loader) Write(ctx context.Context, row []byte) error {
 // than Config.Table, is refused with an *UnknownTableError that does not
 // end the checkpoint (a missing Config.Table fails the checkpoint, as it
 // always did). Checkpoint refuses to decide a heal whose replay
-// does not match the decision table by table (*HealMismatchError). ctx bounds this call; the load itself runs until
+// does not match the decision table by table (*HealMismatchError). A
+// table with sub-loads (Config.SubLoads K > 1) gets the row in sub-load 0,
+// as WriteToKey with key 0 would route it. ctx bounds this call; the load itself runs until
 // Checkpoint or Close. An error wrapping ErrNeedRecover means the
 // checkpoint failed and every txn of it was aborted.
 func (l *Loader) WriteTo(ctx context.Context, table string, row []byte) error {
@@ -315,25 +322,33 @@ func (l *Loader) WriteTo(ctx context.Context, table string, row []byte) error {
 	if err != nil {
 		return err
 	}
-	return l.writeTo(ctx, tt, row)
+	return l.writeTo(ctx, tt, l.subOf(tt, 0), row)
 }
 
-func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error {
+// writeTo appends row to a's load of sub-load sub of tt.
+func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, sub int, row []byte) error {
 	a := l.cur
 	tl := a.last
-	if tl == nil || tl.tt != tt {
-		tl = a.byTarget[tt]
+	if tl == nil || tl.tt != tt || tl.sub != sub {
+		tl = a.byTarget[subTarget{tt, sub}]
 	}
 	first := tl == nil
 	if first {
 		if h := a.heal; h != nil {
-			if _, ok := h.tables[tt.name]; !ok {
-				if h.d.Txn(tt.name) != nil {
+			k := txnKey{tt.name, sub}
+			if _, ok := h.tables[k]; !ok {
+				if h.d.SubTxn(tt.name, sub) != nil {
 					if a.skipped == nil {
-						a.skipped = map[string]int64{}
+						a.skipped = map[txnKey]int64{}
 					}
-					a.skipped[tt.name]++ // its txn is committed
+					a.skipped[k]++ // its txn is committed
 					return nil
+				}
+				if h.d.HasTable(tt.name) {
+					return l.fail(ctx, a, "heal", fmt.Errorf("heal of checkpoint %d: a row routes to table %s sub-load %d "+
+						"of %d, which the decision has no txn of (its txns: %s): the routing keys changed since the "+
+						"checkpoint was decided; restore the routing of that time to heal it",
+						a.id, tt.name, sub, h.d.SubLoads(tt.name), txnTables(&h.d)), true)
 				}
 				if tt != l.owner && healCounted(&h.d) {
 					// No row of it was loaded by the decision: its records
@@ -347,7 +362,7 @@ func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error
 			}
 		}
 		var err error
-		if tl, err = l.begin(ctx, a, tt); err != nil {
+		if tl, err = l.begin(ctx, a, tt, sub); err != nil {
 			return err
 		}
 	}
@@ -362,7 +377,7 @@ func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error
 			if first && a.heal == nil && tt != l.owner && errors.Is(err, doris.ErrNotFound) && tl.s.unread() {
 				return l.dropUnknown(a, tl, err) // no such table: the row's error, not the checkpoint's
 			}
-			return l.fail(ctx, a, "stream", fmt.Errorf("table %s label %s: %w", tt.name, tl.label, err), true)
+			return l.fail(ctx, a, "stream", fmt.Errorf("table %s%s label %s: %w", tt.name, subNote(tl), tl.label, err), true)
 		}
 	}
 	if first {
@@ -373,13 +388,25 @@ func (l *Loader) writeTo(ctx context.Context, tt *tableTarget, row []byte) error
 	return nil
 }
 
-// txnTables lists the tables of d's txns.
+// txnTables lists the tables of d's txns (with their sub-load when the
+// table has several).
 func txnTables(d *checkpoint.Decision) string {
 	names := make([]string, len(d.Txns))
 	for i, t := range d.Txns {
 		names[i] = t.Table
+		if t.Subs > 1 {
+			names[i] += fmt.Sprintf(" sub-load %d", t.Sub)
+		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// subNote is " sub-load i" for a load of a table with sub-loads, "".
+func subNote(tl *tableLoad) string {
+	if tl.subs <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" sub-load %d", tl.sub)
 }
 
 // announced reports whether the store announces lbl.
@@ -392,15 +419,16 @@ func (l *Loader) announced(lbl string) bool {
 // begin announces the label of a's load of tt if needed (handing out a's
 // id first when it has none yet: one store write either way) and starts
 // that Stream Load.
-func (l *Loader) begin(ctx context.Context, a *attempt, tt *tableTarget) (*tableLoad, error) {
-	tl := &tableLoad{tt: tt}
+func (l *Loader) begin(ctx context.Context, a *attempt, tt *tableTarget, sub int) (*tableLoad, error) {
+	tl := &tableLoad{tt: tt, sub: sub, subs: tt.subs}
 	if a.heal != nil {
-		tl.label = a.heal.d.Txn(tt.name).Label // decided: healing reuses it
+		t := a.heal.d.SubTxn(tt.name, sub)
+		tl.label, tl.subs = t.Label, max(t.Subs, 1) // decided: healing reuses it
 	} else {
 		var lbl string
 		if a.announced {
 			var err error
-			if lbl, err = l.cfg.owner().TxnLabel(tt.name, a.id); err != nil {
+			if lbl, err = l.cfg.owner().SubLabel(tt.name, sub, a.id); err != nil {
 				return nil, l.fail(ctx, a, "announce", err, true)
 			}
 		}
@@ -419,11 +447,11 @@ func (l *Loader) begin(ctx context.Context, a *attempt, tt *tableTarget) (*table
 					id = own.ID
 				}
 				var err error
-				ann, err = st.AnnounceTable(id, tt.name, l.clock.Now())
+				ann, err = st.AnnounceSub(id, tt.name, sub, l.clock.Now())
 				return err
 			})
 			if err != nil {
-				return nil, l.fail(ctx, a, "announce", fmt.Errorf("announce table %s: %w", tt.name, err), true)
+				return nil, l.fail(ctx, a, "announce", fmt.Errorf("announce table %s%s: %w", tt.name, subNote(tl), err), true)
 			}
 			if !a.announced {
 				a.id, a.label, a.announced = own.ID, own.Label, true
@@ -445,9 +473,9 @@ func (l *Loader) begin(ctx context.Context, a *attempt, tt *tableTarget) (*table
 	tl.loads++
 	a.loads = append(a.loads, tl)
 	if a.byTarget == nil {
-		a.byTarget = map[*tableTarget]*tableLoad{}
+		a.byTarget = map[subTarget]*tableLoad{}
 	}
-	a.byTarget[tt] = tl
+	a.byTarget[subTarget{tt, sub}] = tl
 	return tl, nil
 }
 
@@ -552,7 +580,7 @@ func (l *Loader) fail(ctx context.Context, a *attempt, stage string, err error, 
 				return
 			}
 			l.txnEvidence(ledger.EventAborted, &checkpoint.Decision{ID: a.id, Start: l.start()},
-				checkpoint.Txn{Table: tl.tt.name, Label: tl.label, Counts: &checkpoint.LoadCounts{Attempts: tl.loads}},
+				checkpoint.Txn{Table: tl.tt.name, Sub: tl.sub, Subs: subsOf(tl.subs), Label: tl.label, Counts: &checkpoint.LoadCounts{Attempts: tl.loads}},
 				0, doris.TxnAborted, stage+": "+err.Error())
 		})
 		if aerr := errors.Join(aerrs...); aerr != nil {

@@ -21,6 +21,11 @@ type Target struct {
 	// is not passed raw: the body is compressed as it streams and the
 	// header sent with it; other values are refused.
 	Properties map[string]string
+	// SubLoads is the table's sub-load count K (Config.SubLoads, used when
+	// 0): each checkpoint streams its rows through up to K parallel Stream
+	// Loads, routed by the writer's key (Loader.WriteToKey). Only the
+	// Loader uses it.
+	SubLoads int
 }
 
 // Committable is a precommitted transaction to commit or abort later,

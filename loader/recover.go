@@ -167,7 +167,7 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 				return nil, fmt.Errorf("recover announced checkpoint %d table %s: %w", a.ID, table, err)
 			}
 			l.knob(a.Label, s, "abort")
-			l.txnEvidence(ledger.EventAborted, &checkpoint.Decision{ID: a.ID}, checkpoint.Txn{Table: table, Label: a.Label},
+			l.txnEvidence(ledger.EventAborted, &checkpoint.Decision{ID: a.ID}, checkpoint.Txn{Table: table, Sub: a.Sub, Label: a.Label},
 				0, doris.TxnAborted, "recovery: announced, undecided label was "+string(s))
 		case doris.TxnAborted, doris.TxnUnknown:
 			l.knob(a.Label, s, "none")
@@ -182,9 +182,9 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 	d := st.Decided
 	l.repairResolved(st)
 	l.repairEvidence(d)
-	heal := map[string]int{}
+	heal := map[txnKey]int{}
 	var committed []checkpoint.Txn
-	states := map[string]doris.TxnStatus{}
+	states := map[txnKey]doris.TxnStatus{}
 	markEmpty := false
 	var unresolved error
 	if d != nil && !d.Committed {
@@ -206,10 +206,10 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 				}
 				continue
 			}
-			states[t.Table] = s
+			states[keyOf(t)] = s
 			switch action {
 			case "heal":
-				heal[t.Table] = t.Healed
+				heal[keyOf(t)] = t.Healed
 			case "done", "commit":
 				committed = append(committed, t)
 			}
@@ -223,7 +223,7 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 				s.UnannounceLabel(lbl)
 			}
 			for _, t := range committed {
-				s.Decided.MarkCommitted(owner, t.Table, now)
+				s.Decided.MarkSubCommitted(owner, t.Table, t.Sub, now)
 			}
 			if markEmpty {
 				s.Decided.Committed, s.Decided.CommittedAt = true, now
@@ -236,11 +236,11 @@ func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (
 		if len(committed) > 0 {
 			c := d.Clone()
 			for _, t := range committed {
-				c.MarkCommitted(owner, t.Table, now)
+				c.MarkSubCommitted(owner, t.Table, t.Sub, now)
 			}
 			for i, t := range c.Txns {
-				if s, ok := states[t.Table]; ok && t.Committed && slices.ContainsFunc(committed,
-					func(x checkpoint.Txn) bool { return x.Table == t.Table }) {
+				if s, ok := states[keyOf(t)]; ok && t.Committed && slices.ContainsFunc(committed,
+					func(x checkpoint.Txn) bool { return keyOf(x) == keyOf(t) }) {
 					l.txnEvidence(ledger.EventCommitted, &c, t, deadLetteredOf(&c, i), s, "recovery"+countsUnknown(t))
 				}
 			}

@@ -20,6 +20,8 @@ type ResolveOpt interface{ apply(*resolveCfg) }
 
 type resolveCfg struct {
 	table     string
+	sub       int
+	subSet    bool
 	by        string
 	ledgerDir string
 	now       func() time.Time
@@ -39,6 +41,14 @@ func (f resolveOpt) apply(c *resolveCfg) { f(c) }
 // by default the one uncommitted txn is resolved.
 func ResolveTable(table string) ResolveOpt {
 	return resolveOpt(func(c *resolveCfg) { c.table = table })
+}
+
+// ResolveSub names the sub-load of the ResolveTable table whose txn is
+// resolved. It is needed only when that table has uncommitted txns of
+// several sub-loads (Config.SubLoads); by default the table's one
+// uncommitted txn is resolved.
+func ResolveSub(sub int) ResolveOpt {
+	return resolveOpt(func(c *resolveCfg) { c.sub, c.subSet = sub, true })
 }
 
 // ResolveBy names who resolves (default "user@host" of this process).
@@ -105,8 +115,10 @@ type ResolvePlan struct {
 	// decided txn; Table is that txn's table ("db.table").
 	CheckpointID uint64 `json:"checkpoint"`
 	Table        string `json:"table,omitempty"`
-	Label        string `json:"label"`
-	TxnID        int64  `json:"txn_id,omitempty"`
+	// Sub is that txn's sub-load within its table.
+	Sub   int    `json:"sub,omitempty"`
+	Label string `json:"label"`
+	TxnID int64  `json:"txn_id,omitempty"`
 	// Assumed is the operator's assumption.
 	Assumed string `json:"assumed"`
 	// Action is ResolveRecord or ResolveNothing.
@@ -217,7 +229,7 @@ func (c *resolveCfg) plan(ctx context.Context, st *checkpoint.State, id uint64, 
 	if err != nil {
 		return nil, fmt.Errorf("resolve checkpoint %d: %w", id, err)
 	}
-	p := &ResolvePlan{CheckpointID: d.ID, Table: tx.Table, Label: tx.Label, TxnID: tx.TxnID, Assumed: assume, Action: ResolveNothing}
+	p := &ResolvePlan{CheckpointID: d.ID, Table: tx.Table, Sub: tx.Sub, Label: tx.Label, TxnID: tx.TxnID, Assumed: assume, Action: ResolveNothing}
 	switch {
 	case tx.Committed && assume == checkpoint.ResolvedAborted:
 		return nil, fmt.Errorf("resolve checkpoint %d: refusing --assume aborted: the store marks its txn of table %s committed "+
@@ -266,10 +278,33 @@ func (c *resolveCfg) txnOf(st *checkpoint.State, d *checkpoint.Decision) (*check
 		if !strings.Contains(name, ".") {
 			name = st.Owner.DB + "." + name
 		}
-		if t := dd.Txn(name); t != nil {
-			return t, nil
+		if c.subSet {
+			if t := dd.SubTxn(name, c.sub); t != nil {
+				return t, nil
+			}
+			return nil, fmt.Errorf("it has no txn of table %s sub-load %d (its txns: %s)", name, c.sub, names)
 		}
-		return nil, fmt.Errorf("it has no txn of table %s (its txns: %s)", name, names)
+		var of, open []*checkpoint.Txn
+		for i := range dd.Txns {
+			if t := &dd.Txns[i]; t.Table == name {
+				of = append(of, t)
+				if !t.Committed {
+					open = append(open, t)
+				}
+			}
+		}
+		switch {
+		case len(of) == 0:
+			return nil, fmt.Errorf("it has no txn of table %s (its txns: %s)", name, names)
+		case len(of) == 1:
+			return of[0], nil
+		case len(open) == 1:
+			return open[0], nil
+		case len(open) == 0:
+			return of[0], nil
+		}
+		return nil, fmt.Errorf("it has uncommitted txns of %d sub-loads of table %s: name the sub-load to resolve "+
+			"(--sub); each is resolved on its own", len(open), name)
 	}
 	if len(dd.Txns) == 1 {
 		return &dd.Txns[0], nil
@@ -378,10 +413,10 @@ func ResolveAssume(ctx context.Context, store checkpoint.Store, checkpointID uin
 	d := st.Decided
 	d.Sync(st.Owner)
 	now := c.now()
-	r := checkpoint.Resolution{CheckpointID: d.ID, Table: p.Table, Label: p.Label, Assumed: assume, By: c.by, At: now}
+	r := checkpoint.Resolution{CheckpointID: d.ID, Table: p.Table, Sub: p.Sub, Label: p.Label, Assumed: assume, By: c.by, At: now}
 	st.Resolved = append(st.Resolved, r)
 	if assume == checkpoint.ResolvedVisible {
-		d.MarkCommitted(st.Owner, p.Table, now)
+		d.MarkSubCommitted(st.Owner, p.Table, p.Sub, now)
 	}
 	if err := store.Save(ctx, st); err != nil {
 		return nil, fmt.Errorf("resolve checkpoint %d: %w", checkpointID, err)

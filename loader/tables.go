@@ -16,6 +16,7 @@ type tableTarget struct {
 	name  string // "db.table", checkpoint.Txn.Table
 	t     Target
 	delim []byte
+	subs  int // sub-load count K, ≥ 1
 }
 
 // TableName returns the "db.table" name of t, the form of
@@ -35,6 +36,9 @@ func newTableTarget(cfg *Config, t Target) (*tableTarget, error) {
 	if t.Properties == nil {
 		t.Properties = cfg.Properties
 	}
+	if t.SubLoads == 0 {
+		t.SubLoads = max(cfg.SubLoads, 1)
+	}
 	t.Properties = maps.Clone(t.Properties)
 	name := t.TableName()
 	if t.Table == "" {
@@ -44,6 +48,9 @@ func newTableTarget(cfg *Config, t Target) (*tableTarget, error) {
 		return nil, fmt.Errorf("table %q: the database name must not contain a dot", name)
 	}
 	if _, err := label.Build(cfg.Job, t.DB, t.Table, cfg.Scope, 1); err != nil {
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	if err := validSubLoads(t.SubLoads); err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
 	for k := range t.Properties {
@@ -60,7 +67,7 @@ func newTableTarget(cfg *Config, t Target) (*tableTarget, error) {
 	if _, err := bodyCompression(t); err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	return &tableTarget{name: name, t: t, delim: delim}, nil
+	return &tableTarget{name: name, t: t, delim: delim, subs: t.SubLoads}, nil
 }
 
 // tableSet holds the Loader's targets by "db.table" name. Safe for

@@ -21,12 +21,15 @@
 //   - Owner: Job is a valid label prefix, Writer a valid label scope, DB and
 //     Table are not empty (package label).
 //   - Checkpoint ids start at 1; NextID > every id in the state.
-//   - Every label is exactly Owner.TxnLabel(table, id) (docs/design.md §3),
+//   - Every label is exactly Owner.SubLabel(table, sub, id) (docs/design.md
+//     §3), which is Owner.TxnLabel(table, id) for sub-load 0,
 //     Owner.Label(id) for the owner's table: a label of another job,
 //     table, writer or checkpoint is refused. A decision's Label is always
 //     Owner.Label(id).
-//   - Decided, with Txns (format 2): each txn has a db.table, sub-load 0, its
-//     deterministic label and a txn id > 0; no table twice; not Empty;
+//   - Decided, with Txns (format 2): each txn has a db.table, a sub-load
+//     in [0, Subs) (Subs in [0, 256], 0 meaning 1, the same for every txn
+//     of a table), its deterministic label and a txn id > 0; no
+//     (table, sub-load) twice; not Empty;
 //     TxnID is the owner table's txn id (0 when untouched); Committed ⇔
 //     every txn committed (a one-txn decision marked Committed marks its
 //     txn); per txn CommittedAt only when committed, Healed ≥ 0, counts ≥ 0.

@@ -23,7 +23,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(full)
 	f.Add(fresh)
-	for _, golden := range []string{"v1-before-counts.json", "v1-with-counts.json", "v2-two-tables.json"} {
+	for _, golden := range []string{"v1-before-counts.json", "v1-with-counts.json", "v2-two-tables.json", "v2-sub-loads.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", golden))
 		if err != nil {
 			f.Fatal(err)

@@ -31,6 +31,17 @@ func (o Owner) TxnLabel(table string, id uint64) (string, error) {
 	return label.Build(o.Job, db, tbl, o.Writer, id)
 }
 
+// SubLabel returns the label of sub-load sub of checkpoint id's txn into
+// table ("db.table") for o: label.BuildSub(o.Job, db, table, o.Writer, id,
+// sub). SubLabel(table, 0, id) is TxnLabel(table, id).
+func (o Owner) SubLabel(table string, sub int, id uint64) (string, error) {
+	db, tbl, err := SplitTable(table)
+	if err != nil {
+		return "", err
+	}
+	return label.BuildSub(o.Job, db, tbl, o.Writer, id, sub)
+}
+
 // SplitTable splits "db.table" at its first dot. Both parts must be
 // non-empty.
 func SplitTable(table string) (db, tbl string, err error) {
@@ -93,13 +104,32 @@ func (c *LoadCounts) clone() *LoadCounts {
 }
 
 // Txn returns the txn of table (sub-load 0) in d, nil if d has none.
-func (d *Decision) Txn(table string) *Txn {
+func (d *Decision) Txn(table string) *Txn { return d.SubTxn(table, 0) }
+
+// SubTxn returns the txn of sub-load sub of table in d, nil if d has none.
+func (d *Decision) SubTxn(table string, sub int) *Txn {
 	for i := range d.Txns {
-		if d.Txns[i].Table == table && d.Txns[i].Sub == 0 {
+		if d.Txns[i].Table == table && d.Txns[i].Sub == sub {
 			return &d.Txns[i]
 		}
 	}
 	return nil
+}
+
+// HasTable reports whether d has a txn of table (any sub-load).
+func (d *Decision) HasTable(table string) bool {
+	return slices.ContainsFunc(d.Txns, func(t Txn) bool { return t.Table == table })
+}
+
+// SubLoads returns the number of sub-loads table's rows were routed over
+// in d (Txn.Subs; 1 when d has no txn of table or the txn says 0).
+func (d *Decision) SubLoads(table string) int {
+	for _, t := range d.Txns {
+		if t.Table == table {
+			return max(t.Subs, 1)
+		}
+	}
+	return 1
 }
 
 // Sync recomputes the single-table summary of d from d.Txns for owner o
@@ -157,7 +187,14 @@ func (d *Decision) Sync(o Owner) {
 // unless it already is, and syncs d's summary. It reports whether d has
 // that txn.
 func (d *Decision) MarkCommitted(o Owner, table string, at time.Time) bool {
-	t := d.Txn(table)
+	return d.MarkSubCommitted(o, table, 0, at)
+}
+
+// MarkSubCommitted marks the txn of sub-load sub of table committed at at,
+// unless it already is, and syncs d's summary. It reports whether d has
+// that txn.
+func (d *Decision) MarkSubCommitted(o Owner, table string, sub int, at time.Time) bool {
+	t := d.SubTxn(table, sub)
 	if t == nil {
 		return false
 	}
@@ -215,7 +252,13 @@ func (s *State) Announce(at time.Time) (Announcement, error) {
 // a (checkpoint, table) twice returns the existing announcement. The
 // caller Saves the state before beginning that table's Stream Load.
 func (s *State) AnnounceTable(id uint64, table string, at time.Time) (Announcement, error) {
-	if i := slices.IndexFunc(s.Announced, func(a Announcement) bool { return a.ID == id && a.Table == table }); i >= 0 {
+	return s.AnnounceSub(id, table, 0, at)
+}
+
+// AnnounceSub is AnnounceTable for sub-load sub of table: each sub-load is
+// announced on its own (its label is Owner.SubLabel(table, sub, id)).
+func (s *State) AnnounceSub(id uint64, table string, sub int, at time.Time) (Announcement, error) {
+	if i := slices.IndexFunc(s.Announced, func(a Announcement) bool { return a.ID == id && a.Table == table && a.Sub == sub }); i >= 0 {
 		return s.Announced[i], nil
 	}
 	if id == 0 || id >= s.NextID {
@@ -225,11 +268,11 @@ func (s *State) AnnounceTable(id uint64, table string, at time.Time) (Announceme
 	if s.Decided != nil && s.Decided.ID == id {
 		return Announcement{}, &InvariantError{Checkpoint: id, Reason: "announce table " + table + ": checkpoint is decided"}
 	}
-	l, err := s.Owner.TxnLabel(table, id)
+	l, err := s.Owner.SubLabel(table, sub, id)
 	if err != nil {
 		return Announcement{}, fmt.Errorf("announce checkpoint %d: %w", id, err)
 	}
-	a := Announcement{ID: id, Table: table, Label: l, At: at}
+	a := Announcement{ID: id, Table: table, Sub: sub, Label: l, At: at}
 	i, _ := slices.BinarySearchFunc(s.Announced, id+1, func(a Announcement, id uint64) int { return cmpID(a.ID, id) })
 	s.Announced = slices.Insert(s.Announced, i, a)
 	return a, nil

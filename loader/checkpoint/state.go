@@ -79,11 +79,18 @@ type Decision struct {
 type Txn struct {
 	// Table is the target table, "db.table".
 	Table string `json:"table"`
-	// Sub is the sub-load index within the table, 0 (sub-loads are not
-	// built yet; Validate refuses any other value).
+	// Sub is the sub-load index within the table, in [0, Subs): the
+	// checkpoint streamed the table's rows through Subs parallel Stream
+	// Loads, each its own txn (docs/design.md §2, sub-loads).
 	Sub int `json:"sub,omitempty"`
-	// Label is Owner.TxnLabel(Table, checkpoint id): the label is
-	// deterministic from the owner, the table and the checkpoint id.
+	// Subs is the number of sub-loads K the table's rows were routed over
+	// in this checkpoint (a row goes to sub-load key mod K); 0 means 1. Every
+	// txn of a table in one decision has the same Subs, and a heal routes
+	// the replay with it, whatever K is configured now.
+	Subs int `json:"subs,omitempty"`
+	// Label is Owner.SubLabel(Table, Sub, checkpoint id): the label is
+	// deterministic from the owner, the table, the sub-load and the
+	// checkpoint id.
 	Label string `json:"label"`
 	// TxnID is the precommitted Doris transaction, > 0.
 	TxnID int64 `json:"txn_id"`
@@ -133,7 +140,9 @@ type Announcement struct {
 	// Table is the target table, "db.table"; empty in stores written by
 	// format version 1, meaning the owner's table (Decode fills it in).
 	Table string `json:"table,omitempty"`
-	// Label is Owner.TxnLabel(Table, ID).
+	// Sub is the sub-load index of the announced load within the table.
+	Sub int `json:"sub,omitempty"`
+	// Label is Owner.SubLabel(Table, Sub, ID).
 	Label string `json:"label"`
 	// At is when it was announced.
 	At time.Time `json:"at"`
@@ -148,6 +157,8 @@ type Resolution struct {
 	// Table is the resolved txn's table, "db.table"; empty means the
 	// owner's table.
 	Table string `json:"table,omitempty"`
+	// Sub is the resolved txn's sub-load index within the table.
+	Sub   int    `json:"sub,omitempty"`
 	Label string `json:"label"`
 	// Assumed is ResolvedVisible or ResolvedAborted.
 	Assumed string `json:"assumed"`

@@ -50,7 +50,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"txn label of another table", func(s *State) { s.Decided.Txns[0].Label = lbl(t, 5) }, 5, "is not this store's label"},
 		{"txn table malformed", func(s *State) { s.Decided.Txns[0].Table = "customers" }, 5, "want db.table"},
 		{"txn table twice", func(s *State) { s.Decided.Txns[1] = s.Decided.Txns[0] }, 5, "two txns in one decision"},
-		{"txn sub-load", func(s *State) { s.Decided.Txns[0].Sub = 1 }, 5, "sub-loads are not supported"},
+		{"txn sub-load beyond its count", func(s *State) { s.Decided.Txns[0].Sub = 1 }, 5, "sub-load 1 is not in [0, 1)"},
 		{"txn committed_at without committed", func(s *State) { s.Decided.Txns[0].Committed = false }, 5, "not committed but has committed_at"},
 		{"txn negative healed", func(s *State) { s.Decided.Txns[1].Healed = -1 }, 5, "negative healed"},
 		{"txn negative rows", func(s *State) { s.Decided.Txns[1].Counts.Bytes = -1 }, 5, "negative load count"},

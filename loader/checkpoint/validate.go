@@ -70,7 +70,7 @@ func (s *State) Validate() error {
 		if table == "" {
 			table = s.Owner.TableName()
 		}
-		if err := s.validateTxnLabel("announced", a.ID, table, a.Label); err != nil {
+		if err := s.validateSubLabel("announced", a.ID, table, a.Sub, a.Label); err != nil {
 			return err
 		}
 		if a.ID < prev {
@@ -93,7 +93,7 @@ func (s *State) Validate() error {
 		if table == "" {
 			table = s.Owner.TableName()
 		}
-		if err := s.validateTxnLabel("resolved", r.CheckpointID, table, r.Label); err != nil {
+		if err := s.validateSubLabel("resolved", r.CheckpointID, table, r.Sub, r.Label); err != nil {
 			return err
 		}
 		if r.Assumed != ResolvedVisible && r.Assumed != ResolvedAborted {
@@ -153,6 +153,26 @@ func (s *State) validateTxnLabel(what string, id uint64, table, lbl string) erro
 	return nil
 }
 
+// validateSubLabel checks an id is in [1, NextID) and lbl is the label of
+// sub-load sub of its txn into table.
+func (s *State) validateSubLabel(what string, id uint64, table string, sub int, lbl string) error {
+	if sub == 0 {
+		return s.validateTxnLabel(what, id, table, lbl)
+	}
+	if err := s.validateIDRange(what, id); err != nil {
+		return err
+	}
+	want, err := s.Owner.SubLabel(table, sub, id)
+	if err != nil {
+		return &InvariantError{Checkpoint: id, Reason: what + " " + err.Error()}
+	}
+	if lbl != want {
+		return &InvariantError{Checkpoint: id, Reason: fmt.Sprintf("%s label %q is not this store's label %q of table %s sub-load %d",
+			what, lbl, want, table, sub)}
+	}
+	return nil
+}
+
 func (s *State) validateDecision(what string, d *Decision) error {
 	if err := s.validateID(what, d.ID, d.Label); err != nil {
 		return err
@@ -196,7 +216,12 @@ func (s *State) validateTxns(what string, d *Decision) error {
 	bad := func(t *Txn, format string, args ...any) error {
 		return &InvariantError{Checkpoint: d.ID, Reason: what + " txn of table " + t.Table + ": " + fmt.Sprintf(format, args...)}
 	}
-	seen := make(map[string]bool, len(d.Txns))
+	type key struct {
+		table string
+		sub   int
+	}
+	seen := make(map[key]bool, len(d.Txns))
+	subs := make(map[string]int, len(d.Txns))
 	all := true
 	var ownerTxn int64
 	for i := range d.Txns {
@@ -204,14 +229,20 @@ func (s *State) validateTxns(what string, d *Decision) error {
 		if _, _, err := SplitTable(t.Table); err != nil {
 			return bad(t, "%v", err)
 		}
-		if t.Sub != 0 {
-			return bad(t, "sub-load %d: sub-loads are not supported by this doris-sink (want 0)", t.Sub)
+		k := max(t.Subs, 1)
+		switch n, ok := subs[t.Table]; {
+		case t.Subs < 0 || t.Subs > label.MaxSubLoads:
+			return bad(t, "sub-load count %d; want 1 to %d", t.Subs, label.MaxSubLoads)
+		case t.Sub < 0 || t.Sub >= k:
+			return bad(t, "sub-load %d is not in [0, %d): the table was routed over %d sub-loads", t.Sub, k, k)
+		case ok && n != k:
+			return bad(t, "sub-load %d says %d sub-loads, another txn of the table says %d", t.Sub, k, n)
+		case seen[key{t.Table, t.Sub}]:
+			return bad(t, "sub-load %d has two txns in one decision", t.Sub)
 		}
-		if seen[t.Table] {
-			return bad(t, "the table has two txns in one decision")
-		}
-		seen[t.Table] = true
-		want, err := s.Owner.TxnLabel(t.Table, d.ID)
+		subs[t.Table] = k
+		seen[key{t.Table, t.Sub}] = true
+		want, err := s.Owner.SubLabel(t.Table, t.Sub, d.ID)
 		if err != nil {
 			return bad(t, "%v", err)
 		}
@@ -228,7 +259,7 @@ func (s *State) validateTxns(what string, d *Decision) error {
 			return bad(t, "a negative load count: %+v", *t.Counts)
 		}
 		all = all && t.Committed
-		if t.Table == s.Owner.TableName() {
+		if t.Table == s.Owner.TableName() && t.Sub == 0 {
 			ownerTxn = t.TxnID
 		}
 	}

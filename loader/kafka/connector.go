@@ -48,6 +48,16 @@ type TableSink interface {
 	WriteTo(ctx context.Context, table string, row []byte) error
 }
 
+// KeySink is a Sink that routes rows to parallel sub-loads by key
+// (loader.Loader, Config.SubLoads): the Connector passes each record's
+// source partition, so the row goes to sub-load partition mod K and a
+// partition's records (a key's versions) stay in one Stream Load, in
+// order. A Sink without it gets Write and WriteTo.
+type KeySink interface {
+	WriteKey(ctx context.Context, key uint64, row []byte) error
+	WriteToKey(ctx context.Context, table string, key uint64, row []byte) error
+}
+
 // Connector reads Kafka topics (one, a list, or those a regex selects)
 // into a Sink (docs/design.md §1, connector row); one checkpoint covers
 // every partition of every topic. Create it with New, then call Run once. Drain and Metrics are safe

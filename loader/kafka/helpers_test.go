@@ -39,6 +39,8 @@ type env struct {
 	table  string
 	props  map[string]string
 	format string
+	// subLoads is the loader's Config.SubLoads (0: default).
+	subLoads int
 	// storeKnobs are the testing hooks of the file store e.loader opens.
 	storeKnobs checkpoint.FileKnobs
 }
@@ -128,7 +130,7 @@ func (e *env) loader(fps *loader.Failpoints) *loader.Loader {
 		e.t.Fatal(err)
 	}
 	ld, err := loader.New(e.client, loader.Config{Job: owner.Job, DB: testDB, Table: e.table, Source: owner.Source,
-		Format: LoaderFormat(e.format), Properties: e.props, Store: st, LedgerDir: e.dir, Failpoints: fps,
+		Format: LoaderFormat(e.format), Properties: e.props, Store: st, LedgerDir: e.dir, Failpoints: fps, SubLoads: e.subLoads,
 		Retry: loader.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, MaxElapsed: 5 * time.Second}})
 	if err != nil {
 		st.Close()

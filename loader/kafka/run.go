@@ -468,7 +468,7 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	if err == nil {
 		// A routed table Doris does not have is the record's error (dead
 		// letter, or a refusal naming it), not the checkpoint's.
-		if err = c.write(ctx, table, row); err != nil && (table == "" || !errors.As(err, &unknown)) {
+		if err = c.write(ctx, table, r.Partition, row); err != nil && (table == "" || !errors.As(err, &unknown)) {
 			return fmt.Errorf("write %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 		}
 	}
@@ -513,8 +513,15 @@ func (c *Connector) counted(r *kgo.Record, t *tally) error {
 }
 
 // write hands row to the sink: to table when routing named one, else to
-// the sink's own table.
-func (c *Connector) write(ctx context.Context, table string, row []byte) error {
+// the sink's own table; a KeySink gets the record's partition as the
+// sub-load key (sub-load partition mod K).
+func (c *Connector) write(ctx context.Context, table string, partition int32, row []byte) error {
+	if ks, ok := c.sink.(KeySink); ok {
+		if table == "" {
+			return ks.WriteKey(ctx, uint64(partition), row)
+		}
+		return ks.WriteToKey(ctx, table, uint64(partition), row)
+	}
 	if table == "" {
 		return c.sink.Write(ctx, row)
 	}

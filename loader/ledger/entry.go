@@ -51,7 +51,8 @@ type Entry struct {
 	Job   string `json:"job"`
 	DB    string `json:"db"`
 	Table string `json:"table"`
-	// Sub is the sub-load index of the txn within its table (0; issue 15).
+	// Sub is the sub-load index of the txn within its table (loader
+	// Config.SubLoads; 0 without sub-loads).
 	Sub int `json:"sub,omitempty"`
 	// Txns is the number of txns the checkpoint decided when it has more
 	// than one (one entry per txn, each naming its table); 0 otherwise.

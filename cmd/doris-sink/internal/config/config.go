@@ -157,6 +157,10 @@ type Doris struct {
 	RedirectAllowHosts []string `json:"redirect_allow_hosts,omitempty"`
 	// RedirectAllowHTTP lets an https request follow a redirect to http.
 	RedirectAllowHTTP bool `json:"redirect_allow_http,omitempty"`
+	// SubLoads is the sub-load count K per table per checkpoint
+	// (doris.sub_loads, loader.Config.SubLoads): a record goes to sub-load
+	// partition mod K.
+	SubLoads int `json:"sub_loads"`
 	// CreateTable creates a missing table from the records' Debezium
 	// schema (doris.create_table*).
 	CreateTable CreateTable `json:"create_table"`

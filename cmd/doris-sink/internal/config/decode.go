@@ -256,6 +256,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			MySQLAllowInsecureAuth: d.boolean("doris.mysql_allow_insecure_auth"),
 			RedirectAllowHosts:     d.list("doris.redirect_allow_hosts"),
 			RedirectAllowHTTP:      d.boolean("doris.redirect_allow_http"),
+			SubLoads:               int(d.integer("doris.sub_loads")),
 			CreateTable:            decodeCreateTable(d),
 		},
 		Delivery: Delivery{

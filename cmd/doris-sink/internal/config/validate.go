@@ -211,6 +211,9 @@ func (c *Config) validate(need Need) error {
 	if t := c.Doris.Table; t != "" && errors.As(doris.ValidateTableName(t), &ne) {
 		bad("doris.table", t, ne.Rule)
 	}
+	if k := c.Doris.SubLoads; k < 1 || k > label.MaxSubLoads {
+		bad("doris.sub_loads", strconv.Itoa(k), fmt.Sprintf("want 1 to %d parallel Stream Loads per table per checkpoint", label.MaxSubLoads))
+	}
 	if m := c.Doris.MySQLTLS; m != "" {
 		oneOf("doris.mysql_tls", m, string(doris.MySQLTLSRequired), string(doris.MySQLTLSPreferred), string(doris.MySQLTLSOff))
 	}

@@ -23,16 +23,35 @@ const sessionTimeout = 45 * time.Second
 // database (Doris FE DatabaseTransactionMgr.removeUselessTxns and
 // TransactionState.isExpired; docs/doris-facts.md §4). Other loads into
 // the database share that count and shorten the window.
+//
+// With sub-loads (doris.sub_loads K) each table writes up to K labels per
+// checkpoint, one per touched sub-load: the writers are tables × K ×
+// members.
 type labelBudget struct {
 	Interval        time.Duration // delivery.checkpoint_interval
 	Tables, Members int
+	SubLoads        int           // doris.sub_loads (≤1: one load per table)
 	Threshold       int64         // label_num_threshold (≤0: no count limit)
 	Keep            time.Duration // streaming_label_keep_max_second
 }
 
 // perHour is how many labels the job finishes per hour.
 func (b labelBudget) perHour() float64 {
-	return float64(b.Tables*b.Members) * float64(time.Hour) / float64(b.Interval)
+	return float64(b.writers()) * float64(time.Hour) / float64(b.Interval)
+}
+
+// writers is the number of labels the job finishes per checkpoint at most:
+// tables × sub-loads × members.
+func (b labelBudget) writers() int64 {
+	return int64(b.Tables * max(b.SubLoads, 1) * b.Members)
+}
+
+// shape names the writers for messages.
+func (b labelBudget) shape() string {
+	if b.SubLoads > 1 {
+		return fmt.Sprintf("%d table(s) × %d sub-load(s) × %d member(s)", b.Tables, b.SubLoads, b.Members)
+	}
+	return fmt.Sprintf("%d table(s) × %d member(s)", b.Tables, b.Members)
 }
 
 // window is how long a label of the job survives in Doris and which limit
@@ -41,14 +60,13 @@ func (b labelBudget) window() (time.Duration, string) {
 	if b.Threshold <= 0 || b.Interval <= 0 {
 		return b.Keep, fmt.Sprintf("streaming_label_keep_max_second %v", b.Keep)
 	}
-	writers := int64(b.Tables * b.Members)
-	byCount := time.Duration(b.Threshold/writers) * b.Interval
+	byCount := time.Duration(b.Threshold/b.writers()) * b.Interval
 	if byCount < b.Keep {
-		return byCount, fmt.Sprintf("label_num_threshold %d ÷ (%d table(s) × %d member(s)) × checkpoint_interval %v",
-			b.Threshold, b.Tables, b.Members, b.Interval)
+		return byCount, fmt.Sprintf("label_num_threshold %d ÷ (%s) × checkpoint_interval %v",
+			b.Threshold, b.shape(), b.Interval)
 	}
-	return b.Keep, fmt.Sprintf("streaming_label_keep_max_second %v; by count it would be %v: label_num_threshold %d ÷ (%d table(s) × %d member(s)) × %v",
-		b.Keep, byCount, b.Threshold, b.Tables, b.Members, b.Interval)
+	return b.Keep, fmt.Sprintf("streaming_label_keep_max_second %v; by count it would be %v: label_num_threshold %d ÷ (%s) × %v",
+		b.Keep, byCount, b.Threshold, b.shape(), b.Interval)
 }
 
 // checkLabelBudget reports how long a label survives and warns when it

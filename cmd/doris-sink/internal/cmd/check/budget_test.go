@@ -23,12 +23,16 @@ func TestLabelBudgetWindow(t *testing.T) {
 		{labelBudget{Interval: 10 * time.Second, Tables: 1, Members: 1, Threshold: 2000, Keep: keep}, 20000 * time.Second, "label_num_threshold 2000"},
 		{labelBudget{Interval: 10 * time.Second, Tables: 10, Members: 20, Threshold: 2000, Keep: keep}, 100 * time.Second, "10 table(s) × 20 member(s)"},
 		{labelBudget{Interval: time.Minute, Tables: 1, Members: 1, Threshold: 2000, Keep: keep}, keep, "streaming_label_keep_max_second"},
+		{labelBudget{Interval: 10 * time.Second, Tables: 1, Members: 1, SubLoads: 4, Threshold: 2000, Keep: keep}, 5000 * time.Second, "1 table(s) × 4 sub-load(s) × 1 member(s)"},
 		{labelBudget{Interval: time.Second, Tables: 1, Members: 1, Threshold: -1, Keep: keep}, keep, "streaming_label_keep_max_second"},
 	} {
 		w, why := tc.b.window()
 		if w != tc.want || !strings.Contains(why, tc.why) {
 			t.Errorf("%+v: window %v (%s), want %v naming %q", tc.b, w, why, tc.want, tc.why)
 		}
+	}
+	if got := (labelBudget{Interval: 10 * time.Second, Tables: 1, Members: 1, SubLoads: 4}).perHour(); got != 1440 {
+		t.Errorf("perHour with 4 sub-loads = %v, want 1440", got)
 	}
 	if got := (labelBudget{Interval: 10 * time.Second, Tables: 1, Members: 1}).perHour(); got != 360 {
 		t.Errorf("perHour = %v, want 360", got)

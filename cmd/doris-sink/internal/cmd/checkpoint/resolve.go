@@ -24,7 +24,11 @@ type ResolveOptions struct {
 	// Table names the table whose txn is resolved ("db.table" or a table
 	// of doris.database), needed when the checkpoint has uncommitted txns
 	// of several tables.
-	Table  string
+	Table string
+	// Sub names the sub-load of Table whose txn is resolved (-1: the
+	// table's one uncommitted txn), needed when several sub-loads of the
+	// table are uncommitted (doris.sub_loads).
+	Sub    int
 	DryRun bool
 	Yes    bool
 }
@@ -106,6 +110,7 @@ exactly what the real run would do.`,
 	cmd.Flags().Uint64Var(&opts.Checkpoint, "checkpoint", 0, "the decided checkpoint id")
 	cmd.Flags().StringVar(&opts.Assume, "assume", "", "visible or aborted")
 	cmd.Flags().StringVar(&opts.Table, "table", "", "the table whose txn to resolve, when the checkpoint has uncommitted txns of several")
+	cmd.Flags().IntVar(&opts.Sub, "sub", -1, "the sub-load of --table whose txn to resolve, when several of its sub-loads (doris.sub_loads) are uncommitted")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would be recorded; change nothing")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
@@ -154,6 +159,9 @@ func RunResolve(ctx context.Context, o *ResolveOptions) error {
 	opts := []loader.ResolveOpt{loader.ResolveCheck(client, cfg.Doris.Database), loader.ResolveLedger(cfg.Job.DataDir)}
 	if o.Table != "" {
 		opts = append(opts, loader.ResolveTable(o.Table))
+		if o.Sub >= 0 {
+			opts = append(opts, loader.ResolveSub(o.Sub))
+		}
 	}
 	p, err := loader.PlanResolve(ctx, store, o.Checkpoint, o.Assume, opts...)
 	if err != nil {

@@ -119,6 +119,7 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 			return loader.Target{Properties: p}
 		},
 		Guarantee:  guarantee,
+		SubLoads:   cfg.Doris.SubLoads,
 		BatchMode:  cfg.Delivery.BatchMode,
 		Store:      store,
 		LedgerDir:  cfg.Job.DataDir,

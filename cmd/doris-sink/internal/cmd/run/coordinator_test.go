@@ -37,6 +37,7 @@ type coordEnv struct {
 	produced int
 	start    string // kafka.start
 	coord    string // job.coordinator, "" = kafka
+	subLoads int    // doris.sub_loads, 0 = default
 	logs     syncBuffer
 }
 
@@ -89,10 +90,10 @@ func (e *coordEnv) config(dataDir string) *config.Config {
 	}
 	yaml := fmt.Sprintf(`job: {name: %s, data_dir: %s, coordinator: %s}
 kafka: {brokers: [%s], topic: orders, start: %s}
-doris: {fe: [%s], mysql: %s, user: root, database: db, table: t}
+doris: {fe: [%s], mysql: %s, user: root, database: db, table: t, sub_loads: %d}
 delivery: {checkpoint_interval: 30m, checkpoint_max_rows: 4}
 metrics: {listen: ""}
-`, coordJob, dataDir, coord, e.kafka.ListenAddrs()[0], e.start, e.doris.FEURL(), e.doris.MySQLAddr())
+`, coordJob, dataDir, coord, e.kafka.ListenAddrs()[0], e.start, e.doris.FEURL(), e.doris.MySQLAddr(), max(e.subLoads, 1))
 	path := filepath.Join(e.t.TempDir(), "c.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)

@@ -141,11 +141,12 @@ func checkpointStatus(d *checkpoint.Decision, now time.Time) *metrics.Checkpoint
 		AgeSeconds: max(now.Sub(d.DecidedAt).Seconds(), 0), Committed: d.Committed, Empty: d.Empty}
 }
 
-// tableStatus lists d's txns, one per table (Txns are sorted by table).
+// tableStatus lists d's txns, one per table and sub-load (Txns are sorted
+// by table, then sub-load).
 func tableStatus(d *checkpoint.Decision) []TableStatus {
 	var out []TableStatus
 	for _, t := range d.Txns {
-		ts := TableStatus{Table: t.Table, Label: t.Label, TxnID: t.TxnID, Committed: t.Committed}
+		ts := TableStatus{Table: t.Table, Sub: t.Sub, Label: t.Label, TxnID: t.TxnID, Committed: t.Committed}
 		if t.Counts != nil {
 			ts.RowsLoaded = ptr(t.Counts.RowsLoaded)
 		}

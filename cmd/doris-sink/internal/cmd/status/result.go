@@ -51,6 +51,9 @@ type Result struct {
 type TableStatus struct {
 	// Table is "db.table".
 	Table string `json:"table"`
+	// Sub is the txn's sub-load within the table (doris.sub_loads); absent
+	// for sub-load 0.
+	Sub   int    `json:"sub,omitempty"`
 	Label string `json:"label"`
 	TxnID int64  `json:"txn_id"`
 	// Committed is true once the store recorded the txn committed.
