@@ -8,7 +8,6 @@ import (
 )
 
 // safe marks the ASCII bytes a JSON string carries as they are.
-const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string (jsontext.AppendString):
 // control characters escaped, invalid UTF-8 replaced by U+FFFD (Avro

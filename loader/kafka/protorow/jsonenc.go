@@ -7,7 +7,6 @@ import (
 	"strconv"
 )
 
-const hexDigits = "0123456789abcdef"
 
 // quote returns s as a JSON string (used when building plans).
 func quote(s string) []byte {
