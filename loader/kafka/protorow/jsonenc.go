@@ -7,7 +7,6 @@ import (
 	"strconv"
 )
 
-
 // quote returns s as a JSON string (used when building plans).
 func quote(s string) []byte {
 	b, _ := appendString(nil, []byte(s), false)
