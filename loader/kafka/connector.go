@@ -52,7 +52,9 @@ type TableSink interface {
 // (loader.Loader, Config.SubLoads): the Connector passes each record's
 // source partition, so the row goes to sub-load partition mod K and a
 // partition's records (a key's versions) stay in one Stream Load, in
-// order. A Sink without it gets Write and WriteTo.
+// order. A Sink without it gets Write and WriteTo. A wrapper that embeds a
+// loader.Loader to hook Write must hook WriteKey (and WriteToKey) too: the
+// Connector calls those when the Sink has them.
 type KeySink interface {
 	WriteKey(ctx context.Context, key uint64, row []byte) error
 	WriteToKey(ctx context.Context, table string, key uint64, row []byte) error

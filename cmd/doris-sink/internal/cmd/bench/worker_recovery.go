@@ -36,6 +36,13 @@ func (h *hookedSink) Write(ctx context.Context, row []byte) error {
 	return h.Loader.Write(ctx, row)
 }
 
+// WriteKey is the connector's write (kafka.KeySink: the Loader has it, so
+// the connector calls it, not Write): hooked too.
+func (h *hookedSink) WriteKey(ctx context.Context, key uint64, row []byte) error {
+	h.onWrite()
+	return h.Loader.WriteKey(ctx, key, row)
+}
+
 // runVictim runs the sink until at least one checkpoint is committed and
 // the next one is streaming, then prints {"event":"ready"} and blocks in
 // Write (its Stream Load open) until the parent kills it (kill -9).
