@@ -8,6 +8,7 @@ package bench
 
 import (
 	"context"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +36,9 @@ type Options struct {
 	Plan *Plan
 	// Worker starts a child; nil: DefaultWorkerCommand.
 	Worker WorkerCommand
+	// VictimReadyWithin bounds the wait for the recovery case's victim to
+	// be ready to kill; 0: DefaultVictimReadyWithin.
+	VictimReadyWithin time.Duration
 }
 
 // NewCmdBench returns the bench command (with its hidden worker

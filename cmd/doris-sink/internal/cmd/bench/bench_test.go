@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,5 +226,25 @@ func TestBenchCompress(t *testing.T) {
 	}
 	if len(modes) != 3 || modes[2] != "exactly-once+lz4" {
 		t.Fatalf("modes %v, want baseline, exactly-once, exactly-once+lz4", modes)
+	}
+}
+
+// A recovery victim that is not ready to kill within the bound is an error
+// naming the bound, not a wait for ever (a victim whose writes bypassed its
+// hook once hung the suite for 10 minutes). The bound here is one
+// nanosecond: the victim cannot start in time.
+func TestBenchVictimNotReadyIsAnError(t *testing.T) {
+	t.Parallel()
+	f, _, errOut := cmdutil.NewTestFactory(false)
+	cmd := NewCmdBench(f, func(ctx context.Context, o *Options) error {
+		o.Plan, o.Worker = &Plan{Recovery: true, RecoveryRecords: 50, Repeat: 1}, testWorker
+		o.VictimReadyWithin = time.Nanosecond
+		return Run(ctx, o)
+	})
+	cmd.SetArgs([]string{"-o", "json"})
+	cmd.SetOut(io.Discard)
+	err := cmd.ExecuteContext(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "not ready within 1ns") {
+		t.Fatalf("bench: %v, want the victim's readiness bound named\nstderr: %s", err, errOut)
 	}
 }

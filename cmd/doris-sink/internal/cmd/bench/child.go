@@ -87,10 +87,21 @@ func (o *Options) runChild(ctx context.Context, s spec) (measured, error) {
 	return m, nil
 }
 
+// DefaultVictimReadyWithin bounds the wait for a victim's "ready" event
+// (its first committed checkpoint, then a record mid-stream): a victim
+// that never gets there is an error naming the bound, never a hang.
+const DefaultVictimReadyWithin = 3 * time.Minute
+
 // killWhenReady runs spec s (a victim) and kills it with SIGKILL as soon
-// as it prints its "ready" event.
+// as it prints its "ready" event, or fails after o.VictimReadyWithin.
 func (o *Options) killWhenReady(ctx context.Context, s spec) error {
-	cmd, stderr, err := o.command(ctx, s)
+	within := o.VictimReadyWithin
+	if within <= 0 {
+		within = DefaultVictimReadyWithin
+	}
+	vctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	cmd, stderr, err := o.command(vctx, s)
 	if err != nil {
 		return err
 	}
@@ -98,7 +109,14 @@ func (o *Options) killWhenReady(ctx context.Context, s spec) error {
 	if err != nil {
 		return err
 	}
+	notReady := func() error {
+		return fmt.Errorf("bench victim not ready within %v (no checkpoint committed, or its writes never reached the hook): %s",
+			within, lastLines(stderr.String()))
+	}
 	if err := cmd.Start(); err != nil {
+		if vctx.Err() != nil && ctx.Err() == nil {
+			return notReady()
+		}
 		return fmt.Errorf("bench victim: %w", err)
 	}
 	ready := false
@@ -116,6 +134,9 @@ func (o *Options) killWhenReady(ctx context.Context, s spec) error {
 	_, _ = io.Copy(io.Discard, out)
 	werr := cmd.Wait()
 	if !ready {
+		if vctx.Err() != nil && ctx.Err() == nil {
+			return notReady()
+		}
 		return fmt.Errorf("bench victim exited before it was ready: %v: %s", werr, lastLines(stderr.String()))
 	}
 	var ee *exec.ExitError
