@@ -44,11 +44,14 @@ func newMultiEnv(t *testing.T, opts ...doristest.Opt) *env {
 	return e
 }
 
-// driveMulti writes records [from, n) to their tables with a checkpoint
-// every `every` records (and at n).
-func driveMulti(ctx context.Context, l *loader.Loader, from, n, every int) error {
+// driveFunc writes records [from, n) with a checkpoint every `every`
+// records (and at n).
+type driveFunc func(ctx context.Context, l *loader.Loader, from, n, every int) error
+
+// driveRows is a driveFunc writing record i with write.
+func driveRows(ctx context.Context, l *loader.Loader, from, n, every int, write func(i int) error) error {
 	for i := from; i < n; i++ {
-		if err := l.WriteTo(ctx, multiTable(i), row(i)); err != nil {
+		if err := write(i); err != nil {
 			return err
 		}
 		if (i+1)%every == 0 || i+1 == n {
@@ -60,13 +63,25 @@ func driveMulti(ctx context.Context, l *loader.Loader, from, n, every int) error
 	return nil
 }
 
+// driveMulti writes records [from, n) to their tables.
+func driveMulti(ctx context.Context, l *loader.Loader, from, n, every int) error {
+	return driveRows(ctx, l, from, n, every, func(i int) error { return l.WriteTo(ctx, multiTable(i), row(i)) })
+}
+
 // crashRunMulti is crashRun routing to the five tables.
 func (e *env) crashRunMulti(ctx context.Context, fps *loader.Failpoints, n, every int, mut ...func(*loader.Config)) {
+	e.t.Helper()
+	e.crashRunWith(ctx, driveMulti, fps, n, every, mut...)
+}
+
+// crashRunWith runs drive from the recovered position with fps armed and
+// requires a crash.
+func (e *env) crashRunWith(ctx context.Context, drive driveFunc, fps *loader.Failpoints, n, every int, mut ...func(*loader.Config)) {
 	e.t.Helper()
 	l := e.open(append(mut, func(c *loader.Config) { c.Failpoints = fps })...)
 	p, err := l.Recover(ctx)
 	if err == nil {
-		err = driveMulti(ctx, l, next(e.t, p), n, every)
+		err = drive(ctx, l, next(e.t, p), n, every)
 	}
 	cerr := l.Close(ctx)
 	if !errors.Is(err, loader.ErrCrashed) && !errors.Is(cerr, loader.ErrCrashed) {
@@ -77,6 +92,14 @@ func (e *env) crashRunMulti(ctx context.Context, fps *loader.Failpoints, n, ever
 // runToEndMulti is runToEnd routing to the five tables; after every
 // Recover no txn of any table is PREPARE or PRECOMMITTED.
 func (e *env) runToEndMulti(ctx context.Context, n, every int, mut ...func(*loader.Config)) {
+	e.t.Helper()
+	e.runToEndWith(ctx, driveMulti, n, every, mut...)
+}
+
+// runToEndWith recovers and runs drive until it reaches n (at most 20
+// recoveries); after every Recover no txn of any table is PREPARE or
+// PRECOMMITTED.
+func (e *env) runToEndWith(ctx context.Context, drive driveFunc, n, every int, mut ...func(*loader.Config)) {
 	e.t.Helper()
 	l := e.open(mut...)
 	defer l.Close(ctx)
@@ -89,7 +112,7 @@ func (e *env) runToEndMulti(ctx context.Context, n, every int, mut ...func(*load
 			e.t.Fatalf("recover: %v", err)
 		}
 		e.checkNoRunningTxn()
-		err = driveMulti(ctx, l, next(e.t, p), n, every)
+		err = drive(ctx, l, next(e.t, p), n, every)
 		if err == nil {
 			break
 		}

@@ -34,58 +34,19 @@ func subsK(k int) func(*loader.Config) { return func(c *loader.Config) { c.SubLo
 
 // driveSub is driveMulti writing with WriteToKey.
 func driveSub(ctx context.Context, l *loader.Loader, from, n, every int) error {
-	for i := from; i < n; i++ {
-		if err := l.WriteToKey(ctx, multiTable(i), subKey(i), row(i)); err != nil {
-			return err
-		}
-		if (i+1)%every == 0 || i+1 == n {
-			if err := l.Checkpoint(ctx, pos(i+1)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return driveRows(ctx, l, from, n, every, func(i int) error { return l.WriteToKey(ctx, multiTable(i), subKey(i), row(i)) })
 }
 
 // crashRunSub is crashRunMulti writing with WriteToKey.
 func (e *env) crashRunSub(ctx context.Context, fps *loader.Failpoints, n, every int, mut ...func(*loader.Config)) {
 	e.t.Helper()
-	l := e.open(append(mut, func(c *loader.Config) { c.Failpoints = fps })...)
-	p, err := l.Recover(ctx)
-	if err == nil {
-		err = driveSub(ctx, l, next(e.t, p), n, every)
-	}
-	cerr := l.Close(ctx)
-	if !errors.Is(err, loader.ErrCrashed) && !errors.Is(cerr, loader.ErrCrashed) {
-		e.t.Fatalf("loader did not crash: drive: %v, close: %v", err, cerr)
-	}
+	e.crashRunWith(ctx, driveSub, fps, n, every, mut...)
 }
 
 // runToEndSub is runToEndMulti writing with WriteToKey.
 func (e *env) runToEndSub(ctx context.Context, n, every int, mut ...func(*loader.Config)) {
 	e.t.Helper()
-	l := e.open(mut...)
-	defer l.Close(ctx)
-	for round := 0; ; round++ {
-		if round > 20 {
-			e.t.Fatal("no progress after 20 recoveries")
-		}
-		p, err := l.Recover(ctx)
-		if err != nil {
-			e.t.Fatalf("recover: %v", err)
-		}
-		e.checkNoRunningTxn()
-		err = driveSub(ctx, l, next(e.t, p), n, every)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, loader.ErrNeedRecover) {
-			e.t.Fatalf("drive: %v", err)
-		}
-	}
-	if err := l.Close(ctx); err != nil {
-		e.t.Fatalf("close: %v", err)
-	}
+	e.runToEndWith(ctx, driveSub, n, every, mut...)
 }
 
 // touchedSubs returns the sorted "db.table/sub" txns records [from, to)
