@@ -52,6 +52,9 @@ type Operator struct {
 	// holds txns of several tables (checkpoint resolve --table); Label and
 	// TxnID are that txn's. Empty: the owner's table.
 	Table string `json:"table,omitempty"`
+	// Sub is the resolved txn's sub-load within Table (doris.sub_loads;
+	// 0 when the table loads through one Stream Load).
+	Sub int `json:"sub,omitempty"`
 	// Assumed is checkpoint.ResolvedVisible or checkpoint.ResolvedAborted.
 	Assumed string `json:"assumed"`
 	// By and At say who decided and when.

@@ -109,7 +109,7 @@ func OperatorPending(st *checkpoint.State, op *coordlog.Operator) bool {
 	if table == "" {
 		table = st.Owner.TableName()
 	}
-	t := d.Txn(table)
+	t := d.SubTxn(table, op.Sub)
 	if t == nil || t.Committed || t.Label != op.Label || t.TxnID != op.TxnID {
 		return false
 	}

@@ -59,6 +59,9 @@ func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, c
 	if o.Table != "" {
 		opts = append(opts, loader.ResolveTable(o.Table))
 	}
+	if o.Sub >= 0 {
+		opts = append(opts, loader.ResolveSub(o.Sub))
+	}
 	p, err := loader.PlanResolve(ctx, readOnlyStore{st}, o.Checkpoint, o.Assume, opts...)
 	if err != nil {
 		return err
@@ -84,7 +87,7 @@ func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, c
 	if o.Factory.Now != nil {
 		now = o.Factory.Now
 	}
-	op := coordlog.Operator{Kind: coordlog.OperatorResolve, Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID, Table: p.Table,
+	op := coordlog.Operator{Kind: coordlog.OperatorResolve, Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID, Table: p.Table, Sub: p.Sub,
 		Assumed: o.Assume, By: whoAmI(), At: now().UTC(), StateOffset: v.Kafka.Offset}
 	if p.Doris != nil {
 		op.Doris = p.Doris.String()

@@ -45,7 +45,9 @@ func applyOperator(ctx context.Context, st *coordlog.Store, cfg *config.Config, 
 	opts := []loader.ResolveOpt{loader.ResolveBy(op.By), loader.ResolveClock(func() time.Time { return at }),
 		loader.ResolveLedger(cfg.Job.DataDir), loader.ResolveFailpoints(d.Failpoints)}
 	if op.Table != "" {
-		opts = append(opts, loader.ResolveTable(op.Table))
+		// The record names the txn the operator resolved: its table and
+		// sub-load (one of several uncommitted sub-loads of a table).
+		opts = append(opts, loader.ResolveTable(op.Table), loader.ResolveSub(op.Sub))
 	}
 	if rd, ok := d.Doris.(loader.ResolveDoris); ok {
 		opts = append(opts, loader.ResolveCheck(rd, cfg.Doris.Database))
