@@ -261,7 +261,7 @@ func (r *run) recover(ctx context.Context) error {
 	if r.st.Decided != nil {
 		r.o.Logger.Info("file load: committing the round a previous run decided", "table", r.table(),
 			"attempt", r.st.Decided.Attempt, "txns", len(r.st.Decided.Txns))
-		return r.commit(ctx)
+		return r.commit(context.WithoutCancel(ctx))
 	}
 	if len(r.st.Announced) > 0 {
 		r.o.Logger.Info("file load: aborting the undecided round of a previous run", "table", r.table(),
@@ -355,7 +355,9 @@ func (r *run) round(ctx context.Context) error {
 		r.crashed(err)
 		return fmt.Errorf("file load into %s: attempt %d is decided; rerun to commit it: %w", r.table(), attempt, err)
 	}
-	return r.commit(ctx)
+	// Once decided, the commits finish even when ctx ends (a signal):
+	// they take seconds, and an interrupted round is only committed later.
+	return r.commit(context.WithoutCancel(ctx))
 }
 
 // abortRound aborts a round that failed before its decision.
