@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/label"
 	"github.com/doris-sink/doris-sink/loader"
 )
@@ -279,9 +280,20 @@ func (r *run) recover(ctx context.Context) error {
 
 // abortAll aborts every label (by label: the txn ids may be unknown).
 func (r *run) abortAll(ctx context.Context, labels []string) error {
+	return r.abortLabels(ctx, labels, false)
+}
+
+// abortLabels aborts labels; with committedOK a label Doris holds
+// COMMITTED or VISIBLE is left alone (it is an earlier run's, see
+// ErrLabelAlreadyExists in round).
+func (r *run) abortLabels(ctx context.Context, labels []string, committedOK bool) error {
 	var errs []error
 	for _, l := range labels {
-		if err := r.part.AbortLabel(ctx, r.o.DB, l); err != nil {
+		err := r.part.AbortLabel(ctx, r.o.DB, l)
+		if committedOK && errors.Is(err, doris.ErrTxnAlreadyCommitted) {
+			continue
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -324,8 +336,19 @@ func (r *run) round(ctx context.Context) error {
 		if r.crashed(err) {
 			return err
 		}
-		if aerr := r.abortAll(context.WithoutCancel(ctx), labels); aerr != nil {
+		inUse := errors.Is(err, doris.ErrLabelAlreadyExists)
+		if aerr := r.abortLabels(context.WithoutCancel(ctx), labels, inUse); aerr != nil {
 			return errors.Join(err, aerr)
+		}
+		if inUse {
+			// Labels derive from the load id: the same load already ran
+			// with another store (or this one was removed).
+			r.st.Announced = nil
+			_ = r.store.Save(r.st)
+			return fmt.Errorf("%w: this load (the same files, sizes and modification times into %s) already ran "+
+				"with another store, or its store was removed, so its rows may be in the table already; nothing of this "+
+				"run is visible. Check the table; to load the files again anyway, touch them (new load id, new labels)",
+				err, r.table())
 		}
 		r.st.Announced = nil
 		if serr := r.store.Save(r.st); serr != nil {

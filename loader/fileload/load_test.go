@@ -176,3 +176,20 @@ func TestChangedFileRefused(t *testing.T) {
 		t.Fatalf("Run after the file changed = %v, want a *MismatchError saying it changed", err)
 	}
 }
+
+// The same load run again with another store (its store lost) meets its
+// own labels, already VISIBLE: it is refused by Doris, nothing is loaded
+// twice, and the error says why.
+func TestSameLoadWithAnotherStoreRefusedByLabel(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	f := csvFile(t, t.TempDir(), "a.csv", 0, 100, true)
+	if _, err := Run(ctx(t), opts(c, t.TempDir(), f)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(ctx(t), opts(c, t.TempDir(), f))
+	if !errors.Is(err, doris.ErrLabelAlreadyExists) || !strings.Contains(err.Error(), "already ran with another store") {
+		t.Fatalf("second load with a new store = %v, want ErrLabelAlreadyExists explained", err)
+	}
+	wantExactlyOnce(t, s, 100)
+}
