@@ -39,6 +39,9 @@ type Result struct {
 	// Resumed: this run found a round in flight in the store (decided:
 	// committed; announced: aborted) or a partly committed split load.
 	Resumed bool `json:"resumed"`
+	// Healed counts decided txns that Doris aborted (precommit timeout)
+	// and this run loaded again under a new label.
+	Healed int `json:"healed"`
 	// AlreadyDone: the store says every file was committed before this
 	// run; nothing was sent.
 	AlreadyDone bool `json:"already_done"`
@@ -423,7 +426,7 @@ func (r *run) commit(ctx context.Context) error {
 		return fmt.Errorf("file load into %s: attempt %d is decided; rerun to commit it: %w", r.table(), d.Attempt, err)
 	}
 	var rows, bytes int64
-	for _, t := range d.Txns {
+	for i, t := range d.Txns {
 		c := loader.Committable{DB: r.o.DB, Table: r.o.Table, Label: t.Label, TxnID: t.TxnID}
 		err := r.part.Commit(ctx, c)
 		if err == nil {
@@ -436,13 +439,17 @@ func (r *run) commit(ctx context.Context) error {
 				err = r.part.Commit(ctx, c)
 			}
 		}
-		if err != nil {
-			var ab *loader.AbortedError
-			if errors.As(err, &ab) {
-				return fmt.Errorf("file load into %s: decided txn %d (label %s, worker %d, %s) was aborted by Doris: "+
-					"its rows are not loaded while the other txns of attempt %d are: %w",
-					r.table(), t.TxnID, t.Label, t.Worker, describePieces(r.st.Files, t.Pieces), d.Attempt, err)
+		var ab *loader.AbortedError
+		if errors.As(err, &ab) {
+			// Doris aborted a decided txn (its precommit timed out while
+			// this load was down): load its pieces again and commit that.
+			if t, err = r.heal(ctx, i, err); err != nil {
+				return err
 			}
+			c = loader.Committable{DB: r.o.DB, Table: r.o.Table, Label: t.Label, TxnID: t.TxnID}
+			err = r.part.Commit(ctx, c)
+		}
+		if err != nil {
 			return fmt.Errorf("file load into %s: commit decided txn %d (label %s); rerun to finish the commits: %w",
 				r.table(), t.TxnID, t.Label, err)
 		}
@@ -471,6 +478,50 @@ func (r *run) commit(ctx context.Context) error {
 	r.res.Rounds++
 	r.o.Logger.Info("file load: round committed", "table", r.table(), "attempt", d.Attempt, "rows", rows, "to", d.End)
 	return nil
+}
+
+// heal loads the pieces of decided txn i again, under a new label
+// (scope "h<n>" for the n-th heal), after Doris aborted it (cause), and
+// records the new precommitted txn in the decision. The heal's label is
+// announced in the store first; a heal a crash interrupted is aborted by
+// label before the next. The other txns of the round are untouched.
+func (r *run) heal(ctx context.Context, i int, cause error) (Txn, error) {
+	d := r.st.Decided
+	t := d.Txns[i]
+	r.o.Logger.Warn("file load: Doris aborted a decided txn; loading its pieces again", "table", r.table(),
+		"label", t.Label, "txn_id", t.TxnID, "err", cause)
+	if t.Healing != "" {
+		if err := r.part.AbortLabel(ctx, r.o.DB, t.Healing); err != nil {
+			return Txn{}, fmt.Errorf("file load into %s: abort the interrupted heal %s: %w", r.table(), t.Healing, err)
+		}
+	}
+	n := t.Heals + 1
+	lbl, err := label.BuildSub(r.st.Prefix, r.o.DB, r.o.Table, "h"+strconv.Itoa(n), d.Attempt, t.Worker)
+	if err != nil {
+		return Txn{}, fmt.Errorf("file load into %s: heal %s: %w", r.table(), t.Label, err)
+	}
+	d.Txns[i].Healing, d.Txns[i].Heals = lbl, n
+	if err := r.store.Save(r.st); err != nil {
+		return Txn{}, fmt.Errorf("file load into %s: announce heal %s: %w", r.table(), lbl, err)
+	}
+	nt, err := r.worker(ctx, t.Worker, lbl, t.Pieces)
+	if err != nil {
+		if r.crashed(err) {
+			return Txn{}, err
+		}
+		if aerr := r.part.AbortLabel(context.WithoutCancel(ctx), r.o.DB, lbl); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+		return Txn{}, fmt.Errorf("file load into %s: heal of aborted txn %d (label %s, %s) failed; rerun to heal again: %w",
+			r.table(), t.TxnID, t.Label, describePieces(r.st.Files, t.Pieces), err)
+	}
+	nt.Heals = n
+	d.Txns[i] = nt
+	if err := r.store.Save(r.st); err != nil {
+		return Txn{}, fmt.Errorf("file load into %s: record heal %s: %w", r.table(), lbl, err)
+	}
+	r.res.Healed++
+	return nt, nil
 }
 
 func describePieces(files []File, ps []Piece) string {

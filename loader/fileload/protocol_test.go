@@ -153,3 +153,37 @@ func TestUniqueKeyKeepsFileOrder(t *testing.T) {
 		t.Fatalf("rows %v, want the one key with its last version %s", rows, want)
 	}
 }
+
+// A signal (ctx cancelled) before the decision aborts every txn of the
+// round: nothing visible, nothing left running; the rerun loads it all.
+func TestCancelBeforeDecisionAbortsAll(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	o := opts(c, t.TempDir(), csvFile(t, t.TempDir(), "a.csv", 0, 90, true))
+	fp := loader.NewFailpoints()
+	h, err := fp.Arm(loader.FailAfterPrecommit, loader.Block())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Failpoints = fp
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := Run(runCtx, o); done <- err }()
+	if err := h.Wait(ctx(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "aborted") {
+		t.Fatalf("cancelled Run = %v, want the round aborted", err)
+	}
+	if ks := keys(t, s); len(ks) != 0 {
+		t.Fatalf("%d rows visible after a cancelled round, want none", len(ks))
+	}
+	wantSettled(t, s)
+	h.Disarm()
+	o.Failpoints = nil
+	if _, err := Run(ctx(t), o); err != nil {
+		t.Fatal(err)
+	}
+	wantExactlyOnce(t, s, 90)
+}

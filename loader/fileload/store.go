@@ -59,6 +59,12 @@ type Txn struct {
 	Rows   int64   `json:"rows"`
 	Bytes  int64   `json:"bytes"`
 	Pieces []Piece `json:"pieces"`
+	// Heals counts the times this worker's pieces were loaded again
+	// because Doris aborted the decided txn (precommit timeout); Healing is
+	// the label of a heal announced and not yet recorded here, aborted
+	// before the next one.
+	Heals   int    `json:"heals,omitempty"`
+	Healing string `json:"healing,omitempty"`
 }
 
 // done reports whether every file is committed.
