@@ -193,3 +193,28 @@ func TestSameLoadWithAnotherStoreRefusedByLabel(t *testing.T) {
 	}
 	wantExactlyOnce(t, s, 100)
 }
+
+// With Compression the bodies stream compressed (gz, lz4) and every row
+// loads once; a raw compress_type header is refused (the body would not
+// match it).
+func TestLoadCompressedBodies(t *testing.T) {
+	t.Parallel()
+	for _, comp := range []doris.Compression{doris.CompressGzip, doris.CompressLZ4} {
+		t.Run(string(comp), func(t *testing.T) {
+			t.Parallel()
+			s, c := newDoris(t, ddl)
+			o := opts(c, t.TempDir(), csvFile(t, t.TempDir(), "a.csv", 0, 120, true))
+			o.Compression = comp
+			if _, err := Run(ctx(t), o); err != nil {
+				t.Fatal(err)
+			}
+			wantExactlyOnce(t, s, 120)
+		})
+	}
+	_, c := newDoris(t, ddl)
+	o := opts(c, t.TempDir(), csvFile(t, t.TempDir(), "a.csv", 0, 1, true))
+	o.Headers = map[string]string{"compress_type": "gz"}
+	if _, err := Run(ctx(t), o); err == nil || !strings.Contains(err.Error(), "compress_type") {
+		t.Fatalf("Run with a raw compress_type header = %v, want a refusal", err)
+	}
+}

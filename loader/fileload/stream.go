@@ -63,7 +63,7 @@ func (r *run) stream(ctx context.Context, rd *Round, labels []string) ([]Txn, er
 func (r *run) worker(ctx context.Context, w int, lbl string, pieces []Piece) (Txn, error) {
 	o := r.o
 	req := doris.LoadRequest{DB: o.DB, Table: o.Table, Label: lbl, Format: o.Format, TwoPhaseCommit: true,
-		ReadJSONByLine: o.Format == "json", Headers: o.Headers}
+		ReadJSONByLine: o.Format == "json", Headers: o.Headers, Compression: o.Compression}
 	b := newBody(ctx, r.st.Files, pieces, o.Progress, func() error { return r.fire(ctx, loader.FailMidStream) })
 	res, err := o.Client.StreamLoad(ctx, req, b)
 	b.close()

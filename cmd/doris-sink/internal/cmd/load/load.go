@@ -36,6 +36,7 @@ type Options struct {
 	Split      bool
 	AssumeMBps int64
 	Headers    []string
+	Compress   string
 
 	// Exit ends the process after a failpoint crash; nil: os.Exit.
 	Exit func(code int)
@@ -45,6 +46,7 @@ type Options struct {
 
 	db, table string
 	headers   map[string]string
+	comp      doris.Compression
 	client    *doris.Client
 }
 
@@ -102,6 +104,7 @@ atomic). Connection settings come from -c (doris.fe, doris.user, ...).`,
 	fs.StringVar(&o.Store, "store", "", "store directory (default: under the user cache dir, from the table and the file list)")
 	fs.BoolVar(&o.Split, "split", false, "load a load too long for one round in atomic rounds instead of refusing it")
 	fs.Int64Var(&o.AssumeMBps, "assume-mbps", fileload.DefaultAssumedRate>>20, "Stream Load MB/s per worker the duration estimate assumes")
+	fs.StringVar(&o.Compress, "compress", "", "compress each Stream Load body as it streams: gz or lz4 (default none)")
 	fs.StringArrayVarP(&o.Headers, "header", "H", nil, "extra Stream Load header key:value (column_separator, columns, max_filter_ratio, ...)")
 	_ = cmd.MarkFlagRequired("table")
 	cmdutil.AddConfigFlag(cmd, &o.ConfigFile)
@@ -122,6 +125,11 @@ func (o *Options) Validate(args []string) error {
 	if o.AssumeMBps < 1 {
 		return cmdutil.FlagErrorf("--assume-mbps %d: want at least 1", o.AssumeMBps)
 	}
+	c, err := doris.ParseCompression(o.Compress)
+	if err != nil {
+		return cmdutil.FlagErrorf("--compress: %v", err)
+	}
+	o.comp = c
 	o.headers = map[string]string{}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")
@@ -211,7 +219,7 @@ func (o *Options) run(ctx context.Context, client fileload.Doris) error {
 	}
 	res, err := fileload.Run(ctx, fileload.Options{
 		Client: client, DB: o.db, Table: o.table, Files: o.Files, Format: o.Format, Headers: o.headers,
-		Workers: o.Workers, ChunkBytes: o.ChunkBytes, StoreDir: store, Split: o.Split,
+		Compression: o.comp, Workers: o.Workers, ChunkBytes: o.ChunkBytes, StoreDir: store, Split: o.Split,
 		AssumedRate: o.AssumeMBps << 20, Failpoints: fp, Logger: log, Progress: prog,
 	})
 	stop()
