@@ -218,3 +218,20 @@ func TestLoadCompressedBodies(t *testing.T) {
 		t.Fatalf("Run with a raw compress_type header = %v, want a refusal", err)
 	}
 }
+
+// Empty files load nothing and begin no txn; beside a non-empty one they
+// are skipped.
+func TestEmptyFiles(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	dir := t.TempDir()
+	empty := writeFile(t, dir, "empty.csv", nil)
+	res, err := Run(ctx(t), opts(c, t.TempDir(), empty))
+	if err != nil || res.Rows != 0 || res.Txns != 0 {
+		t.Fatalf("Run of an empty file = %+v, %v; want nothing loaded, no txn", res, err)
+	}
+	if _, err := Run(ctx(t), opts(c, t.TempDir(), empty, csvFile(t, dir, "a.csv", 0, 20, true))); err != nil {
+		t.Fatal(err)
+	}
+	wantExactlyOnce(t, s, 20)
+}
