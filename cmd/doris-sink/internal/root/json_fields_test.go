@@ -21,6 +21,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/version"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/view"
+	"github.com/doris-sink/doris-sink/loader/fileload"
 )
 
 // jsonOutputs are the result types every `-o json` writes, by command, as
@@ -42,6 +43,7 @@ var jsonOutputs = []struct {
 	{"bench", reflect.TypeFor[bench.Result]()},
 	{"version", reflect.TypeFor[version.Info]()},
 	{"status", reflect.TypeFor[status.Result]()},
+	{"load", reflect.TypeFor[fileload.Result]()},
 }
 
 var jsonName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)

@@ -12,6 +12,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/check"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/load"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/status"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
@@ -56,6 +57,7 @@ Doris and Kafka before running it.`,
 		txn.NewCmdTxn(f),
 		checkpoint.NewCmdCheckpoint(f),
 		status.NewCmdStatus(f, nil),
+		load.NewCmdLoad(f, nil),
 	)
 	cmd.AddCommand(sandboxCommands(f)...)
 	wrapArgs(cmd)
