@@ -1,0 +1,365 @@
+package loader_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+)
+
+// Identity checks (docs/design.md §2): a decided label is resolved and
+// committed by the decided txn id, never by label alone. get_load_state
+// reports the label's newest txn (docs/doris-facts.md §6.1) and an ABORTED
+// txn frees its label at once (§4), so a second writer (or an undecided
+// heal attempt) can hold a decided label under another txn id. Each case
+// runs over HTTP only (the holder's txn id read from a probe's Label
+// Already Exists answer, §2.5) and with MySQL (SHOW TRANSACTION, §6.2).
+
+// identityModes are the two ways the loader reads a label's txn id.
+var identityModes = []string{"http", "mysql"}
+
+// txnCalls wraps a client (embedded: SHOW TRANSACTION and MySQLConfigured
+// stay visible to the loader) and records aborts by label and by id.
+type txnCalls struct {
+	*doris.Client
+	mu          sync.Mutex
+	abortLabels []string
+	abortTxns   []int64
+	// commit, when set, runs instead of the first CommitTxn.
+	commit     func(ctx context.Context, db string, txnID int64) error
+	commitUsed bool
+}
+
+func (c *txnCalls) AbortLabel(ctx context.Context, db, lbl string) error {
+	c.mu.Lock()
+	c.abortLabels = append(c.abortLabels, lbl)
+	c.mu.Unlock()
+	return c.Client.AbortLabel(ctx, db, lbl)
+}
+
+func (c *txnCalls) AbortTxn(ctx context.Context, db string, id int64) error {
+	c.mu.Lock()
+	c.abortTxns = append(c.abortTxns, id)
+	c.mu.Unlock()
+	return c.Client.AbortTxn(ctx, db, id)
+}
+
+func (c *txnCalls) CommitTxn(ctx context.Context, db string, id int64) error {
+	c.mu.Lock()
+	hook := c.commit
+	if c.commitUsed {
+		hook = nil
+	}
+	c.commitUsed = true
+	c.mu.Unlock()
+	if hook != nil {
+		return hook(ctx, db, id)
+	}
+	return c.Client.CommitTxn(ctx, db, id)
+}
+
+func (c *txnCalls) abortedByLabel(lbl string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.abortLabels, lbl)
+}
+
+func (c *txnCalls) abortedByID(id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.abortTxns, id)
+}
+
+// identityEnv returns an env whose loaders use a recording client, with
+// MySQL when mode is "mysql".
+func identityEnv(t *testing.T, mode string) (*env, *txnCalls) {
+	t.Helper()
+	e := newEnv(t)
+	cfg := doris.Config{FE: []string{e.srv.FEURL()}, User: "root", MaxRetries: -1,
+		RequestTimeout: 10 * time.Second, LoadTimeout: 30 * time.Second}
+	if mode == "mysql" {
+		cfg.MySQL = e.srv.MySQLAddr()
+	}
+	c, err := doris.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	calls := &txnCalls{Client: c}
+	e.doris = calls
+	return e, calls
+}
+
+// decideAndCrash runs records [0, 30) in checkpoints of 5 and crashes right
+// after checkpoint 2 ([5, 10)) was decided: its txn is PRECOMMITTED. It
+// returns that txn.
+func (e *env) decideAndCrash(ctx context.Context) checkpoint.Txn {
+	e.t.Helper()
+	e.crashRun(ctx, crashAt(e.t, loader.FailAfterDecide, 1), 30, 5)
+	st, err := checkpoint.ReadFile(e.dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if st.Decided == nil || st.Decided.ID != 2 || st.Decided.Committed || len(st.Decided.Txns) != 1 {
+		e.t.Fatalf("decided %+v, want checkpoint 2 uncommitted with one txn", st.Decided)
+	}
+	return st.Decided.Txns[0]
+}
+
+// foreignLoad loads records [from, to) into label lbl of e's table as
+// another writer would: precommitted with twoPC, else committed. It
+// returns the txn id.
+func (e *env) foreignLoad(ctx context.Context, lbl string, twoPC bool, from, to int) int64 {
+	e.t.Helper()
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		b.Write(row(i))
+		b.WriteByte('\n')
+	}
+	res, err := e.client.StreamLoad(ctx, doris.LoadRequest{DB: testDB, Table: e.table, Label: lbl, Format: "json",
+		ReadJSONByLine: true, TwoPhaseCommit: twoPC}, strings.NewReader(b.String()))
+	if err != nil {
+		e.t.Fatalf("foreign load of label %s: %v", lbl, err)
+	}
+	return res.TxnID
+}
+
+// A decided label that Doris holds VISIBLE under another txn than the
+// decided one (the decided txn was aborted, a second writer loaded the
+// label) is an IdentityError naming both txn ids, never "done".
+func TestRecoverDecidedLabelVisibleUnderAnotherTxn(t *testing.T) {
+	t.Parallel()
+	for _, mode := range identityModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e, _ := identityEnv(t, mode)
+			dt := e.decideAndCrash(ctx)
+			if err := e.client.AbortTxn(ctx, testDB, dt.TxnID); err != nil {
+				t.Fatal(err)
+			}
+			other := e.foreignLoad(ctx, dt.Label, false, 1000, 1003)
+			l := e.open()
+			defer l.Close(ctx)
+			_, err := l.Recover(ctx)
+			var ie *loader.IdentityError
+			if !errors.As(err, &ie) || !errors.Is(err, checkpoint.ErrFenced) {
+				t.Fatalf("recover: %v, want *IdentityError wrapping checkpoint.ErrFenced", err)
+			}
+			if ie.CheckpointID != 2 || ie.Label != dt.Label || ie.DecidedTxnID != dt.TxnID || ie.FoundTxnID != other ||
+				ie.FoundState != doris.TxnVisible || ie.Table != testDB+"."+e.table {
+				t.Fatalf("identity error %+v, want checkpoint 2 label %s decided txn %d found txn %d VISIBLE",
+					ie, dt.Label, dt.TxnID, other)
+			}
+			for _, want := range []string{dt.Label, fmt.Sprint(dt.TxnID), fmt.Sprint(other)} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not name %s", err, want)
+				}
+			}
+			st, err := checkpoint.ReadFile(e.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Decided.Committed {
+				t.Error("the decision was marked committed")
+			}
+		})
+	}
+}
+
+// A decided label PRECOMMITTED (or PREPARE) under another txn than the
+// decided one is an undecided attempt: it is aborted by its own txn id,
+// never by label, and the decided checkpoint is healed.
+func TestRecoverDecidedLabelRunningUnderAnotherTxn(t *testing.T) {
+	t.Parallel()
+	for _, state := range []doris.TxnStatus{doris.TxnPrecommitted, doris.TxnPrepare} {
+		for _, mode := range identityModes {
+			t.Run(string(state)+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				const n = 30
+				ctx := context.Background()
+				e, calls := identityEnv(t, mode)
+				dt := e.decideAndCrash(ctx)
+				if err := e.client.AbortTxn(ctx, testDB, dt.TxnID); err != nil {
+					t.Fatal(err)
+				}
+				var other int64
+				if state == doris.TxnPrecommitted {
+					other = e.foreignLoad(ctx, dt.Label, true, 1000, 1003)
+				} else {
+					// The BE begins the txn and the connection drops: PREPARE.
+					e.fault(doristest.Fault{Op: doristest.FaultBegin, DB: testDB, Label: dt.Label, ApplyThenDrop: true})
+					_, err := e.client.StreamLoad(ctx, doris.LoadRequest{DB: testDB, Table: e.table, Label: dt.Label,
+						Format: "json", TwoPhaseCommit: true}, strings.NewReader(string(row(1000))))
+					if err == nil {
+						t.Fatal("the dropped load succeeded")
+					}
+					tx, terr := e.srv.TxnByLabel(testDB, dt.Label)
+					if terr != nil || tx.Status != doris.TxnPrepare {
+						t.Fatalf("label %s: %+v %v, want PREPARE", dt.Label, tx, terr)
+					}
+					other = tx.ID
+				}
+				if other == dt.TxnID {
+					t.Fatal("the other attempt reused the decided txn id")
+				}
+				l := e.open()
+				defer l.Close(ctx)
+				recoverTo(t, ctx, l, 5)
+				if !calls.abortedByID(other) {
+					t.Errorf("txn %d was not aborted by id (aborts by id %v)", other, calls.abortTxns)
+				}
+				if calls.abortedByLabel(dt.Label) {
+					t.Errorf("decided label %s was aborted by label", dt.Label)
+				}
+				if tx, err := e.srv.TxnByID(testDB, other); err != nil || tx.Status != doris.TxnAborted {
+					t.Errorf("other txn: %+v %v, want ABORTED", tx, err)
+				}
+				e.finish(ctx, l, 5, n, 5)
+			})
+		}
+	}
+}
+
+// The background commit of a decided txn whose answer is lost: the label
+// lookup then says VISIBLE, but another txn committed it (the decided one
+// was aborted meanwhile). The commit is not taken as done: it is retried
+// by id, answered "aborted", and the next Recover stops with an
+// IdentityError. Likewise a commit answered "txn not found" while the label
+// is VISIBLE.
+func TestCommitAmbiguousLabelVisibleUnderAnotherTxn(t *testing.T) {
+	t.Parallel()
+	answers := map[string]error{
+		"lost":      &doris.TxnError{Op: "commit", Code: "HTTP 502", Message: "bad gateway"},
+		"not-found": &doris.TxnError{Op: "commit", Code: "ANALYSIS_ERROR", Message: "transaction not found"},
+	}
+	for _, name := range []string{"lost", "not-found"} {
+		for _, mode := range identityModes {
+			t.Run(name+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				e, calls := identityEnv(t, mode)
+				var other int64
+				var decided checkpoint.Txn
+				calls.commit = func(ctx context.Context, db string, id int64) error {
+					st, err := checkpoint.ReadFile(e.dir)
+					if err != nil {
+						return err
+					}
+					decided = st.Decided.Txns[0]
+					if err := e.client.AbortTxn(ctx, db, id); err != nil {
+						return err
+					}
+					other = e.foreignLoad(ctx, decided.Label, false, 1000, 1003)
+					if name == "not-found" {
+						return fmt.Errorf("%w: %w", answers[name], doris.ErrTxnNotFound)
+					}
+					return answers[name]
+				}
+				committed := make(chan error, 1)
+				l := e.open(func(c *loader.Config) {
+					c.Knobs = &loader.TestingKnobs{AfterCommit: func(id uint64, err error) {
+						if id == 1 {
+							committed <- err
+						}
+					}}
+				})
+				defer l.Close(ctx)
+				recoverTo(t, ctx, l, 0)
+				writeRows(t, ctx, l, 0, 5)
+				if err := l.Checkpoint(ctx, pos(5)); err != nil {
+					t.Fatal(err)
+				}
+				cerr := <-committed
+				if cerr == nil {
+					t.Fatal("the commit of checkpoint 1 succeeded although its txn was aborted and the label loaded by another")
+				}
+				if name == "not-found" {
+					var ie *loader.IdentityError
+					if !errors.As(cerr, &ie) || ie.CheckpointID != 1 || ie.DecidedTxnID != decided.TxnID {
+						t.Fatalf("commit: %v, want *IdentityError of checkpoint 1 txn %d", cerr, decided.TxnID)
+					}
+				}
+				st, err := checkpoint.ReadFile(e.dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Decided.Committed {
+					t.Fatal("checkpoint 1 was marked committed")
+				}
+				_, err = l.Recover(ctx)
+				var ie *loader.IdentityError
+				if !errors.As(err, &ie) || ie.FoundTxnID != other || ie.DecidedTxnID != decided.TxnID {
+					t.Fatalf("recover: %v, want *IdentityError decided %d found %d", err, decided.TxnID, other)
+				}
+			})
+		}
+	}
+}
+
+// A running txn under this job's prefix and scope that the store never
+// announced is a second writer: Recover refuses and aborts nothing. A
+// running txn of another scope of the prefix (another member) is left
+// alone. Needs SHOW TRANSACTION (MySQL).
+func TestRecoverRefusesSecondWriter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, calls := identityEnv(t, "mysql")
+	l := e.open()
+	recoverTo(t, ctx, l, 0)
+	if err := drive(ctx, l, 0, 10, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ownScope, err := e.owner().Label(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherOwner := e.owner()
+	otherOwner.Writer = "member-2"
+	otherScope, err := otherOwner.Label(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherID := e.foreignLoad(ctx, otherScope, true, 2000, 2002)
+	// Another scope only: recovered, its txn untouched.
+	l = e.open()
+	recoverTo(t, ctx, l, 10)
+	l.Close(ctx)
+	if tx, err := e.srv.TxnByID(testDB, otherID); err != nil || tx.Status != doris.TxnPrecommitted {
+		t.Fatalf("other scope's txn: %+v %v, want PRECOMMITTED (left alone)", tx, err)
+	}
+	ownID := e.foreignLoad(ctx, ownScope, true, 1000, 1002)
+	l = e.open()
+	defer l.Close(ctx)
+	_, err = l.Recover(ctx)
+	var sw *loader.SecondWriterError
+	if !errors.As(err, &sw) || !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("recover: %v, want *SecondWriterError wrapping checkpoint.ErrFenced", err)
+	}
+	if sw.Label != ownScope || sw.TxnID != ownID || sw.State != doris.TxnPrecommitted || sw.Scope != "0" {
+		t.Fatalf("second writer %+v, want label %s txn %d PRECOMMITTED scope 0", sw, ownScope, ownID)
+	}
+	if !strings.Contains(err.Error(), "a second writer uses this job's prefix, or the store was rolled back") {
+		t.Errorf("error %q does not say the causes", err)
+	}
+	for _, id := range []int64{ownID, otherID} {
+		if tx, err := e.srv.TxnByID(testDB, id); err != nil || tx.Status != doris.TxnPrecommitted {
+			t.Errorf("txn %d: %+v %v, want PRECOMMITTED (nothing aborted)", id, tx, err)
+		}
+		if calls.abortedByID(id) {
+			t.Errorf("txn %d was aborted", id)
+		}
+	}
+}
