@@ -19,9 +19,9 @@ type txnOps struct {
 	// inspect, when set, reads a txn's own state by id (SHOW TRANSACTION
 	// WHERE ID) to settle an ambiguous commit.
 	inspect TxnInspector
-	retry  Retry
-	clock  Clock
-	log    *slog.Logger
+	retry   Retry
+	clock   Clock
+	log     *slog.Logger
 	// beforeAttempt, when set, runs before each commit request; an error
 	// counts as that attempt's failure (failpoints).
 	beforeAttempt func(ctx context.Context, attempt int) error
