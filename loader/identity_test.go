@@ -308,8 +308,9 @@ func TestCommitAmbiguousLabelVisibleUnderAnotherTxn(t *testing.T) {
 
 // A running txn under this job's prefix and scope that the store never
 // announced is a second writer: Recover refuses and aborts nothing. A
-// running txn of another scope of the prefix (another member) is left
-// alone. Needs SHOW TRANSACTION (MySQL).
+// running txn of another scope of the prefix (another member), or of a
+// table this store does not write (another store of the job name, one per
+// table), is left alone. Needs SHOW TRANSACTION (MySQL).
 func TestRecoverRefusesSecondWriter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -333,12 +334,24 @@ func TestRecoverRefusesSecondWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	otherID := e.foreignLoad(ctx, otherScope, true, 2000, 2002)
-	// Another scope only: recovered, its txn untouched.
+	// Another store of the job name, writing another table in scope 0.
+	otherTable := e.owner()
+	otherTable.Table = "events_u"
+	otherTableLabel, err := otherTable.Label(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.table = "events_u"
+	otherTableID := e.foreignLoad(ctx, otherTableLabel, true, 3000, 3002)
+	e.table = "events"
+	// Another scope and another table only: recovered, their txns untouched.
 	l = e.open()
 	recoverTo(t, ctx, l, 10)
 	l.Close(ctx)
-	if tx, err := e.srv.TxnByID(testDB, otherID); err != nil || tx.Status != doris.TxnPrecommitted {
-		t.Fatalf("other scope's txn: %+v %v, want PRECOMMITTED (left alone)", tx, err)
+	for _, id := range []int64{otherID, otherTableID} {
+		if tx, err := e.srv.TxnByID(testDB, id); err != nil || tx.Status != doris.TxnPrecommitted {
+			t.Fatalf("txn %d of another scope or table: %+v %v, want PRECOMMITTED (left alone)", id, tx, err)
+		}
 	}
 	ownID := e.foreignLoad(ctx, ownScope, true, 1000, 1002)
 	l = e.open()

@@ -22,6 +22,10 @@ import (
 // prefix belong to other writers (other members of a group) and are left
 // alone. It runs before Recover aborts anything, with the state as loaded.
 //
+// Only labels of the tables the store writes are looked at (the owner's,
+// the configured ones, and those its decisions and announcements name):
+// another store of the same job name may write another table.
+//
 // It needs a TxnInspector (SHOW TRANSACTION WHERE LABEL LIKE); without one
 // nothing is checked. A listing that fails is logged and skipped: the
 // check detects a second writer, it is not what keeps a decision safe
@@ -32,21 +36,19 @@ func (l *Loader) checkSecondWriter(ctx context.Context, st *checkpoint.State) er
 		return nil
 	}
 	known := map[string]bool{}
-	dbs := []string{l.cfg.DB}
-	addDB := func(table string) {
-		if db, _, err := checkpoint.SplitTable(table); err == nil && !slices.Contains(dbs, db) {
-			dbs = append(dbs, db)
-		}
-	}
-	for _, t := range l.cfg.Tables {
-		if !slices.Contains(dbs, t.DB) {
-			dbs = append(dbs, t.DB)
-		}
+	tables := map[string]bool{st.Owner.TableName(): true}
+	for name := range l.tables.byName {
+		tables[name] = true
 	}
 	for _, a := range st.Announced {
 		known[a.Label] = true
 		if a.Table != "" {
-			addDB(a.Table)
+			tables[a.Table] = true
+		}
+	}
+	for _, d := range append(slices.Clone(st.History), decidedOrNone(st)...) {
+		for _, t := range d.Txns {
+			tables[t.Table] = true
 		}
 	}
 	if d := st.Decided; d != nil {
@@ -54,9 +56,25 @@ func (l *Loader) checkSecondWriter(ctx context.Context, st *checkpoint.State) er
 			if !t.Committed {
 				known[t.Label] = true
 			}
-			addDB(t.Table)
 		}
 	}
+	// Only the labels of tables this store writes: another store of the
+	// same job name may write other tables under the same scope (one
+	// process per table).
+	var dbs []string
+	tags := map[string]bool{}
+	for table := range tables {
+		db, name, err := checkpoint.SplitTable(table)
+		if err != nil {
+			continue
+		}
+		if !slices.Contains(dbs, db) {
+			dbs = append(dbs, db)
+		}
+		tags[label.TableTag(db, name)] = true
+		tags[label.HashTableTag(db, name)] = true
+	}
+	slices.Sort(dbs)
 	prefix := st.Owner.Job + ":"
 	for _, db := range dbs {
 		// % is the only LIKE wildcard in Doris (docs/doris-facts.md §6.2);
@@ -80,6 +98,11 @@ func (l *Loader) checkSecondWriter(ctx context.Context, st *checkpoint.State) er
 					"db", db, "label", t.Label, "txn_id", t.ID, "state", t.Status)
 				continue
 			}
+			if !tags[p.TableTag] {
+				l.log.Debug("second-writer check: running txn of a table this store does not write (another store of the job)",
+					"db", db, "label", t.Label, "txn_id", t.ID, "state", t.Status)
+				continue
+			}
 			if p.Scope != st.Owner.Writer {
 				l.log.Debug("second-writer check: running txn of another scope of the prefix (another writer)",
 					"db", db, "label", t.Label, "txn_id", t.ID, "state", t.Status, "scope", p.Scope)
@@ -89,4 +112,13 @@ func (l *Loader) checkSecondWriter(ctx context.Context, st *checkpoint.State) er
 		}
 	}
 	return nil
+}
+
+// decidedOrNone returns st's decided checkpoint as a one-element list, none
+// when nothing is decided.
+func decidedOrNone(st *checkpoint.State) []checkpoint.Decision {
+	if st.Decided == nil {
+		return nil
+	}
+	return []checkpoint.Decision{*st.Decided}
 }
