@@ -108,8 +108,8 @@ func (e *SecondWriterError) Error() string {
 	return fmt.Sprintf("second writer: label %s (txn %d, %s) in db %s is under this job's prefix and scope %s, "+
 		"but this store never announced it: a second writer uses this job's prefix, or the store was rolled back; "+
 		"refusing to start (nothing aborted). Stop the other writer (find it with `doris-sink label status %s`), "+
-		"or restore the newest store; once no other writer runs, abort the txn with `doris-sink txn abort` and start again",
-		e.Label, e.TxnID, e.State, e.DB, e.Scope, e.Label)
+		"or restore the newest store; once no other writer runs, abort the txn with `doris-sink txn abort %d --db %s` "+
+		"and start again", e.Label, e.TxnID, e.State, e.DB, e.Scope, e.Label, e.TxnID, e.DB)
 }
 
 // Unwrap returns checkpoint.ErrFenced.
