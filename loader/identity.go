@@ -121,8 +121,10 @@ func (e *SecondWriterError) Unwrap() error { return checkpoint.ErrFenced }
 // Already Exists and the holder's txn id (docs/doris-facts.md §2.3, §2.5). A
 // label no live txn holds returns (0, TxnAborted) (or TxnUnknown when the
 // inspector knows no txn of the label); a probe that began a txn (the label
-// was free) aborts that txn by its id first. table is "db.table".
-func (l *Loader) holder(ctx context.Context, table, lbl string) (int64, doris.TxnStatus, error) {
+// was free) aborts that txn by its id first. With noProbe set nothing is
+// probed: without an answer from the inspector it fails. table is
+// "db.table".
+func (l *Loader) holder(ctx context.Context, table, lbl string, noProbe bool) (int64, doris.TxnStatus, error) {
 	db, name, err := checkpoint.SplitTable(table)
 	if err != nil {
 		return 0, "", err
@@ -135,7 +137,13 @@ func (l *Loader) holder(ctx context.Context, table, lbl string) (int64, doris.Tx
 		case err == nil:
 			return t.ID, t.Status, nil
 		}
+		if noProbe {
+			return 0, "", fmt.Errorf("show transaction of label %s: %w", lbl, err)
+		}
 		l.log.Warn("identity check: SHOW TRANSACTION failed; probing the label instead", "label", lbl, "err", err)
+	}
+	if noProbe {
+		return 0, "", fmt.Errorf("txn id of label %s: no SHOW TRANSACTION (doris.mysql) and no probe allowed", lbl)
 	}
 	target := Target{DB: db, Table: name, Format: l.cfg.Format}
 	if tt := l.tables.byName[table]; tt != nil {

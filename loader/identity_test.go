@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -34,9 +35,49 @@ type txnCalls struct {
 	mu          sync.Mutex
 	abortLabels []string
 	abortTxns   []int64
-	// commit, when set, runs instead of the first CommitTxn.
-	commit     func(ctx context.Context, db string, txnID int64) error
-	commitUsed bool
+	// commit, when set, runs instead of the next CommitTxn (once).
+	commit func(ctx context.Context, db string, txnID int64) error
+	// loadState, when set, may answer a LoadState instead of Doris (ok).
+	loadState func(lbl string) (doris.TxnStatus, bool)
+	loads     []string // labels of the Stream Loads sent
+}
+
+func (c *txnCalls) StreamLoad(ctx context.Context, req doris.LoadRequest, body io.Reader) (*doris.LoadResult, error) {
+	c.mu.Lock()
+	c.loads = append(c.loads, req.Label)
+	c.mu.Unlock()
+	return c.Client.StreamLoad(ctx, req, body)
+}
+
+func (c *txnCalls) LoadState(ctx context.Context, db, lbl string) (doris.TxnStatus, error) {
+	c.mu.Lock()
+	hook := c.loadState
+	c.mu.Unlock()
+	if hook != nil {
+		if st, ok := hook(lbl); ok {
+			return st, nil
+		}
+	}
+	return c.Client.LoadState(ctx, db, lbl)
+}
+
+// reset forgets the calls recorded so far.
+func (c *txnCalls) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.abortLabels, c.abortTxns, c.loads = nil, nil, nil
+}
+
+func (c *txnCalls) loadsOf(lbl string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, l := range c.loads {
+		if l == lbl {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *txnCalls) AbortLabel(ctx context.Context, db, lbl string) error {
@@ -56,10 +97,7 @@ func (c *txnCalls) AbortTxn(ctx context.Context, db string, id int64) error {
 func (c *txnCalls) CommitTxn(ctx context.Context, db string, id int64) error {
 	c.mu.Lock()
 	hook := c.commit
-	if c.commitUsed {
-		hook = nil
-	}
-	c.commitUsed = true
+	c.commit = nil
 	c.mu.Unlock()
 	if hook != nil {
 		return hook(ctx, db, id)
@@ -375,4 +413,84 @@ func TestRecoverRefusesSecondWriter(t *testing.T) {
 			t.Errorf("txn %d was aborted", id)
 		}
 	}
+}
+
+// The decided txn is not found (aborted, then cleaned) while its label is
+// VISIBLE: the label may have been another writer's, or the decided txn's
+// own that expired just now. Either way no probe load is sent (it would
+// begin a txn and make the label read ABORTED, then healed): an
+// IdentityError, naming the found txn when SHOW TRANSACTION can read it.
+func TestRecoverDecidedTxnNotFoundLabelVisibleSendsNoProbe(t *testing.T) {
+	t.Parallel()
+	for _, mode := range identityModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e, calls := identityEnv(t, mode)
+			dt := e.decideAndCrash(ctx)
+			calls.reset()
+			if err := e.client.AbortTxn(ctx, testDB, dt.TxnID); err != nil {
+				t.Fatal(err)
+			}
+			other := e.foreignLoad(ctx, dt.Label, false, 1000, 1003)
+			calls.commit = func(ctx context.Context, db string, id int64) error {
+				return fmt.Errorf("%w: %w", &doris.TxnError{Op: "commit", DB: db, TxnID: id, Code: "ANALYSIS_ERROR",
+					Message: fmt.Sprintf("transaction [%d] not found", id)}, doris.ErrTxnNotFound)
+			}
+			l := e.open()
+			defer l.Close(ctx)
+			_, err := l.Recover(ctx)
+			var ie *loader.IdentityError
+			if !errors.As(err, &ie) || ie.DecidedTxnID != dt.TxnID {
+				t.Fatalf("recover: %v, want *IdentityError of txn %d", err, dt.TxnID)
+			}
+			want := int64(0)
+			if mode == "mysql" {
+				want = other
+			}
+			if ie.FoundTxnID != want {
+				t.Errorf("found txn %d, want %d", ie.FoundTxnID, want)
+			}
+			if n := calls.loadsOf(dt.Label); n != 0 {
+				t.Errorf("%d probe loads of label %s sent", n, dt.Label)
+			}
+		})
+	}
+}
+
+// The holder of a decided label aborts between the label lookup and the
+// probe (here: the lookup answers PRECOMMITTED, but the label is free): the
+// probe load begins a txn, which is aborted by its id before the heal.
+func TestRecoverProbeThatBeganATxnAbortsIt(t *testing.T) {
+	t.Parallel()
+	const n = 30
+	ctx := context.Background()
+	e, calls := identityEnv(t, "http")
+	dt := e.decideAndCrash(ctx)
+	calls.reset()
+	if err := e.client.AbortTxn(ctx, testDB, dt.TxnID); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	calls.loadState = func(lbl string) (doris.TxnStatus, bool) {
+		hit := false
+		if lbl == dt.Label {
+			once.Do(func() { hit = true })
+		}
+		return doris.TxnPrecommitted, hit
+	}
+	l := e.open()
+	defer l.Close(ctx)
+	recoverTo(t, ctx, l, 5)
+	if calls.loadsOf(dt.Label) != 1 {
+		t.Fatalf("%d probe loads of %s, want 1", calls.loadsOf(dt.Label), dt.Label)
+	}
+	probe, err := e.srv.TxnByLabel(testDB, dt.Label)
+	if err != nil || probe.ID == dt.TxnID || probe.Status != doris.TxnAborted || !calls.abortedByID(probe.ID) {
+		t.Fatalf("probe txn %+v %v, want a new txn aborted by its id (aborts by id %v)", probe, err, calls.abortTxns)
+	}
+	if calls.abortedByLabel(dt.Label) {
+		t.Errorf("decided label %s was aborted by label", dt.Label)
+	}
+	e.finish(ctx, l, 5, n, 5)
 }

@@ -406,7 +406,9 @@ func (l *Loader) recoverForeignHolder(ctx context.Context, d *checkpoint.Decisio
 	if err != nil {
 		return "", "", wrap(err)
 	}
-	id, hs, err := l.holder(ctx, t.Table, t.Label)
+	// A probe must not begin a txn under a label whose committed txn may
+	// have been t and just expired: the label would then read ABORTED.
+	id, hs, err := l.holder(ctx, t.Table, t.Label, notFound && committed)
 	if err != nil {
 		return "", "", wrap(fmt.Errorf("read the txn id holding the label: %w", err))
 	}
