@@ -494,3 +494,47 @@ func TestRecoverProbeThatBeganATxnAbortsIt(t *testing.T) {
 	}
 	e.finish(ctx, l, 5, n, 5)
 }
+
+// A heal's decision records the heal's new txn id: recovery after a crash
+// right after that decision commits the heal's txn by that id (the latest
+// decided one), not the first, aborted one, and does not heal again.
+func TestRecoverCommitsTheHealsTxnID(t *testing.T) {
+	t.Parallel()
+	for _, mode := range identityModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			const n = 30
+			ctx := context.Background()
+			e, calls := identityEnv(t, mode)
+			dt := e.decideAndCrash(ctx)
+			if e.srv.TimeoutPrecommitted() != 1 {
+				t.Fatal("no precommitted txn to time out")
+			}
+			// Heal checkpoint 2, crash right after its decision.
+			e.crashRun(ctx, crashAt(t, loader.FailAfterDecide, 0), n, 5)
+			st, err := checkpoint.ReadFile(e.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ht := st.Decided.Txns[0]
+			if st.Decided.ID != 2 || ht.Healed != 1 || ht.TxnID == dt.TxnID || ht.Committed {
+				t.Fatalf("after the heal's decision: %+v, want checkpoint 2 healed once under a new txn id", ht)
+			}
+			calls.reset()
+			var acts recoverActions
+			l := e.open(acts.knobs)
+			defer l.Close(ctx)
+			recoverTo(t, ctx, l, 10)
+			if !acts.has("PRECOMMITTED:commit") || acts.has("PRECOMMITTED:heal") {
+				t.Errorf("recovery actions %v, want the heal's txn committed", acts.got)
+			}
+			if tx, err := e.srv.TxnByID(testDB, ht.TxnID); err != nil || tx.Status != doris.TxnVisible {
+				t.Errorf("heal txn %d: %+v %v, want VISIBLE", ht.TxnID, tx, err)
+			}
+			if len(calls.abortTxns) != 0 || len(calls.abortLabels) != 0 {
+				t.Errorf("aborts by id %v, by label %v, want none", calls.abortTxns, calls.abortLabels)
+			}
+			e.finish(ctx, l, 10, n, 5)
+		})
+	}
+}
