@@ -315,7 +315,11 @@ func (l *Loader) recoverTxn(ctx context.Context, st *checkpoint.State, d *checkp
 		// The label's newest txn is live; whether it is the decided one
 		// only its txn id tells (docs/design.md §2, identity checks): the
 		// decided txn is committed by id, and a commit by id of a txn
-		// already COMMITTED or VISIBLE answers so (docs/doris-facts.md §3.3).
+		// already COMMITTED or VISIBLE answers so, one ABORTED "already
+		// aborted" (docs/doris-facts.md §3.3; Doris
+		// DatabaseTransactionMgr.checkTransactionStateBeforeCommit), while
+		// get_load_state is the state of the label's highest txn id
+		// (DatabaseTransactionMgr.getLabelState).
 		err := l.ops.commit(ctx, db, t.Label, t.TxnID)
 		var ae *AbortedError
 		var ie *IdentityError
