@@ -538,3 +538,34 @@ func TestRecoverCommitsTheHealsTxnID(t *testing.T) {
 		})
 	}
 }
+
+// With MySQL configured but SHOW TRANSACTION failing, the identity checks
+// fall back to what works over HTTP: the second-writer listing is skipped
+// (logged), and the txn id holding a decided label is read from a probe's
+// Label Already Exists answer, so the undecided attempt is still aborted
+// by its id.
+func TestIdentityChecksWhenShowTransactionFails(t *testing.T) {
+	t.Parallel()
+	const n = 30
+	ctx := context.Background()
+	e, calls := identityEnv(t, "mysql")
+	dt := e.decideAndCrash(ctx)
+	if err := e.client.AbortTxn(ctx, testDB, dt.TxnID); err != nil {
+		t.Fatal(err)
+	}
+	other := e.foreignLoad(ctx, dt.Label, true, 1000, 1003)
+	calls.reset()
+	h := e.fault(doristest.Fault{Op: doristest.FaultShowTxn, Count: -1, Err: &doristest.FaultErr{Message: "show refused"}})
+	l := e.open()
+	defer l.Close(ctx)
+	recoverTo(t, ctx, l, 5)
+	if h.Hits() == 0 {
+		t.Fatal("SHOW TRANSACTION was never asked")
+	}
+	if !calls.abortedByID(other) || calls.abortedByLabel(dt.Label) || calls.loadsOf(dt.Label) != 1 {
+		t.Fatalf("aborts by id %v, by label %v, probe loads %d: want txn %d aborted by id after one probe",
+			calls.abortTxns, calls.abortLabels, calls.loadsOf(dt.Label), other)
+	}
+	h.Remove()
+	e.finish(ctx, l, 5, n, 5)
+}
