@@ -405,6 +405,10 @@ func (l *Loader) commitTxn(ctx context.Context, d checkpoint.Decision, t checkpo
 	db, _, _ := checkpoint.SplitTable(t.Table)
 	err := ops.commit(ctx, db, t.Label, t.TxnID)
 	if err != nil {
+		var ie *IdentityError
+		if errors.As(err, &ie) {
+			ie.CheckpointID, ie.Table = d.ID, t.Table
+		}
 		err = l.crashErr("commit", err)
 		var ae *AbortedError
 		if errors.As(err, &ae) {

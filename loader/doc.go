@@ -54,6 +54,17 @@
 // range into its aborted sub-loads only, routing with the decision's K.
 // K = 1 (the default) writes the store, labels and ledger of before.
 //
+// # Identity checks
+//
+// A decided txn is committed and resolved by its txn id, never by label
+// alone (docs/design.md §2, identity checks): a decided label that Doris
+// holds committed under another txn than the decided one is an
+// *IdentityError, a running txn under it is aborted by its own id before
+// the heal, and, when the Doris client reads SHOW TRANSACTION
+// (TxnInspector: a *doris.Client with Config.MySQL), Recover refuses a
+// running txn under the job's prefix and scope that the store never
+// announced (*SecondWriterError). Both wrap checkpoint.ErrFenced.
+//
 // Stream Load bodies are streamed through an io.Pipe with a bounded buffer
 // (Config.BufferSize), so memory does not grow with checkpoint size.
 //

@@ -41,6 +41,9 @@ type Loader struct {
 	fp     *Failpoints
 	knobs  *TestingKnobs
 	ledger *ledger.Ledger
+	// inspect reads txns over the FE MySQL protocol for the identity
+	// checks (TxnInspector); nil without MySQL.
+	inspect TxnInspector
 
 	ctx     context.Context // in-flight requests; cancelled by a crash or Close
 	cancel  context.CancelFunc
@@ -182,7 +185,8 @@ func New(client Doris, cfg Config) (*Loader, error) {
 	if l.knobs == nil {
 		l.knobs = &TestingKnobs{}
 	}
-	l.ops = &txnOps{client: client, retry: cfg.Retry, clock: cfg.Clock, log: l.log}
+	l.inspect = inspectorOf(client)
+	l.ops = &txnOps{client: client, inspect: l.inspect, retry: cfg.Retry, clock: cfg.Clock, log: l.log}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	if cfg.LedgerDir != "" {
 		lg, err := ledger.Open(cfg.LedgerDir)

@@ -109,7 +109,7 @@ func NewParticipant(client Doris, opts ...ParticipantOpt) (*Participant, error) 
 	if c.clock == nil {
 		c.clock = systemClock{}
 	}
-	return &Participant{cfg: c, ops: &txnOps{client: client, retry: c.retry, clock: c.clock, log: c.log}}, nil
+	return &Participant{cfg: c, ops: &txnOps{client: client, inspect: inspectorOf(client), retry: c.retry, clock: c.clock, log: c.log}}, nil
 }
 
 // Txn is one open two-phase-commit Stream Load. It is not safe for

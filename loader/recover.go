@@ -21,8 +21,15 @@ import (
 // nil for a new store. Read nothing from the source before it returns.
 //
 //   - decided, store says committed: done, no lookup.
-//   - decided, VISIBLE/COMMITTED: marked committed.
-//   - decided, PRECOMMITTED: committed.
+//   - decided, VISIBLE/COMMITTED: committed again by the decided txn id;
+//     "already committed" marks it committed. Refused as aborted or not
+//     found, the label is held by another txn: *IdentityError (wrapping
+//     checkpoint.ErrFenced), never "done".
+//   - decided, PRECOMMITTED: committed by the decided txn id. Refused as
+//     aborted or not found, the precommitted txn is another, undecided
+//     attempt (a heal attempt or a second writer's load): it is aborted by
+//     its own txn id and the decided txn healed.
+//   - decided, PREPARE: likewise an undecided attempt, aborted by its id.
 //   - decided, ABORTED (e.g. "timeout by txn manager"): healed: the next
 //     checkpoint reuses its id and label (an aborted label is reusable,
 //     docs/doris-facts.md §4) and the returned position is its start; the caller
@@ -32,6 +39,14 @@ import (
 //   - announced, PREPARE/PRECOMMITTED: aborted by label.
 //   - announced, ABORTED/UNKNOWN: nothing.
 //   - announced, VISIBLE/COMMITTED: *FencingError.
+//   - before any of these, with a TxnInspector: a PREPARE/PRECOMMITTED
+//     txn of the job's prefix and this store's scope under a label the
+//     store neither announces nor decides is a *SecondWriterError
+//     (wrapping checkpoint.ErrFenced); nothing is aborted.
+//
+// The txn id holding a label is read with SHOW TRANSACTION (TxnInspector)
+// or, without MySQL, from the Label Already Exists answer to an empty 2PC
+// probe load of the label.
 //
 // Evidence (docs/design.md §6): the decision carries the load's counters
 // (checkpoint.Decision.Counts) and every ledger entry of the checkpoint is
@@ -145,6 +160,9 @@ func (l *Loader) knob(lbl string, st doris.TxnStatus, action string) {
 
 func (l *Loader) recoverExactlyOnce(ctx context.Context, st *checkpoint.State) (json.RawMessage, error) {
 	owner := l.cfg.owner()
+	if err := l.checkSecondWriter(ctx, st); err != nil {
+		return nil, err
+	}
 	// Announced, undecided labels of every table: abort what runs, refuse
 	// what is visible.
 	var resolved []string
@@ -293,49 +311,53 @@ func (l *Loader) recoverTxn(ctx context.Context, st *checkpoint.State, d *checkp
 		return "", "", wrap(err)
 	}
 	switch s {
-	case doris.TxnVisible, doris.TxnCommitted:
-		l.knob(t.Label, s, "done")
-		return "done", s, nil
-	case doris.TxnPrecommitted:
+	case doris.TxnVisible, doris.TxnCommitted, doris.TxnPrecommitted:
+		// The label's newest txn is live; whether it is the decided one
+		// only its txn id tells (docs/design.md §2, identity checks): the
+		// decided txn is committed by id, and a commit by id of a txn
+		// already COMMITTED or VISIBLE answers so, one ABORTED "already
+		// aborted" (docs/doris-facts.md §3.3; Doris
+		// DatabaseTransactionMgr.checkTransactionStateBeforeCommit), while
+		// get_load_state is the state of the label's highest txn id
+		// (DatabaseTransactionMgr.getLabelState).
 		err := l.ops.commit(ctx, db, t.Label, t.TxnID)
 		var ae *AbortedError
+		var ie *IdentityError
 		switch {
 		case err == nil:
-			l.knob(t.Label, s, "commit")
-			return "commit", doris.TxnVisible, nil
+			if s == doris.TxnPrecommitted {
+				l.knob(t.Label, s, "commit")
+				return "commit", doris.TxnVisible, nil
+			}
+			l.knob(t.Label, s, "done")
+			return "done", s, nil
 		case errors.Is(err, doris.ErrSchemaIncompatible):
 			// Doris refuses the commit for good: the table's schema
 			// changed after this partial-update load was planned
-			// (docs/doris-facts.md §13). Abort it and replay the range
-			// into the same label, planned under the new schema.
-			if err := l.ops.abortLabel(ctx, db, t.Label); err != nil {
+			// (docs/doris-facts.md §13). Abort it (by its id: it is the
+			// decided txn) and replay the range into the same label,
+			// planned under the new schema.
+			if err := l.ops.abortTxn(ctx, db, t.Label, t.TxnID); err != nil {
 				return "", "", wrap(err)
 			}
 			l.txnEvidence(ledger.EventAborted, d, t, 0, doris.TxnAborted, "decided txn refused at commit: the table's schema "+
 				"changed after the load was planned; Recover heals it")
 			l.knob(t.Label, s, "heal")
 			return "heal", s, nil
-		case errors.As(err, &ae), errors.Is(err, doris.ErrTxnNotFound):
+		case errors.As(err, &ae), errors.Is(err, doris.ErrTxnNotFound), errors.As(err, &ie):
 			// The decided txn is aborted (or, aborted, then cleaned
-			// from Doris): what is precommitted is an undecided heal
-			// attempt, since only a heal reuses a decided label and
-			// only after finding it ABORTED. Abort it and heal again.
-			if err := l.ops.abortLabel(ctx, db, t.Label); err != nil {
-				return "", "", wrap(err)
-			}
-			l.knob(t.Label, s, "heal")
-			return "heal", s, nil
+			// from Doris): what holds the label is another txn.
+			return l.recoverForeignHolder(ctx, d, t, s, ae == nil)
 		default:
 			return "", "", wrap(err)
 		}
 	case doris.TxnPrepare:
-		// Only a heal attempt reuses a decided label: abort it.
-		if err := l.ops.abortLabel(ctx, db, t.Label); err != nil {
-			return "", "", wrap(err)
-		}
-		l.knob(t.Label, s, "heal")
-		return "heal", s, nil
+		// A decided txn was precommitted: a PREPARE txn of its label is
+		// another one.
+		return l.recoverForeignHolder(ctx, d, t, s, false)
 	case doris.TxnAborted:
+		// The newest txn of the label is ABORTED, so every one is (a live
+		// txn refuses every later begin of its label, docs/doris-facts.md §4).
 		l.knob(t.Label, s, "heal")
 		return "heal", s, nil
 	default: // UNKNOWN
@@ -349,6 +371,74 @@ func (l *Loader) recoverTxn(ctx context.Context, st *checkpoint.State, d *checkp
 			Txns: len(d.Txns), DecidedAt: d.DecidedAt,
 			Age: now.Sub(d.DecidedAt), Start: d.Start, End: d.End}
 	}
+}
+
+// recoverForeignHolder handles decided txn t of d whose label Doris holds
+// (state s at lookup) under another txn than t.TxnID, which is not loaded:
+// its commit by id answered aborted, or not found (notFound: aborted, then
+// cleaned). docs/design.md §2, identity checks:
+//
+//   - the other txn is VISIBLE or COMMITTED: *IdentityError naming both
+//     txn ids, never "done";
+//   - it is PREPARE or PRECOMMITTED: an undecided attempt (a heal attempt,
+//     or a second writer's load): it is aborted by its txn id, never by
+//     label, and t is healed;
+//   - no live txn holds the label any more: t is healed.
+//
+// The other txn's id comes from holder. Without a TxnInspector holder
+// probes the label with an empty load, which begins a txn when the label
+// is free; so when t was not found and the label was committed (the label
+// may just have expired: its txn could have been t) nothing is probed and
+// the *IdentityError has no found txn id.
+func (l *Loader) recoverForeignHolder(ctx context.Context, d *checkpoint.Decision, t checkpoint.Txn,
+	s doris.TxnStatus, notFound bool) (string, doris.TxnStatus, error) {
+	wrap := func(err error) error {
+		return fmt.Errorf("recover decided checkpoint %d table %s label %s txn %d: %w", d.ID, t.Table, t.Label, t.TxnID, err)
+	}
+	committed := s == doris.TxnVisible || s == doris.TxnCommitted
+	identity := func(id int64, hs doris.TxnStatus) error {
+		l.knob(t.Label, hs, "fencing")
+		l.log.Error("recover: decided label committed under another txn", "id", d.ID, "table", t.Table, "label", t.Label,
+			"decided_txn_id", t.TxnID, "found_txn_id", id, "state", hs)
+		return &IdentityError{CheckpointID: d.ID, Table: t.Table, Label: t.Label, DecidedTxnID: t.TxnID,
+			FoundTxnID: id, FoundState: hs}
+	}
+	if notFound && committed && l.inspect == nil {
+		return "", "", identity(0, s)
+	}
+	db, _, err := checkpoint.SplitTable(t.Table)
+	if err != nil {
+		return "", "", wrap(err)
+	}
+	// A probe must not begin a txn under a label whose committed txn may
+	// have been t and just expired: the label would then read ABORTED.
+	id, hs, err := l.holder(ctx, t.Table, t.Label, notFound && committed)
+	if err != nil {
+		return "", "", wrap(fmt.Errorf("read the txn id holding the label: %w", err))
+	}
+	if id == t.TxnID && id != 0 {
+		// The decided txn holds its label after its commit answered
+		// aborted or not found: Doris changed under us; look again.
+		return "", "", wrap(fmt.Errorf("label is %s under the decided txn itself, whose commit was refused; run Recover again", hs))
+	}
+	switch hs {
+	case doris.TxnVisible, doris.TxnCommitted:
+		return "", "", identity(id, hs)
+	case doris.TxnPrepare, doris.TxnPrecommitted:
+		if err := l.ops.abortTxn(ctx, db, t.Label, id); err != nil {
+			return "", "", wrap(fmt.Errorf("abort undecided txn %d of the label: %w", id, err))
+		}
+		l.log.Warn("recover: aborted an undecided txn holding a decided label (a heal attempt or a second writer's load)",
+			"id", d.ID, "table", t.Table, "label", t.Label, "decided_txn_id", t.TxnID, "aborted_txn_id", id, "state", hs)
+	default: // ABORTED, UNKNOWN: no live txn holds the label now
+		if notFound && committed {
+			// Committed at lookup, gone now: the label expired in
+			// between, and its txn may have been t.
+			return "", "", wrap(fmt.Errorf("label was %s and is %s now (expired meanwhile?); run Recover again", s, hs))
+		}
+	}
+	l.knob(t.Label, s, "heal")
+	return "heal", s, nil
 }
 
 // assumedAborted returns the operator's "aborted" resolution of the txn

@@ -16,9 +16,12 @@ import (
 // never "retry and hope"). Shared by Participant and Loader.
 type txnOps struct {
 	client Doris
-	retry  Retry
-	clock  Clock
-	log    *slog.Logger
+	// inspect, when set, reads a txn's own state by id (SHOW TRANSACTION
+	// WHERE ID) to settle an ambiguous commit.
+	inspect TxnInspector
+	retry   Retry
+	clock   Clock
+	log     *slog.Logger
 	// beforeAttempt, when set, runs before each commit request; an error
 	// counts as that attempt's failure (failpoints).
 	beforeAttempt func(ctx context.Context, attempt int) error
@@ -64,7 +67,7 @@ func (o *txnOps) commit(ctx context.Context, db, lbl string, txnID int64) error 
 				}
 			}
 		}
-		out, reason, err := o.classifyCommit(ctx, db, lbl, err)
+		out, reason, err := o.classifyCommit(ctx, db, lbl, txnID, err)
 		switch out {
 		case outDone:
 			return nil
@@ -88,7 +91,7 @@ type lostAnswerError struct{ err error }
 func (e *lostAnswerError) Error() string { return "commit answer lost: " + e.err.Error() }
 func (e *lostAnswerError) Unwrap() error { return e.err }
 
-func (o *txnOps) classifyCommit(ctx context.Context, db, lbl string, err error) (outcome, string, error) {
+func (o *txnOps) classifyCommit(ctx context.Context, db, lbl string, txnID int64, err error) (outcome, string, error) {
 	var te *doris.TxnError
 	errors.As(err, &te)
 	switch {
@@ -111,28 +114,65 @@ func (o *txnOps) classifyCommit(ctx context.Context, db, lbl string, err error) 
 		return outFatal, "", errors.Join(err, ctx.Err())
 	}
 	// Ambiguous (answer lost), not found, not precommitted, or anything
-	// else: the label's state decides (docs/doris-facts.md §6.1).
+	// else. The txn's own state decides when SHOW TRANSACTION can read it
+	// (docs/doris-facts.md §6.2); else the label's state, which is that of
+	// the label's newest txn (§6.1): it may be another txn of the label
+	// (docs/design.md §2, identity checks), so a committed label is never
+	// taken for this txn's commit on its own.
+	if o.inspect != nil && !errors.Is(err, doris.ErrTxnNotFound) {
+		if out, reason, ierr, ok := o.classifyByID(ctx, db, lbl, txnID, err); ok {
+			return out, reason, ierr
+		}
+	}
 	st, lerr := o.client.LoadState(ctx, db, lbl)
 	if lerr != nil {
 		return outRetry, "", fmt.Errorf("%w; label lookup: %v", err, lerr)
 	}
-	switch st {
-	case doris.TxnVisible, doris.TxnCommitted:
-		return outDone, "", nil
-	case doris.TxnAborted:
-		return outAborted, "found ABORTED by label lookup", err
-	}
 	if errors.Is(err, doris.ErrTxnNotFound) {
 		// A definite answer (docs/doris-facts.md §3.3 step 3): the txn id is gone
-		// from the db (cleaned after it ended, §4) or never existed, and the
-		// label is not VISIBLE, COMMITTED or ABORTED. Retrying cannot help.
-		if st == doris.TxnUnknown {
+		// from the db (cleaned after it ended, §4) or never existed. Its
+		// label is cleaned with it, so a label still known belongs to
+		// another txn.
+		switch st {
+		case doris.TxnUnknown:
 			return outFatal, "", fmt.Errorf("%w: the label is unknown too (expired after streaming_label_keep_max_second "+
 				"or label_num_threshold, or never used): Doris cannot tell whether its rows are visible", err)
+		case doris.TxnVisible, doris.TxnCommitted:
+			return outFatal, "", &IdentityError{Label: lbl, DecidedTxnID: txnID, FoundState: st}
+		case doris.TxnAborted:
+			return outAborted, "not found by id, label found ABORTED", err
 		}
 		return outFatal, "", fmt.Errorf("%w: the label is held by another txn (%s)", err, st)
 	}
+	switch st {
+	case doris.TxnAborted:
+		// The label's newest txn is ABORTED: no txn of the label is live
+		// (a live one would have refused every later begin of the
+		// label, §4), so this one is aborted too.
+		return outAborted, "found ABORTED by label lookup", err
+	case doris.TxnVisible, doris.TxnCommitted:
+		// Committed, by this txn or by another of its label: commit again
+		// by id, which answers "already committed" only for this one.
+		return outRetry, "", fmt.Errorf("%w (label is %s; committing again by txn id to tell whether by this txn)", err, st)
+	}
 	return outRetry, "", fmt.Errorf("%w (label is %s)", err, st)
+}
+
+// classifyByID settles an ambiguous commit of txnID by its own state (SHOW
+// TRANSACTION WHERE ID); ok is false when the lookup failed or the txn is
+// not found (the label lookup decides then).
+func (o *txnOps) classifyByID(ctx context.Context, db, lbl string, txnID int64, err error) (outcome, string, error, bool) {
+	t, lerr := o.inspect.TransactionByID(ctx, db, txnID)
+	if lerr != nil {
+		return 0, "", nil, false
+	}
+	switch t.Status {
+	case doris.TxnVisible, doris.TxnCommitted:
+		return outDone, "", nil, true
+	case doris.TxnAborted:
+		return outAborted, "found ABORTED by txn id: " + t.Reason, err, true
+	}
+	return outRetry, "", fmt.Errorf("%w (txn %d of label %s is %s)", err, txnID, lbl, t.Status), true
 }
 
 // abortLabel aborts whatever PREPARE or PRECOMMITTED txn holds lbl. It

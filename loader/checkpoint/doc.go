@@ -64,4 +64,65 @@
 // without counts decodes with Counts nil. An older doris-sink refuses a
 // version-2 file ("written by a newer doris-sink"), so a store cannot be
 // silently downgraded. testdata holds a golden file of each version.
+// Within version 2, State.Incarnation and Decision.Incarnation were added
+// as optional fields: a file without them decodes with them empty; a
+// doris-sink from before them refuses a file holding them (unknown field).
+//
+// # Incarnations
+//
+// OpenFile writes a new random incarnation id (FileStore.Incarnation) into
+// the store, durably, before it returns; every Save writes it into the
+// state, and into the decision it saves when that decision is new, so a
+// decision names the open that made it. Before every Load and Save the
+// store checks that the file still holds its incarnation. A directory
+// restored from a copy or replaced under the running process (another
+// process may have opened the replacement: the lock is on the replaced
+// directory's LOCK file) holds another one, or none: the store refuses
+// that Save and every later call with an *IncarnationError wrapping
+// ErrFenced, and writes nothing. The check and the rename are not atomic:
+// a replacement made between them is seen at the next Save.
+//
+// # What a file store cannot protect against
+//
+// A FileStore is the coordinator's log only while its directory is the
+// one, never lost and never restored, owner of the job's labels. Its lock
+// refuses a second open of the same directory, its owner check a store of
+// another job, and its incarnation check a directory swapped under a
+// running process. The loader adds checks made in Doris, which hold
+// whatever the store says: a decided label committed under another txn id
+// than the decision recorded stops the job (loader.IdentityError), and,
+// with SHOW TRANSACTION available, a running txn under the job's prefix
+// and scope that the store never announced refuses the start
+// (loader.SecondWriterError). Those checks detect another writer when its
+// labels meet this store's in Doris; they do not make two writers safe,
+// and they see nothing of labels Doris has forgotten
+// (streaming_label_keep_max_second, 12 h; label_num_threshold, 2000
+// finished per db) or never created (a checkpoint holding only
+// dead-lettered records has no txn). So a file store cannot protect
+// against:
+//
+//   - A restored copy started by a new process: the open writes a new
+//     incarnation and takes the old state as the truth. The ranges decided
+//     since the copy are loaded again under their labels; a label Doris
+//     still holds committed stops the job (a fencing error), one it forgot
+//     is loaded twice.
+//   - Two machines (or two data directories) running the same config: each
+//     has its own lock and incarnation. A decided txn of one can be aborted
+//     by the other at begin (Label Already Exists on a label it announced:
+//     it cannot tell its own interrupted attempt from another writer's),
+//     and both read the same source ranges into their own labels.
+//   - A deleted store once Doris forgot its labels: a new store starts from
+//     the caller's first position and loads again what was loaded. The
+//     loader refuses a new store beside a ledger holding evidence
+//     (loader.ErrStoreReset), but not once the ledger is gone too.
+//   - A source recreated under the same name (a Kafka topic deleted and
+//     created again): the positions are opaque to the store, which cannot
+//     tell that they belong to another log.
+//
+// The Kafka coordinator log (loader/kafka/coordlog) keeps the decisions in
+// a compacted topic instead, each written in a Kafka transaction together
+// with the consumer offsets it decides, and fences each incarnation of a
+// writer by its transactional producer epoch: a second process of the same
+// job bumps the epoch and the first one's writes fail (ErrFenced), and a
+// lost, deleted or restored local directory does not hold the decisions.
 package checkpoint

@@ -32,11 +32,15 @@ type FileStore struct {
 	previous []string
 
 	knobs FileKnobs
+	// incarnation is the random id this open wrote into the store
+	// (Incarnation).
+	incarnation string
 
 	mu     sync.Mutex
 	lock   *os.File // nil once closed
 	last   *State   // last state loaded or saved
 	broken error    // set when a Save's outcome is unknown
+	fenced error    // set when the file no longer holds incarnation
 }
 
 // FileKnobs are testing hooks of a FileStore (OpenFileWithKnobs). Each nil
@@ -64,7 +68,12 @@ var _ Store = (*FileStore)(nil)
 //   - reads dir/checkpoint.json, refusing a corrupt file (*CorruptError),
 //     or, if the file does not exist, durably writes NewState(owner) so the
 //     owner is recorded from the first open;
-//   - refuses a store recorded for another owner (*OwnerError).
+//   - refuses a store recorded for another owner (*OwnerError);
+//   - durably writes a new random incarnation id into the store
+//     (Incarnation): every later Load and Save first checks that the file
+//     still holds it, and refuses with an *IncarnationError (wrapping
+//     ErrFenced) once it does not, the directory having been restored or
+//     replaced under the running process.
 //
 // On error nothing is locked.
 func OpenFile(dir string, owner Owner) (*FileStore, error) {
@@ -107,28 +116,52 @@ func (f *FileStore) open() error {
 	if err := removeTemps(f.dir); err != nil {
 		return err
 	}
+	inc, err := newIncarnation()
+	if err != nil {
+		return fmt.Errorf("open checkpoint store %s: %w", f.dir, err)
+	}
 	s, err := readState(f.path)
+	what := "open"
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		s = NewState(f.owner)
-		b, err := Encode(s)
-		if err != nil {
-			return fmt.Errorf("create checkpoint store %s: %w", f.dir, err)
-		}
-		if _, err := writeAtomic(f.path, b, nil); err != nil {
-			return fmt.Errorf("create checkpoint store %s: %w", f.dir, err)
-		}
+		s, what = NewState(f.owner), "create"
 	case err != nil:
 		return err
+	}
+	if s.Owner != f.owner && !f.owner.Adopts(s.Owner, f.previous) {
+		return &OwnerError{Dir: f.dir, Stored: s.Owner, Config: f.owner}
+	}
+	// The state as stored (an adopted owner is recorded by the next
+	// Save), with this open's incarnation.
+	s.Incarnation = inc
+	b, err := Encode(s)
+	if err != nil {
+		return fmt.Errorf("%s checkpoint store %s: %w", what, f.dir, err)
+	}
+	if _, err := writeAtomic(f.path, b, nil); err != nil {
+		return fmt.Errorf("%s checkpoint store %s: write incarnation: %w", what, f.dir, err)
 	}
 	if f.owner.Adopts(s.Owner, f.previous) {
 		s.Owner = f.owner
 	}
-	if s.Owner != f.owner {
-		return &OwnerError{Dir: f.dir, Stored: s.Owner, Config: f.owner}
-	}
+	f.incarnation = inc
 	f.last = s
 	return nil
+}
+
+// Incarnation returns the random id (32 lower-case hex digits) this open
+// of the store wrote into it (State.Incarnation, and Decision.Incarnation
+// of every decision it saves). It changes at every OpenFile.
+func (f *FileStore) Incarnation() string { return f.incarnation }
+
+// checkIncarnation refuses s, the state read from the file, when it does
+// not hold this open's incarnation; the store then stays fenced.
+func (f *FileStore) checkIncarnation(s *State) error {
+	if s.Incarnation == f.incarnation {
+		return nil
+	}
+	f.fenced = &IncarnationError{Dir: f.dir, Opened: f.incarnation, OnDisk: s.Incarnation}
+	return f.fenced
 }
 
 // removeTemps deletes leftovers of interrupted atomic writes.
@@ -199,6 +232,9 @@ func (f *FileStore) Load(ctx context.Context) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.checkIncarnation(s); err != nil {
+		return nil, fmt.Errorf("load checkpoint state: %w", err)
+	}
 	if f.owner.Adopts(s.Owner, f.previous) {
 		s.Owner = f.owner
 	}
@@ -235,6 +271,14 @@ func (f *FileStore) Save(ctx context.Context, s *State) error {
 	if err := checkTransition(f.last, s); err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
+	onDisk, err := readState(f.path)
+	if err != nil {
+		return fmt.Errorf("save checkpoint state: check the store's incarnation: %w", err)
+	}
+	if err := f.checkIncarnation(onDisk); err != nil {
+		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	s = f.stamp(s)
 	b, err := Encode(s)
 	if err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
@@ -246,13 +290,30 @@ func (f *FileStore) Save(ctx context.Context, s *State) error {
 		}
 		return fmt.Errorf("save checkpoint state to %s: %w", f.path, err)
 	}
-	f.last = s.Clone()
+	f.last = s
 	return nil
+}
+
+// stamp returns a copy of s carrying this open's incarnation, in the state
+// and in its decision when that is new (another id than the last one, or
+// healed again): a decision keeps the incarnation that decided it.
+func (f *FileStore) stamp(s *State) *State {
+	s = s.Clone()
+	s.Incarnation = f.incarnation
+	if d := s.Decided; d != nil {
+		if p := f.last.Decided; p == nil || p.ID != d.ID || p.Healed != d.Healed || p.TxnID != d.TxnID {
+			d.Incarnation = f.incarnation
+		}
+	}
+	return s
 }
 
 func (f *FileStore) usable() error {
 	if f.lock == nil {
 		return fmt.Errorf("checkpoint store %s: %w", f.dir, ErrClosed)
+	}
+	if f.fenced != nil {
+		return fmt.Errorf("checkpoint store %s unusable: %w", f.dir, f.fenced)
 	}
 	if f.broken != nil {
 		return fmt.Errorf("checkpoint store %s unusable after a failed save (Load re-syncs it; then recover): %w: %w",

@@ -87,3 +87,20 @@ func fullState(t testing.TB) *State {
 		Assumed: ResolvedAborted, By: "ops@host", At: at(41)})
 	return s
 }
+
+// noIncarnation returns a copy of s without the FileStore incarnation ids
+// (State.Incarnation, Decision.Incarnation), which change at every open.
+func noIncarnation(s *State) *State {
+	if s == nil {
+		return nil
+	}
+	c := s.Clone()
+	c.Incarnation = ""
+	if c.Decided != nil {
+		c.Decided.Incarnation = ""
+	}
+	for i := range c.History {
+		c.History[i].Incarnation = ""
+	}
+	return c
+}

@@ -62,6 +62,10 @@ type Decision struct {
 	// recorded them (counts unknown). With several Txns they are the
 	// checkpoint's totals (the sum of the txns' counts, plus DeadLettered).
 	Counts *LoadCounts `json:"counts,omitempty"`
+	// Incarnation is the FileStore incarnation (FileStore.Incarnation)
+	// that wrote this decision; empty for decisions written by another
+	// Store or before incarnations were recorded.
+	Incarnation string `json:"incarnation,omitempty"`
 	// Txns are the Stream Load transactions the checkpoint decided, one per
 	// (table, sub-load) it touched, ordered by Table then Sub; an untouched
 	// table has none, an Empty checkpoint none at all (format version 2).
@@ -185,6 +189,10 @@ type State struct {
 	History []Decision `json:"history,omitempty"`
 	// Resolved lists operator resolutions, oldest first.
 	Resolved []Resolution `json:"resolved,omitempty"`
+	// Incarnation is the random id of the FileStore open that last wrote
+	// the state (FileStore.Incarnation); empty for other Stores and stores
+	// written before incarnations were recorded.
+	Incarnation string `json:"incarnation,omitempty"`
 }
 
 // NewState returns the state of a new store of owner: nothing decided or

@@ -34,6 +34,9 @@ func (s *State) Validate() error {
 	if s.NextID == 0 {
 		return &InvariantError{Reason: "next_id is 0; checkpoint ids start at 1"}
 	}
+	if !validIncarnation(s.Incarnation) {
+		return &InvariantError{Reason: fmt.Sprintf("incarnation %q: want at most %d lower-case hex digits", s.Incarnation, maxIncarnationLen)}
+	}
 	if s.Decided != nil {
 		if err := s.validateDecision("decided", s.Decided); err != nil {
 			return err
@@ -179,6 +182,9 @@ func (s *State) validateDecision(what string, d *Decision) error {
 	}
 	bad := func(format string, args ...any) error {
 		return &InvariantError{Checkpoint: d.ID, Reason: what + " " + fmt.Sprintf(format, args...)}
+	}
+	if !validIncarnation(d.Incarnation) {
+		return bad("incarnation %q: want at most %d lower-case hex digits", d.Incarnation, maxIncarnationLen)
 	}
 	if len(d.Txns) > 0 {
 		if err := s.validateTxns(what, d); err != nil {
