@@ -220,3 +220,28 @@ func TestBackends_CloseReleasesWaiters(t *testing.T) {
 	<-b
 	wantEq(t, "b never began", s.LabelState(testDB, "b"), doris.TxnUnknown)
 }
+
+// Each BE counts the Stream Loads it served and the body bytes it read
+// (emulator introspection, no Doris counterpart): a test can tell which BE
+// took a load.
+func TestBackends_LoadsServedAndWireBytes(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, WithBackends(3))
+	urls := s.BEURLs()
+	body := "1\ta\n2\tb\n"
+	for i, l := range []string{"served-a", "served-b"} {
+		_, raw := do(t, "PUT", urls[i+1]+"/api/demo/orders/_stream_load", hdr{"label": l}, body)
+		wantEq(t, "load "+l, decode(t, raw)["Status"], any("Success"))
+	}
+	_, raw := do(t, "PUT", urls[2]+"/api/demo/orders/_stream_load", hdr{"label": "served-c"}, body)
+	wantEq(t, "load served-c", decode(t, raw)["Status"], any("Success"))
+	bes := s.Backends()
+	for i, want := range []int64{0, 1, 2} {
+		wantEq(t, "BE "+itoa(int64(i))+" loads served", bes[i].LoadsServed, want)
+		wantEq(t, "BE "+itoa(int64(i))+" wire bytes", bes[i].WireBytes, want*int64(len(body)))
+	}
+	wantEq(t, "server wire bytes", s.WireBytes(), 3*int64(len(body)))
+	// A 2PC call is not a Stream Load.
+	do(t, "PUT", urls[0]+"/api/demo/_stream_load_2pc", hdr{"txn_id": "1", "txn_operation": "abort"}, "")
+	wantEq(t, "BE 0 after a 2PC call", s.Backends()[0].LoadsServed, int64(0))
+}
