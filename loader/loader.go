@@ -469,7 +469,9 @@ func (l *Loader) begin(ctx context.Context, a *attempt, tt *tableTarget, sub int
 	if err := l.fire(ctx, FailAfterAnnounce); err != nil {
 		return nil, l.fail(ctx, a, "begin", err, true)
 	}
-	tl.s = startLoad(l.ctx, l.client, loadRequest(tt.t, tl.label, l.cfg.Guarantee == ExactlyOnce), l.cfg.BufferSize, tt.delim)
+	req := loadRequest(tt.t, tl.label, l.cfg.Guarantee == ExactlyOnce)
+	req.BESlot = beSlot(sub, a.id)
+	tl.s = startLoad(l.ctx, l.client, req, l.cfg.BufferSize, tt.delim)
 	tl.loads++
 	a.loads = append(a.loads, tl)
 	if a.byTarget == nil {

@@ -91,3 +91,13 @@ func (l *Loader) SubLoads(table string) int {
 	}
 	return l.cfg.SubLoads
 }
+
+// beSlot is the doris.LoadRequest.BESlot of sub-load sub in checkpoint id:
+// 1 + (sub + id) mod 2^30, so with doris.be_spread backends (or doris.be)
+// the K sub-loads of a table go to BEs (sub + id) mod n, K distinct BEs
+// when n ≥ K, and each checkpoint moves them on by one (the tables of a
+// checkpoint do not all start on the same BE across checkpoints). The
+// choice of BE is not recorded anywhere: recovery needs only the label.
+func beSlot(sub int, id uint64) int {
+	return 1 + int((uint64(sub)+id)%(1<<30))
+}
