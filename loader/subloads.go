@@ -72,7 +72,7 @@ func (l *Loader) WriteKey(ctx context.Context, key uint64, row []byte) error {
 
 // subOf returns the sub-load of key for tt in the current attempt.
 func (l *Loader) subOf(tt *tableTarget, key uint64) int {
-	k := tt.subs
+	k := tt.k()
 	if h := l.cur.heal; h != nil && h.d.HasTable(tt.name) {
 		k = h.d.SubLoads(tt.name)
 	}
@@ -87,7 +87,7 @@ func (l *Loader) subOf(tt *tableTarget, key uint64) int {
 // default). Safe for concurrent use.
 func (l *Loader) SubLoads(table string) int {
 	if tt := l.tables.get(l.qualify(table)); tt != nil {
-		return tt.subs
+		return tt.k()
 	}
 	return l.cfg.SubLoads
 }
