@@ -80,11 +80,13 @@ type Plan struct {
 // ParallelKs are the K of the parallel family: 1, 2, 4, 8 and auto.
 var ParallelKs = []string{"1", "2", "4", "8", "auto"}
 
-// DefaultParallelPlan is --parallel: 64 MiB of 1 KiB JSON over 8
+// DefaultParallelPlan is --parallel: 256 MiB of 1 KiB JSON over 8
 // partitions (quick: 16 MiB) into 4 BEs of 16 MiB/s per load, K = 1, 2,
 // 4, 8 and auto, and visibility latency with K = 4 at a 1 s interval.
+// 256 MiB gives auto, which starts at K = 1 and doubles once per 1 s
+// checkpoint, most of the run at the K it settles on.
 func DefaultParallelPlan(quick bool) Plan {
-	mb, dur := int64(64), 12*time.Second
+	mb, dur := int64(256), 12*time.Second
 	if quick {
 		mb, dur = 16, 5*time.Second
 	}
