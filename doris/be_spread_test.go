@@ -11,9 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,5 +183,59 @@ func TestParseBESpread(t *testing.T) {
 	_, err = c.StreamLoad(context.Background(), doris.LoadRequest{DB: "d", Table: "t", BESlot: -1}, nil)
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Errorf("BESlot -1: %v, want a validation error", err)
+	}
+}
+
+// The redirect trust rules hold for BEs taken from /api/backends: an https
+// FE's http BEs get the credentials only with RedirectAllowHTTP (a
+// *RedirectError naming doris.redirect_allow_http otherwise, the BE never
+// contacted), and a load sent straight to a listed BE never asks the FE
+// for a redirect.
+func TestBESpreadBackendsKeepsTrustRules(t *testing.T) {
+	t.Parallel()
+	for _, allow := range []bool{false, true} {
+		var beHits, feLoads atomic.Int32
+		be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			beHits.Add(1)
+			io.Copy(io.Discard, r.Body)
+			io.WriteString(w, `{"TxnId": 7, "Label": "l", "TwoPhaseCommit": "true", "Status": "Success", "Message": "OK", "NumberTotalRows": 1, "NumberLoadedRows": 1, "LoadBytes": 2}`)
+		}))
+		t.Cleanup(be.Close)
+		u, _ := url.Parse(be.URL)
+		host, port, _ := net.SplitHostPort(u.Host)
+		fe := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/api/backends" {
+				fmt.Fprintf(w, `{"msg":"success","code":0,"data":{"backends":[{"ip":%q,"http_port":%s,"is_alive":true}]},"count":0}`, host, port)
+				return
+			}
+			feLoads.Add(1)
+			http.Error(w, "not expected", http.StatusInternalServerError)
+		}))
+		t.Cleanup(fe.Close)
+		tc := fe.Client().Transport.(*http.Transport).TLSClientConfig
+		c, err := doris.NewClient(doris.Config{FE: []string{fe.URL}, User: "root", TLS: tc, RedirectAllowHTTP: allow,
+			BESpread: doris.BESpreadBackends, MaxRetries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		req := doris.LoadRequest{DB: "db", Table: "t", Label: "l", Format: "json", TwoPhaseCommit: true, BESlot: 1}
+		_, err = c.StreamLoad(context.Background(), req, strings.NewReader("{}"))
+		if !allow {
+			var re *doris.RedirectError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), "doris.redirect_allow_http") || doris.IsAmbiguous(err) {
+				t.Fatalf("without RedirectAllowHTTP: %v, want a *RedirectError naming doris.redirect_allow_http", err)
+			}
+			if n := beHits.Load(); n != 0 {
+				t.Fatalf("the http BE got %d requests after the refusal", n)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("with RedirectAllowHTTP: %v", err)
+		}
+		if beHits.Load() != 1 || feLoads.Load() != 0 {
+			t.Fatalf("BE requests %d, FE load requests %d; want 1 and 0 (straight to the listed BE)", beHits.Load(), feLoads.Load())
+		}
 	}
 }
