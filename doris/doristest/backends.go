@@ -147,6 +147,15 @@ func (s *Server) beHandler(b *backend) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut && isStreamLoadPath(r.URL.Path) {
 			b.loads.Add(1)
+			// The wrapped bodies go on a shallow copy: net/http decides
+			// whether to close the connection after an answer given before
+			// the body was read by asserting the original request's Body
+			// is its expectContinueReader. Replacing r.Body would make the
+			// server send 100 Continue and read the body after a refusal
+			// answered before it (Label Already Exists, the txn quota), so
+			// the client would see its body taken by a load never begun.
+			rc := *r
+			r = &rc
 			if r.Body != nil {
 				r.Body = &countingBody{rc: r.Body, n: &b.wireBytes}
 			}

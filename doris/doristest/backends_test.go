@@ -10,9 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -244,4 +246,44 @@ func TestBackends_LoadsServedAndWireBytes(t *testing.T) {
 	// A 2PC call is not a Stream Load.
 	do(t, "PUT", urls[0]+"/api/demo/_stream_load_2pc", hdr{"txn_id": "1", "txn_operation": "abort"}, "")
 	wantEq(t, "BE 0 after a 2PC call", s.Backends()[0].LoadsServed, int64(0))
+}
+
+// readFlag is a load body that records whether it was read.
+type readFlag struct {
+	r    io.Reader
+	read atomic.Bool
+}
+
+func (f *readFlag) Read(p []byte) (int, error) {
+	f.read.Store(true)
+	return f.r.Read(p)
+}
+
+// A load refused before it begins (Label Already Exists) is answered
+// without asking for the body: the client, which sent Expect:
+// 100-continue, never sends a byte of it. The per-BE counters must not
+// change that (net/http decides it on the request's original Body), with
+// or without the ingest model's throttle.
+func TestBackends_EarlyRefusalLeavesBodyUnread(t *testing.T) {
+	t.Parallel()
+	for _, opts := range [][]Opt{nil, {WithLoadThroughput(1 << 20)}} {
+		s := newServer(t, opts...)
+		c, err := doris.NewClient(doris.Config{FE: []string{s.FEURL()}, User: "root", MaxRetries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		req := doris.LoadRequest{DB: testDB, Table: "orders", Label: "early"}
+		if _, err := c.StreamLoad(context.Background(), req, strings.NewReader("1\ta\n")); err != nil {
+			t.Fatal(err)
+		}
+		body := &readFlag{r: strings.NewReader("2\tb\n")}
+		_, err = c.StreamLoad(context.Background(), req, body)
+		if !errors.Is(err, doris.ErrLabelAlreadyExists) {
+			t.Fatalf("second load: %v, want Label Already Exists", err)
+		}
+		if body.read.Load() {
+			t.Fatal("the body of a load refused before it began was read (the server sent 100 Continue)")
+		}
+	}
 }
