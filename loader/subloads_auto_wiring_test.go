@@ -2,6 +2,7 @@ package loader_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -87,5 +88,49 @@ func TestSubLoadsAutoConfig(t *testing.T) {
 	defer cfg.Store.Close()
 	if _, err := loader.New(e.client, cfg); err == nil {
 		t.Fatal("SubLoadsMax 2 below SubLoads 4 accepted")
+	}
+}
+
+// A crash at every failpoint while doris.sub_loads: auto is raising K
+// (forced by the knob: every checkpoint blocked, K 1 → 2 → 4 over five
+// tables; the once-per-checkpoint failpoints with skip 2 and 4 crash in
+// checkpoints 3 and 5, at K = 4), then a restart (auto again, K back at 1,
+// Recover and heals using each decision's own K), leaves every row
+// exactly once and every decision valid.
+func TestSubLoadsAutoCrashAtEveryFailpoint(t *testing.T) {
+	t.Parallel()
+	const n, every = 30, 6
+	auto := func(c *loader.Config) {
+		c.SubLoadsAuto, c.SubLoadsMax = true, 4
+		c.Knobs = &loader.TestingKnobs{MeasureSubLoads: func(uint64, string, int, loader.SubLoadsMeasure) loader.SubLoadsMeasure {
+			return loader.SubLoadsMeasure{Bytes: 1e6, Blocked: 900 * time.Millisecond, Wall: time.Second}
+		}}
+	}
+	for _, fp := range loader.AllFailpoints {
+		for _, skip := range []int{2, 4} {
+			t.Run(fmt.Sprintf("%s/skip%d", fp, skip), func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				e := newMultiEnv(t)
+				fps := loader.NewFailpoints()
+				h, err := fps.Arm(fp, loader.Crash().Skip(skip))
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.crashRunSub(ctx, fps, n, every, auto)
+				if h.Hits() != 1 {
+					t.Fatalf("failpoint %s acted %d times", fp, h.Hits())
+				}
+				e.runToEndSub(ctx, n, every, auto)
+				e.checkMultiExactlyOnce(n)
+				st, err := checkpoint.ReadFile(e.dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := st.Validate(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }
