@@ -106,7 +106,8 @@ func TestBESpreadBackendsSkipsRefusingBE(t *testing.T) {
 	t.Parallel()
 	// A manual clock: the FE keeps listing the dead BE alive (no
 	// heartbeat passes), so the client meets the refused connection.
-	s, _ := newEmulated(t, doristest.WithBackends(3), doristest.WithClock(doristest.NewManualClock(time.Unix(1e9, 0))))
+	clock := doristest.NewManualClock(time.Unix(1e9, 0))
+	s, _ := newEmulated(t, doristest.WithBackends(3), doristest.WithClock(clock))
 	c := spreadClient(t, s, doris.BESpreadBackends, nil)
 	order := sortedBEs(t, s)
 	s.BEDownAt(order[1])
@@ -115,6 +116,15 @@ func TestBESpreadBackendsSkipsRefusingBE(t *testing.T) {
 	want[order[2]] = 1
 	if got := served(s); !slices.Equal(got, want) {
 		t.Fatalf("loads served per BE %v, want %v (BE %d down)", got, want, order[1])
+	}
+	// The refusal made the list stale: once the FE's heartbeat sees the BE
+	// dead, the next load fetches the list again (two BEs, not three), so
+	// slot 3 is order[0] (with the old list it would be order[2]).
+	clock.Advance(5 * time.Second) // heartbeat_interval_second
+	spreadLoad(t, c, "skip-2", 3)
+	want[order[0]] = 1
+	if got := served(s); !slices.Equal(got, want) {
+		t.Fatalf("after the refresh: loads served per BE %v, want %v", got, want)
 	}
 }
 
