@@ -39,6 +39,8 @@ type Client struct {
 	red redactor
 	// backends caches the FE's GET /api/backends hosts (allowRedirect).
 	backends backendList
+	// loadBEs caches the load targets of BESpreadBackends (be_spread.go).
+	loadBEs loadBackends
 
 	// MySQL security state (mysql_security.go).
 	mysqlState        atomic.Int32

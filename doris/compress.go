@@ -48,6 +48,11 @@ func ParseCompression(s string) (Compression, error) {
 		return CompressGzip, nil
 	case "lz4":
 		return CompressLZ4, nil
+	case "zstd", "zst":
+		return CompressNone, fmt.Errorf("compress_type %q: Doris Stream Load has no zstd: BE be/src/util/load_util.cpp "+
+			"LoadUtil::parse_format knows gz, lzo, bz2, lz4, lz4_block, lzop, snappy_block and deflate only, and maps "+
+			"any other value to PLAIN (a CSV load fails with unknown data format, a JSON body would be parsed as if "+
+			"uncompressed); use %s", s, CompressionNames)
 	}
 	return CompressNone, fmt.Errorf("compress_type %q: want %s (the client compresses the body itself; Doris has no zstd)", s, CompressionNames)
 }

@@ -310,3 +310,14 @@ func TestStreamLoadRawCompressTypeHeaderPassesThrough(t *testing.T) {
 		t.Fatalf("decoded %d bytes", decoded.Load())
 	}
 }
+
+// zstd is refused with the reason (Doris has no zstd for Stream Load: BE
+// be/src/util/load_util.cpp LoadUtil::parse_format), naming what works.
+func TestParseCompressionRefusesZstd(t *testing.T) {
+	for _, v := range []string{"zstd", "ZSTD", "zst"} {
+		_, err := ParseCompression(v)
+		if err == nil || !strings.Contains(err.Error(), "load_util.cpp") || !strings.Contains(err.Error(), CompressionNames) {
+			t.Errorf("ParseCompression(%q) = %v, want a refusal citing load_util.cpp and naming %s", v, err, CompressionNames)
+		}
+	}
+}

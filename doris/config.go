@@ -31,6 +31,14 @@ type Config struct {
 	// set, Stream Load goes straight to a BE (round robin) instead of asking
 	// an FE for a redirect. 2PC and get_load_state still use FE.
 	BE []string
+	// BESpread is how Stream Loads without Config.BE choose their BE:
+	// BESpreadFE (the default, also "") asks an FE for a 307, and the FE
+	// picks among its load-available BEs round robin (fe
+	// LoadAction.selectLocalRedirectBackend); BESpreadBackends sends a
+	// load with LoadRequest.BESlot straight to one BE of the FE's GET
+	// /api/backends list (be_spread.go). With Config.BE set, a load with
+	// a BESlot goes to that slot of Config.BE whatever BESpread says.
+	BESpread BESpread
 	// MySQL is the FE MySQL protocol address "host:port" (9030 by default in
 	// Doris). Required only by TransactionByLabel, TransactionByID,
 	// ShowCreateTable and FrontendConfig.
@@ -150,6 +158,9 @@ func (c *Config) validate() (fe, be endpoints, err error) {
 	case MySQLTLSRequired, MySQLTLSPreferred, MySQLTLSOff:
 	default:
 		return nil, nil, fmt.Errorf("doris config: MySQLTLS %q: want required, preferred or off", c.MySQLTLS)
+	}
+	if err := c.BESpread.validate(); err != nil {
+		return nil, nil, err
 	}
 	if c.MySQL != "" && (strings.Contains(c.MySQL, "/") || !strings.Contains(c.MySQL, ":")) {
 		return nil, nil, fmt.Errorf("doris config: MySQL %q: want host:port", c.MySQL)

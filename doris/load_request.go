@@ -60,6 +60,16 @@ type LoadRequest struct {
 	// CompressionLevel is the gzip level (1..9); 0 is DefaultGzipLevel.
 	// Only gzip has levels.
 	CompressionLevel int
+	// BESlot spreads loads over BEs deterministically: 0 (the default)
+	// leaves the choice to the client (Config.BE round robin, or the FE's
+	// redirect); s > 0 sends the load to BE (s−1) mod n of Config.BE when
+	// set, else, with Config.BESpread BESpreadBackends, of the BEs the FE's
+	// GET /api/backends lists alive (sorted by host:port). The loader sets
+	// it to 1 + sub-load + checkpoint, so the K sub-loads of a table land
+	// on K different BEs (when there are K) and each checkpoint rotates
+	// them. A BE refusing the connection is skipped for that load. Ignored
+	// with BESpreadFE and no Config.BE.
+	BESlot int
 }
 
 // reservedHeaders may not be set through LoadRequest.Headers.
@@ -71,6 +81,9 @@ var reservedHeaders = map[string]bool{
 func (r *LoadRequest) validate() error {
 	if r.DB == "" || r.Table == "" {
 		return errors.New("load request: DB and Table are required")
+	}
+	if r.BESlot < 0 {
+		return fmt.Errorf("load request %s.%s label %s: BESlot %d is negative", r.DB, r.Table, r.Label, r.BESlot)
 	}
 	if err := ValidateDatabaseName(r.DB); err != nil {
 		return fmt.Errorf("load request: %w", err)

@@ -16,9 +16,11 @@ import (
 // a body that is never read, takes the FE's 307 Location, and then PUTs to
 // that BE with Authorization re-added and the same headers (§1.2, §10);
 // only the BE request reads body, which is streamed, never buffered whole.
-// With Config.BE, it PUTs straight to a BE (round robin). A connection
-// refused by an FE (or, with Config.BE, by a BE before any body byte was
-// read) moves on to the next endpoint.
+// With Config.BE, it PUTs straight to a BE (round robin, or the one
+// req.BESlot names). With Config.BESpread BESpreadBackends and a BESlot, it
+// PUTs straight to that BE of the FE's /api/backends list (be_spread.go). A
+// connection refused by an FE (or by a BE before any body byte was read)
+// moves on to the next endpoint.
 //
 // Outcomes:
 //   - Status Success or Publish Timeout (§2.2): the *LoadResult and nil. With
@@ -60,6 +62,13 @@ func (c *Client) StreamLoad(ctx context.Context, req LoadRequest, body io.Reader
 	lb := newLoadBody(&req, body)
 	defer lb.detach()
 
+	targets, err := c.spreadTargets(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	if len(targets) > 0 {
+		return c.spreadLoad(ctx, &req, hdr, path, targets, body != nil, lb)
+	}
 	if len(c.be) > 0 {
 		start := int(c.nextBE.Add(1) - 1)
 		var err error

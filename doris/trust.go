@@ -129,9 +129,30 @@ func (c *Client) listedBackend(ctx context.Context, host string) bool {
 	return hosts[host]
 }
 
-// fetchBackends asks an FE for GET /api/backends: {"code":0,"data":
-// {"backends":[{"ip","http_port","is_alive"}]}} (FE BackendsAction.java).
+// fetchBackends asks an FE for GET /api/backends and returns the hosts it
+// lists (fetchBackendRows).
 func (c *Client) fetchBackends(ctx context.Context) (map[string]bool, error) {
+	rows, err := c.fetchBackendRows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(rows))
+	for _, be := range rows {
+		out[strings.ToLower(strings.Trim(be.IP, "[]"))] = true
+	}
+	return out, nil
+}
+
+// backendRow is one BE of GET /api/backends.
+type backendRow struct {
+	IP       string `json:"ip"`
+	HTTPPort int    `json:"http_port"`
+	IsAlive  bool   `json:"is_alive"`
+}
+
+// fetchBackendRows asks an FE for GET /api/backends: {"code":0,"data":
+// {"backends":[{"ip","http_port","is_alive"}]}} (FE BackendsAction.java).
+func (c *Client) fetchBackendRows(ctx context.Context) ([]backendRow, error) {
 	ctx = context.WithValue(ctx, noBackendsKey{}, true)
 	ans, err := c.doSmall(ctx, "list backends", http.MethodGet, []string{"api", "backends"}, nil, nil, false)
 	if err != nil {
@@ -143,9 +164,7 @@ func (c *Client) fetchBackends(ctx context.Context) (map[string]bool, error) {
 	var a struct {
 		Code int `json:"code"`
 		Data struct {
-			Backends []struct {
-				IP string `json:"ip"`
-			} `json:"backends"`
+			Backends []backendRow `json:"backends"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(ans.body, &a); err != nil {
@@ -154,11 +173,7 @@ func (c *Client) fetchBackends(ctx context.Context) (map[string]bool, error) {
 	if a.Code != 0 {
 		return nil, fmt.Errorf("list backends: code %d: %s", a.Code, snippet(ans.body))
 	}
-	out := make(map[string]bool, len(a.Data.Backends))
-	for _, be := range a.Data.Backends {
-		out[strings.ToLower(strings.Trim(be.IP, "[]"))] = true
-	}
-	return out, nil
+	return a.Data.Backends, nil
 }
 
 func isLoopback(host string) bool {

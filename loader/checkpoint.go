@@ -61,6 +61,7 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 		return fmt.Errorf("checkpoint: dead-lettered count %d is negative", info.DeadLettered)
 	}
 	a := l.cur
+	measured := l.measureLoads(a)
 	if err := l.precommitAll(ctx, a); err != nil {
 		return l.fail(ctx, a, "precommit", err, true)
 	}
@@ -158,7 +159,10 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 		l.knobs.AfterAnnounce(next.ID, next.Label)
 	}
 	l.pos = end
-	l.cur = &attempt{id: next.ID, label: next.Label, announced: true}
+	if a.heal == nil {
+		l.adjustSubLoads(a, measured)
+	}
+	l.cur = &attempt{id: next.ID, label: next.Label, announced: true, started: l.clock.Now()}
 	if !d.Committed && l.cfg.Guarantee == ExactlyOnce {
 		l.startCommit(d)
 	}

@@ -179,6 +179,20 @@ type Config struct {
 	// open sub-load; labels per checkpoint are the touched (table, sub-load)
 	// pairs (docs/performance.md, label budget).
 	SubLoads int
+	// SubLoadsAuto chooses each table's K from measured throughput
+	// (doris.sub_loads: auto) for every table whose Target.SubLoads is 0:
+	// K starts at SubLoads (1 by default) and, between checkpoints,
+	// doubles while the writer waited on the table's Stream Loads for a
+	// quarter of the checkpoint or more (the loads are the bottleneck),
+	// up to SubLoadsMax, and halves when half the loads would carry the
+	// checkpoint's rate at most 40 % busy (subloads_auto.go). The decision
+	// records each checkpoint's K, so Recover and heals use the K the
+	// checkpoint had. A changed K is logged (Info) with the measured rate.
+	SubLoadsAuto bool
+	// SubLoadsMax caps K under SubLoadsAuto (doris.sub_loads_max): SubLoads
+	// to 256, default DefaultSubLoadsMax. It bounds the labels and running
+	// txns per table per checkpoint as a fixed K would.
+	SubLoadsMax int
 	// Failpoints arms cut points (tests, DORIS_SINK_FAILPOINTS). nil: none.
 	Failpoints *Failpoints
 	// Knobs are testing hooks. nil: none.
@@ -207,6 +221,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.SubLoads == 0 {
 		c.SubLoads = 1
+	}
+	if c.SubLoadsMax == 0 {
+		c.SubLoadsMax = max(DefaultSubLoadsMax, c.SubLoads)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -261,6 +278,11 @@ func (c *Config) validate() error {
 	}
 	if err := validSubLoads(c.SubLoads); err != nil {
 		errs = append(errs, fmt.Errorf("doris.sub_loads: %w", err))
+	}
+	if err := validSubLoads(c.SubLoadsMax); err != nil {
+		errs = append(errs, fmt.Errorf("doris.sub_loads_max: %w", err))
+	} else if c.SubLoadsMax < c.SubLoads {
+		errs = append(errs, fmt.Errorf("doris.sub_loads_max %d is below doris.sub_loads %d (the starting K of doris.sub_loads: auto)", c.SubLoadsMax, c.SubLoads))
 	}
 	if err := c.Retry.validate("retry"); err != nil {
 		errs = append(errs, err)

@@ -53,6 +53,10 @@
 // heals and ledger entries are per txn: a heal replays the checkpoint's
 // range into its aborted sub-loads only, routing with the decision's K.
 // K = 1 (the default) writes the store, labels and ledger of before.
+// Config.SubLoadsAuto chooses K per table between checkpoints from what
+// the loads measured (subloads_auto.go); each sub-load's Stream Load
+// carries doris.LoadRequest.BESlot 1 + (sub + checkpoint), which
+// doris.Config.BESpread backends turns into K distinct BEs.
 //
 // # Identity checks
 //

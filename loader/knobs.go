@@ -1,6 +1,10 @@
 package loader
 
-import "github.com/doris-sink/doris-sink/doris"
+import (
+	"time"
+
+	"github.com/doris-sink/doris-sink/doris"
+)
 
 // TestingKnobs are hooks for tests (cockroach style): each field is nil by
 // default (no effect) and documents when it runs. Knobs observe; they run
@@ -24,4 +28,18 @@ type TestingKnobs struct {
 	// BeforeCommitAttempt runs before each commit request of checkpoint id
 	// (attempt counts from 1).
 	BeforeCommitAttempt func(id uint64, attempt int)
+	// MeasureSubLoads, when set, replaces what checkpoint id's loads of
+	// table (K sub-loads) measured before the K controller of
+	// Config.SubLoadsAuto sees it: tests drive doris.sub_loads: auto
+	// without timing. The one knob that alters, not observes.
+	MeasureSubLoads func(id uint64, table string, k int, m SubLoadsMeasure) SubLoadsMeasure
+}
+
+// SubLoadsMeasure is what one checkpoint's loads of one table measured
+// (Config.SubLoadsAuto): the body bytes handed to Doris, how long the
+// writer was blocked handing them over, and the checkpoint's wall time.
+type SubLoadsMeasure struct {
+	Bytes   int64
+	Blocked time.Duration
+	Wall    time.Duration
 }

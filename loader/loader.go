@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
@@ -102,6 +103,10 @@ type attempt struct {
 	// skipped counts, by (table, sub-load), rows of a heal not loaded: that
 	// txn of the healed decision is committed.
 	skipped map[txnKey]int64
+	// started is when the attempt began (the previous decision, else its
+	// first load of a table with Config.SubLoadsAuto): the wall time of
+	// autoK's measure.
+	started time.Time
 }
 
 // healPlan is what a heal replays: the decision being healed and, by
@@ -424,7 +429,7 @@ func (l *Loader) announced(lbl string) bool {
 // id first when it has none yet: one store write either way) and starts
 // that Stream Load.
 func (l *Loader) begin(ctx context.Context, a *attempt, tt *tableTarget, sub int) (*tableLoad, error) {
-	tl := &tableLoad{tt: tt, sub: sub, subs: tt.subs}
+	tl := &tableLoad{tt: tt, sub: sub, subs: tt.k()}
 	if a.heal != nil {
 		t := a.heal.d.SubTxn(tt.name, sub)
 		tl.label, tl.subs = t.Label, max(t.Subs, 1) // decided: healing reuses it
@@ -473,7 +478,15 @@ func (l *Loader) begin(ctx context.Context, a *attempt, tt *tableTarget, sub int
 	if err := l.fire(ctx, FailAfterAnnounce); err != nil {
 		return nil, l.fail(ctx, a, "begin", err, true)
 	}
-	tl.s = startLoad(l.ctx, l.client, loadRequest(tt.t, tl.label, l.cfg.Guarantee == ExactlyOnce), l.cfg.BufferSize, tt.delim)
+	req := loadRequest(tt.t, tl.label, l.cfg.Guarantee == ExactlyOnce)
+	req.BESlot = beSlot(sub, a.id)
+	tl.s = startLoad(l.ctx, l.client, req, l.cfg.BufferSize, tt.delim)
+	if tt.auto != nil {
+		tl.s.now = l.clock.Now
+		if a.started.IsZero() {
+			a.started = l.clock.Now()
+		}
+	}
 	tl.loads++
 	a.loads = append(a.loads, tl)
 	if a.byTarget == nil {

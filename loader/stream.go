@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/doris-sink/doris-sink/doris"
 )
@@ -36,6 +37,10 @@ type loadStream struct {
 	done   chan struct{}
 	res    *doris.LoadResult
 	err    error
+	// now, when set, times the buffer hand-overs of write: blocked sums
+	// how long they waited for Doris (Config.SubLoadsAuto's measure).
+	now     func() time.Time
+	blocked time.Duration
 }
 
 // startLoad begins the Stream Load req in a goroutine bounded by ctx.
@@ -83,7 +88,13 @@ func (s *loadStream) write(ctx context.Context, row []byte) error {
 	}
 	s.rows++
 	if len(s.buf) >= s.size {
-		return s.flush(ctx)
+		if s.now == nil {
+			return s.flush(ctx)
+		}
+		t0 := s.now()
+		err := s.flush(ctx)
+		s.blocked += s.now().Sub(t0)
+		return err
 	}
 	return nil
 }
@@ -157,7 +168,7 @@ func (s *loadStream) restart(ctx context.Context, client Doris) *loadStream {
 	s.abandon()
 	n := startLoad(ctx, client, s.req, s.size, s.delim)
 	n.buf = append(n.buf, s.buf...)
-	n.rows = s.rows
+	n.rows, n.now, n.blocked = s.rows, s.now, s.blocked
 	return n
 }
 

@@ -72,7 +72,7 @@ func (l *Loader) WriteKey(ctx context.Context, key uint64, row []byte) error {
 
 // subOf returns the sub-load of key for tt in the current attempt.
 func (l *Loader) subOf(tt *tableTarget, key uint64) int {
-	k := tt.subs
+	k := tt.k()
 	if h := l.cur.heal; h != nil && h.d.HasTable(tt.name) {
 		k = h.d.SubLoads(tt.name)
 	}
@@ -87,7 +87,17 @@ func (l *Loader) subOf(tt *tableTarget, key uint64) int {
 // default). Safe for concurrent use.
 func (l *Loader) SubLoads(table string) int {
 	if tt := l.tables.get(l.qualify(table)); tt != nil {
-		return tt.subs
+		return tt.k()
 	}
 	return l.cfg.SubLoads
+}
+
+// beSlot is the doris.LoadRequest.BESlot of sub-load sub in checkpoint id:
+// 1 + (sub + id) mod 2^30, so with doris.be_spread backends (or doris.be)
+// the K sub-loads of a table go to BEs (sub + id) mod n, K distinct BEs
+// when n ≥ K, and each checkpoint moves them on by one (the tables of a
+// checkpoint do not all start on the same BE across checkpoints). The
+// choice of BE is not recorded anywhere: recovery needs only the label.
+func beSlot(sub int, id uint64) int {
+	return 1 + int((uint64(sub)+id)%(1<<30))
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/doris-sink/doris-sink/label"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
@@ -16,8 +17,16 @@ type tableTarget struct {
 	name  string // "db.table", checkpoint.Txn.Table
 	t     Target
 	delim []byte
-	subs  int // sub-load count K, ≥ 1
+	// subs is the sub-load count K, ≥ 1: fixed, or chosen between
+	// checkpoints by auto (Config.SubLoadsAuto). Read with k().
+	subs atomic.Int32
+	// auto chooses K from measured throughput; nil when K is fixed. Used
+	// by Checkpoint only.
+	auto *autoK
 }
+
+// k returns tt's sub-load count K for the next load begun.
+func (tt *tableTarget) k() int { return int(tt.subs.Load()) }
 
 // TableName returns the "db.table" name of t, the form of
 // checkpoint.Txn.Table and of WriteTo's table argument.
@@ -36,6 +45,7 @@ func newTableTarget(cfg *Config, t Target) (*tableTarget, error) {
 	if t.Properties == nil {
 		t.Properties = cfg.Properties
 	}
+	auto := cfg.SubLoadsAuto && t.SubLoads == 0
 	if t.SubLoads == 0 {
 		t.SubLoads = max(cfg.SubLoads, 1)
 	}
@@ -67,7 +77,12 @@ func newTableTarget(cfg *Config, t Target) (*tableTarget, error) {
 	if _, err := bodyCompression(t); err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	return &tableTarget{name: name, t: t, delim: delim, subs: t.SubLoads}, nil
+	tt := &tableTarget{name: name, t: t, delim: delim}
+	tt.subs.Store(int32(t.SubLoads))
+	if auto {
+		tt.auto = &autoK{k: t.SubLoads, min: t.SubLoads, max: max(cfg.SubLoadsMax, t.SubLoads)}
+	}
+	return tt, nil
 }
 
 // tableSet holds the Loader's targets by "db.table" name. Safe for

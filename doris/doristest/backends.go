@@ -25,9 +25,11 @@ package doristest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,6 +50,11 @@ type backend struct {
 	id    int64 // BackendId
 	ep    *endpoint
 	slots *loadSlots // nil: no concurrent-load limit
+
+	// Introspection counters (no Doris counterpart): Stream Load PUTs
+	// this BE served and the body bytes it read for them, as sent on the
+	// wire (compressed bodies counted compressed).
+	loads, wireBytes atomic.Int64
 
 	// Guarded by Server.beMu.
 	up        bool      // the listener's real state
@@ -76,6 +83,12 @@ type BackendInfo struct {
 	// for one of the BE's load slots (WithBEConcurrentLoads; both 0 without
 	// a limit).
 	LoadsRunning, LoadsWaiting int
+	// LoadsServed counts the Stream Load PUTs this BE has served since the
+	// server started (each request with the load's headers, whatever its
+	// outcome), and WireBytes the body bytes it read for them, as they
+	// came over the connection (a compressed body counts its compressed
+	// bytes). Emulator introspection: Doris has no such counter.
+	LoadsServed, WireBytes int64
 }
 
 // startBackends creates and starts every BE listener.
@@ -133,6 +146,19 @@ func (s *Server) beHandler(b *backend) http.Handler {
 	mux := s.beMux()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut && isStreamLoadPath(r.URL.Path) {
+			b.loads.Add(1)
+			// The wrapped bodies go on a shallow copy: net/http decides
+			// whether to close the connection after an answer given before
+			// the body was read by asserting the original request's Body
+			// is its expectContinueReader. Replacing r.Body would make the
+			// server send 100 Continue and read the body after a refusal
+			// answered before it (Label Already Exists, the txn quota), so
+			// the client would see its body taken by a load never begun.
+			rc := *r
+			r = &rc
+			if r.Body != nil {
+				r.Body = &countingBody{rc: r.Body, n: &b.wireBytes}
+			}
 			release, err := s.admitLoad(r, b)
 			if err != nil {
 				// The client went away or Close began while waiting.
@@ -191,7 +217,7 @@ func (s *Server) Backends() []BackendInfo {
 		u := b.ep.url()
 		_, port, _ := splitPort(b.ep.hostPort())
 		out[i] = BackendInfo{Index: i, ID: b.id, URL: u, Host: s.cfg.beHost, HTTPPort: port,
-			Up: b.up, Alive: b.feAliveLocked(now, hb)}
+			Up: b.up, Alive: b.feAliveLocked(now, hb), LoadsServed: b.loads.Load(), WireBytes: b.wireBytes.Load()}
 		if b.slots != nil {
 			out[i].LoadsRunning, out[i].LoadsWaiting = b.slots.counts()
 		}
@@ -276,4 +302,29 @@ func (s *Server) waitBackends(ctx context.Context, i int, cond func(running, wai
 		return fmt.Errorf("doristest: BE %d has no concurrent-load limit", i)
 	}
 	return sl.wait(ctx, cond)
+}
+
+// countingBody adds the bytes read from a load body to n.
+type countingBody struct {
+	rc io.ReadCloser
+	n  *atomic.Int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	k, err := c.rc.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+func (c *countingBody) Close() error { return c.rc.Close() }
+
+// WireBytes sums BackendInfo.WireBytes over every BE: the Stream Load body
+// bytes the emulator has received since it started, as sent (compressed
+// bodies count compressed).
+func (s *Server) WireBytes() int64 {
+	var n int64
+	for _, b := range s.bes {
+		n += b.wireBytes.Load()
+	}
+	return n
 }

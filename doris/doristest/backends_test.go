@@ -10,9 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -219,4 +221,69 @@ func TestBackends_CloseReleasesWaiters(t *testing.T) {
 	<-a
 	<-b
 	wantEq(t, "b never began", s.LabelState(testDB, "b"), doris.TxnUnknown)
+}
+
+// Each BE counts the Stream Loads it served and the body bytes it read
+// (emulator introspection, no Doris counterpart): a test can tell which BE
+// took a load.
+func TestBackends_LoadsServedAndWireBytes(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, WithBackends(3))
+	urls := s.BEURLs()
+	body := "1\ta\n2\tb\n"
+	for i, l := range []string{"served-a", "served-b"} {
+		_, raw := do(t, "PUT", urls[i+1]+"/api/demo/orders/_stream_load", hdr{"label": l}, body)
+		wantEq(t, "load "+l, decode(t, raw)["Status"], any("Success"))
+	}
+	_, raw := do(t, "PUT", urls[2]+"/api/demo/orders/_stream_load", hdr{"label": "served-c"}, body)
+	wantEq(t, "load served-c", decode(t, raw)["Status"], any("Success"))
+	bes := s.Backends()
+	for i, want := range []int64{0, 1, 2} {
+		wantEq(t, "BE "+itoa(int64(i))+" loads served", bes[i].LoadsServed, want)
+		wantEq(t, "BE "+itoa(int64(i))+" wire bytes", bes[i].WireBytes, want*int64(len(body)))
+	}
+	wantEq(t, "server wire bytes", s.WireBytes(), 3*int64(len(body)))
+	// A 2PC call is not a Stream Load.
+	do(t, "PUT", urls[0]+"/api/demo/_stream_load_2pc", hdr{"txn_id": "1", "txn_operation": "abort"}, "")
+	wantEq(t, "BE 0 after a 2PC call", s.Backends()[0].LoadsServed, int64(0))
+}
+
+// readFlag is a load body that records whether it was read.
+type readFlag struct {
+	r    io.Reader
+	read atomic.Bool
+}
+
+func (f *readFlag) Read(p []byte) (int, error) {
+	f.read.Store(true)
+	return f.r.Read(p)
+}
+
+// A load refused before it begins (Label Already Exists) is answered
+// without asking for the body: the client, which sent Expect:
+// 100-continue, never sends a byte of it. The per-BE counters must not
+// change that (net/http decides it on the request's original Body), with
+// or without the ingest model's throttle.
+func TestBackends_EarlyRefusalLeavesBodyUnread(t *testing.T) {
+	t.Parallel()
+	for _, opts := range [][]Opt{nil, {WithLoadThroughput(1 << 20)}} {
+		s := newServer(t, opts...)
+		c, err := doris.NewClient(doris.Config{FE: []string{s.FEURL()}, User: "root", MaxRetries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		req := doris.LoadRequest{DB: testDB, Table: "orders", Label: "early"}
+		if _, err := c.StreamLoad(context.Background(), req, strings.NewReader("1\ta\n")); err != nil {
+			t.Fatal(err)
+		}
+		body := &readFlag{r: strings.NewReader("2\tb\n")}
+		_, err = c.StreamLoad(context.Background(), req, body)
+		if !errors.Is(err, doris.ErrLabelAlreadyExists) {
+			t.Fatalf("second load: %v, want Label Already Exists", err)
+		}
+		if body.read.Load() {
+			t.Fatal("the body of a load refused before it began was read (the server sent 100 Continue)")
+		}
+	}
 }

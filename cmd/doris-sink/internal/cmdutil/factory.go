@@ -62,6 +62,7 @@ func NewDorisClient(cfg *config.Config, log *slog.Logger) (*doris.Client, error)
 		MySQLAllowInsecureAuth: cfg.Doris.MySQLAllowInsecureAuth,
 		RedirectAllowHosts:     cfg.Doris.RedirectAllowHosts,
 		RedirectAllowHTTP:      cfg.Doris.RedirectAllowHTTP,
+		BESpread:               doris.BESpread(cfg.Doris.BESpread),
 	}
 	if cfg.Doris.TLS.CAFile != "" {
 		t, err := TLSConfig("doris.tls.ca_file", cfg.Doris.TLS.CAFile)

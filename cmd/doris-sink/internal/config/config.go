@@ -161,6 +161,13 @@ type Doris struct {
 	// (doris.sub_loads, loader.Config.SubLoads): a record goes to sub-load
 	// partition mod K.
 	SubLoads int `json:"sub_loads"`
+	// SubLoadsAuto is doris.sub_loads: auto (loader.Config.SubLoadsAuto):
+	// K from measured throughput, starting at SubLoads (1).
+	SubLoadsAuto bool `json:"sub_loads_auto,omitempty"`
+	// SubLoadsMax caps K under SubLoadsAuto (doris.sub_loads_max).
+	SubLoadsMax int `json:"sub_loads_max"`
+	// BESpread is fe or backends (doris.be_spread, doris.Config.BESpread).
+	BESpread string `json:"be_spread"`
 	// CreateTable creates a missing table from the records' Debezium
 	// schema (doris.create_table*).
 	CreateTable CreateTable `json:"create_table"`

@@ -93,6 +93,14 @@ func (d *decoder) boolean(key string) bool {
 	return false
 }
 
+// subLoads reads doris.sub_loads: an integer, or auto (K starts at 1).
+func (d *decoder) subLoads() int {
+	if strings.EqualFold(d.str("doris.sub_loads"), "auto") {
+		return 1
+	}
+	return int(d.integer("doris.sub_loads"))
+}
+
 func (d *decoder) integer(key string) int64 {
 	switch t := d.flat[key].(type) {
 	case int:
@@ -256,7 +264,10 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			MySQLAllowInsecureAuth: d.boolean("doris.mysql_allow_insecure_auth"),
 			RedirectAllowHosts:     d.list("doris.redirect_allow_hosts"),
 			RedirectAllowHTTP:      d.boolean("doris.redirect_allow_http"),
-			SubLoads:               int(d.integer("doris.sub_loads")),
+			SubLoads:               d.subLoads(),
+			SubLoadsAuto:           strings.EqualFold(d.str("doris.sub_loads"), "auto"),
+			SubLoadsMax:            int(d.integer("doris.sub_loads_max")),
+			BESpread:               strings.ToLower(d.str("doris.be_spread")),
 			CreateTable:            decodeCreateTable(d),
 		},
 		Delivery: Delivery{

@@ -69,7 +69,9 @@ var keys = []Key{
 	{Name: "doris.create_table", kind: kindBool, Default: false, Doc: "create a missing table from the first record's Debezium schema (records.format debezium): Unique Key on the record key's fields, merge-on-write"},
 	{Name: "doris.create_table_buckets", kind: kindInt, Default: 0, Doc: "buckets of a created table; 0 for BUCKETS AUTO"},
 	{Name: "doris.create_table_replication", kind: kindInt, Default: 0, Doc: "replication_num of a created table; 0 for Doris's default"},
-	{Name: "doris.sub_loads", kind: kindInt, Default: 1, Doc: "parallel Stream Loads (2PC txns, each its own label) per table per checkpoint, 1 to 256; a record goes to sub-load partition mod doris.sub_loads, all decided by the checkpoint's one decision"},
+	{Name: "doris.sub_loads", kind: kindString, Default: 1, Doc: "parallel Stream Loads (2PC txns, each its own label) per table per checkpoint, 1 to 256, or auto (K from measured throughput: starts at 1, doubles up to doris.sub_loads_max while the loads are the bottleneck, halves when idle, between checkpoints); a record goes to sub-load partition mod K, all decided by the checkpoint's one decision"},
+	{Name: "doris.sub_loads_max", kind: kindInt, Default: 8, Doc: "the largest K doris.sub_loads: auto may choose, 1 to 256"},
+	{Name: "doris.be_spread", kind: kindString, Default: "fe", Doc: "how Stream Loads pick their BE without doris.be: fe (the FE's 307, round robin over its load-available BEs) or backends (sub-load s of checkpoint N straight to BE (s + N) mod n of the FE's /api/backends alive list: a table's sub-loads on distinct BEs)"},
 	{Name: "doris.redirect_allow_http", kind: kindBool, Default: false, Doc: "let an https request follow a redirect to plain http (Doris FEs redirect to http BEs); default refused"},
 
 	{Name: "delivery.guarantee", kind: kindString, Default: ExactlyOnce, Doc: "exactly-once or at-least-once"},

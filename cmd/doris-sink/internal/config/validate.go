@@ -212,8 +212,12 @@ func (c *Config) validate(need Need) error {
 		bad("doris.table", t, ne.Rule)
 	}
 	if k := c.Doris.SubLoads; k < 1 || k > label.MaxSubLoads {
-		bad("doris.sub_loads", strconv.Itoa(k), fmt.Sprintf("want 1 to %d parallel Stream Loads per table per checkpoint", label.MaxSubLoads))
+		bad("doris.sub_loads", strconv.Itoa(k), fmt.Sprintf("want 1 to %d parallel Stream Loads per table per checkpoint, or auto", label.MaxSubLoads))
 	}
+	if k := c.Doris.SubLoadsMax; k < 1 || k > label.MaxSubLoads {
+		bad("doris.sub_loads_max", strconv.Itoa(k), fmt.Sprintf("want 1 to %d: the largest K of doris.sub_loads: auto", label.MaxSubLoads))
+	}
+	oneOf("doris.be_spread", c.Doris.BESpread, string(doris.BESpreadFE), string(doris.BESpreadBackends))
 	if m := c.Doris.MySQLTLS; m != "" {
 		oneOf("doris.mysql_tls", m, string(doris.MySQLTLSRequired), string(doris.MySQLTLSPreferred), string(doris.MySQLTLSOff))
 	}

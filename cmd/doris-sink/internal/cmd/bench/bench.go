@@ -31,6 +31,9 @@ type Options struct {
 	// Compress adds, per value (gz, lz4), an exactly-once sink case with
 	// doris.properties.compress_type set to it ("exactly-once+gz").
 	Compress []string
+	// Parallel runs the parallel-load family only (DefaultParallelPlan):
+	// several BEs with a per-load ceiling, K = 1, 2, 4, 8 and auto.
+	Parallel bool
 
 	// Plan, when set, replaces the plan chosen by Quick and Memory (tests).
 	Plan *Plan
@@ -77,11 +80,17 @@ figures, across machines. See docs/performance.md.`,
   # the sink compressed beside uncompressed, in the same rounds
   $ doris-sink bench --case json-1KiB-p1 --compress gz,lz4 --repeat 3
 
+  # the parallel-load curve: K = 1, 2, 4, 8, auto into 4 BEs of 16 MiB/s per load
+  $ doris-sink bench --parallel --repeat 3
+
   # CPU profiles of every case's worker
   $ doris-sink bench --quick --profile-dir /tmp/prof`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if opts.Repeat < 1 {
 				return cmdutil.FlagErrorf("--repeat must be at least 1, got %d", opts.Repeat)
+			}
+			if opts.Parallel && (opts.Memory || len(opts.Cases) > 0 || len(opts.Compress) > 0) {
+				return cmdutil.FlagErrorf("--parallel cannot be combined with --memory, --case or --compress")
 			}
 			if len(opts.Cases) > 0 {
 				if opts.Memory {
@@ -108,6 +117,7 @@ figures, across machines. See docs/performance.md.`,
 	fl.StringVar(&opts.ProfileDir, "profile-dir", "", "write a CPU profile of each case's worker to this directory")
 	fl.StringSliceVar(&opts.Cases, "case", nil, "only these throughput combos of the full matrix, e.g. json-100B-p8 (repeatable; no latency or recovery)")
 	fl.IntVar(&opts.Repeat, "repeat", 1, "run each throughput case this many times and keep the median")
+	fl.BoolVar(&opts.Parallel, "parallel", false, "only the parallel-load family: 4 BEs of 16 MiB/s per load, the sink at doris.sub_loads 1, 2, 4, 8 and auto (doris.be_spread backends), p99 visibility with K = 4")
 	fl.StringSliceVar(&opts.Compress, "compress", nil, "also run exactly-once with doris.properties.compress_type set to each of these (gz, lz4): cases named exactly-once+gz")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	cmd.AddCommand(newCmdWorker())

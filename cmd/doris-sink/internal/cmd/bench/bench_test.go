@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,9 @@ func TestBenchFlags(t *testing.T) {
 		{args: []string{"-o", "yaml"}, wantErr: true},
 		{args: []string{"--compress", "zstd"}, wantErr: true},
 		{args: []string{"--compress", "gz,lz4"}, output: "table"},
+		{args: []string{"--parallel", "--repeat", "3"}, output: "table"},
+		{args: []string{"--parallel", "--memory"}, wantErr: true},
+		{args: []string{"--parallel", "--compress", "gz"}, wantErr: true},
 	} {
 		f, _, _ := cmdutil.NewTestFactory(false)
 		var got *Options
@@ -226,6 +230,85 @@ func TestBenchCompress(t *testing.T) {
 	}
 	if len(modes) != 3 || modes[2] != "exactly-once+lz4" {
 		t.Fatalf("modes %v, want baseline, exactly-once, exactly-once+lz4", modes)
+	}
+	// Bytes on the wire: the compressed case sent fewer body bytes than
+	// the uncompressed one, which sent about the record values.
+	wire := map[string]float64{}
+	dec = json.NewDecoder(bytes.NewReader(out.Bytes()))
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			break
+		}
+		if v, ok := m["wire_bytes"].(float64); ok {
+			wire[m["mode"].(string)] = v
+		}
+	}
+	if wire["exactly-once"] <= 0 || wire["exactly-once+lz4"] <= 0 || wire["exactly-once+lz4"] >= wire["exactly-once"] {
+		t.Fatalf("wire bytes %v: want both counted, lz4 below uncompressed", wire)
+	}
+}
+
+// TestBenchParallel runs a tiny parallel family (--parallel's shape): the
+// baseline and the sink at K = 1, 2 and auto into an emulator of 4 BEs
+// with a per-load ceiling, and a K = 2 latency case on it; every case
+// loads every record (checked by the parent against the counting
+// emulator) and reports its K, the ratio to K = 1 and the wire bytes.
+// No timing is asserted.
+func TestBenchParallel(t *testing.T) {
+	t.Parallel()
+	f, out, errOut := cmdutil.NewTestFactory(false)
+	cmd := NewCmdBench(f, func(ctx context.Context, o *Options) error {
+		o.Plan = &Plan{Interval: 200 * time.Millisecond, Repeat: 2, Parallel: &ParallelPlan{
+			Combo:    Combo{Format: "json", RecordBytes: 100, Partitions: 4, Records: 2000},
+			Backends: 4, BytesPerSec: 64 << 20, Ks: []string{"1", "2", "auto"},
+			Latency: []LatencyCase{{Mode: "exactly-once", Interval: 200 * time.Millisecond, Duration: 300 * time.Millisecond,
+				Rate: 1000, Partitions: 4, SubLoads: 2, Parallel: true}},
+		}}
+		o.Worker = testWorker
+		return Run(ctx, o)
+	})
+	cmd.SetArgs([]string{"-o", "json"})
+	cmd.SetOut(io.Discard)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("bench: %v\nstderr: %s", err, errOut)
+	}
+	var got []string
+	dec := json.NewDecoder(bytes.NewReader(out.Bytes()))
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("output: %v\n%s", err, out)
+		}
+		got = append(got, m["case"].(string))
+		if m["kind"] == KindLatency {
+			if m["sub_loads"] != "2" || m["latency_p99_ms"] == nil {
+				t.Errorf("latency case %v: want sub_loads 2 and a p99", m)
+			}
+			continue
+		}
+		if m["backends"] != 4.0 || m["rounds"] != 2.0 || m["records"] != 2000.0 {
+			t.Errorf("case %v: backends %v rounds %v records %v, want 4, 2, 2000", m["case"], m["backends"], m["rounds"], m["records"])
+		}
+		if m["mode"] == "baseline" {
+			continue
+		}
+		if w, _ := m["wire_bytes"].(float64); w <= 0 {
+			t.Errorf("case %v: wire_bytes %v", m["case"], m["wire_bytes"])
+		}
+		if m["sub_loads"] == "1" && m["ratio_to_k1"] != 1.0 {
+			t.Errorf("K = 1 case %v: ratio_to_k1 %v, want 1", m["case"], m["ratio_to_k1"])
+		}
+		if k, _ := m["sub_loads_end"].(float64); k < 1 {
+			t.Errorf("case %v: sub_loads_end %v", m["case"], m["sub_loads_end"])
+		}
+	}
+	want := []string{"parallel-json-100B-p4/baseline", "parallel-json-100B-p4/exactly-once-k1", "parallel-json-100B-p4/exactly-once-k2",
+		"parallel-json-100B-p4/exactly-once-kauto", "latency-200ms-exactly-once-k2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("cases %v, want %v", got, want)
 	}
 }
 

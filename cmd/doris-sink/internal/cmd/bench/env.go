@@ -39,6 +39,33 @@ type env struct {
 	brokers       []string
 	dir           string
 	seq           int
+	// par is the parallel family's emulator (several BEs, a per-load
+	// ceiling), started by parallelServer.
+	par *doristest.Server
+}
+
+// parallelServer starts (once) the emulator of the parallel family:
+// pp.Backends BEs, each Stream Load ingesting at most pp.BytesPerSec, a
+// counting json table.
+func (e *env) parallelServer(pp *ParallelPlan) (*doristest.Server, error) {
+	if e.par != nil {
+		return e.par, nil
+	}
+	s, err := doristest.NewServer(doristest.SeedDatabases(benchDB), doristest.WithoutAdmin(),
+		doristest.WithBackends(pp.Backends), doristest.WithLoadThroughput(pp.BytesPerSec))
+	if err != nil {
+		return nil, fmt.Errorf("start the parallel Doris emulator: %w", err)
+	}
+	if err := s.CreateTable(benchDB, tableDDL(pp.Combo.Format)); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("create table: %w", err)
+	}
+	if err := s.SetCounting(benchDB, "rows_"+pp.Combo.Format, true); err != nil {
+		s.Close()
+		return nil, err
+	}
+	e.par = s
+	return s, nil
 }
 
 func startEnv() (*env, error) {
@@ -85,6 +112,9 @@ func (e *env) close() {
 	if e.doris != nil {
 		e.doris.Close()
 	}
+	if e.par != nil {
+		e.par.Close()
+	}
 	if e.kafka != nil {
 		e.kafka.Close()
 	}
@@ -111,7 +141,13 @@ func (e *env) caseSpec(kind, format string) (spec, error) {
 
 // counted returns the rows the counting table of format has received.
 func (e *env) counted(format string) (int64, error) {
-	rows, _, err := e.doris.Counts(benchDB, "rows_"+format)
+	return countedOn(e.doris, format)
+}
+
+// countedOn returns the rows the counting table of format of srv has
+// received.
+func countedOn(srv *doristest.Server, format string) (int64, error) {
+	rows, _, err := srv.Counts(benchDB, "rows_"+format)
 	return rows, err
 }
 

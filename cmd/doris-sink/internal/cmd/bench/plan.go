@@ -33,6 +33,26 @@ type LatencyCase struct {
 	Interval time.Duration
 	Duration time.Duration
 	Rate     int
+	// Partitions of the fresh topic (0: 1); SubLoads is the sink's K (0:
+	// 1). Parallel runs it on the parallel family's emulator (several BEs,
+	// per-load ceiling) with doris.be_spread backends.
+	Partitions int
+	SubLoads   int
+	Parallel   bool
+}
+
+// ParallelPlan is the parallel-load family: the sink (exactly-once,
+// doris.be_spread backends) loads Combo into an emulator of Backends BEs
+// whose Stream Loads each ingest at most BytesPerSec (doristest
+// WithBackends, WithLoadThroughput), once per K of Ks ("auto":
+// doris.sub_loads: auto), beside the bare consumer on the same topic.
+type ParallelPlan struct {
+	Combo       Combo
+	Backends    int
+	BytesPerSec int64
+	Ks          []string
+	// Latency cases run on the same emulator (K > 1: p99 visibility).
+	Latency []LatencyCase
 }
 
 // Plan is what one bench run measures.
@@ -53,6 +73,30 @@ type Plan struct {
 	RecoveryRecords int64
 	// Memory are checkpoint sizes in bytes for the memory cases.
 	Memory []int64
+	// Parallel, when set, is the parallel-load family (--parallel).
+	Parallel *ParallelPlan
+}
+
+// ParallelKs are the K of the parallel family: 1 to 32 (16 and 32 find
+// where the sink's CPU, not the loads, becomes the bound) and auto.
+var ParallelKs = []string{"1", "2", "4", "8", "16", "32", "auto"}
+
+// DefaultParallelPlan is --parallel: 256 MiB of 1 KiB JSON over 32
+// partitions (so every K up to 32 touches K sub-loads; quick: 16 MiB)
+// into 4 BEs of 16 MiB/s per load, the K of ParallelKs, and visibility
+// latency with K = 4 at a 1 s interval. auto starts at K = 1 and doubles
+// at most once per 1 s checkpoint: its figure includes that ramp.
+func DefaultParallelPlan(quick bool) Plan {
+	mb, dur := int64(256), 12*time.Second
+	if quick {
+		mb, dur = 16, 5*time.Second
+	}
+	return Plan{Modes: []string{"exactly-once"}, Interval: time.Second, Repeat: 1, Parallel: &ParallelPlan{
+		Combo:    Combo{Format: "json", RecordBytes: 1024, Partitions: 32, Records: mb << 20 / 1024},
+		Backends: 4, BytesPerSec: 16 << 20, Ks: ParallelKs,
+		Latency: []LatencyCase{{Mode: "exactly-once", Interval: time.Second, Duration: dur, Rate: 5000,
+			Partitions: 8, SubLoads: 4, Parallel: true}},
+	}}
 }
 
 var bothModes = []string{"exactly-once", "at-least-once"}

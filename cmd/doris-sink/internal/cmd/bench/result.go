@@ -72,6 +72,57 @@ type Result struct {
 	// CheckpointMB is the data of the one checkpoint of a memory case.
 	CheckpointMB float64 `json:"checkpoint_mb,omitempty"`
 	GoSysMB      float64 `json:"go_sys_mb,omitempty"`
+
+	// Rounds is how many runs the median is of (--repeat); the Min and Max
+	// fields are the extremes over them (throughput cases).
+	Rounds             int     `json:"rounds,omitempty"`
+	MBPerSMin          float64 `json:"mb_per_s_min,omitempty"`
+	MBPerSMax          float64 `json:"mb_per_s_max,omitempty"`
+	CPUSecondsPerGBMin float64 `json:"cpu_s_per_gb_min,omitempty"`
+	CPUSecondsPerGBMax float64 `json:"cpu_s_per_gb_max,omitempty"`
+	// WireBytes are the Stream Load body bytes the emulator received in
+	// the case (compressed bodies counted compressed); WireRatio is
+	// WireBytes over the record value bytes (sink cases).
+	WireBytes int64   `json:"wire_bytes,omitempty"`
+	WireRatio float64 `json:"wire_ratio,omitempty"`
+
+	// Parallel family: SubLoads is the K (or "auto") of the case, Backends
+	// and LoadMBPerSCap the emulator's BEs and per-load ceiling (MB/s),
+	// RatioToK1 the MB/s over K = 1's, SubLoadsEnd the K the loader had at
+	// the end (auto: what it chose).
+	SubLoads      string  `json:"sub_loads,omitempty"`
+	Backends      int     `json:"backends,omitempty"`
+	LoadMBPerSCap float64 `json:"load_mb_per_s_cap,omitempty"`
+	RatioToK1     float64 `json:"ratio_to_k1,omitempty"`
+	SubLoadsEnd   int     `json:"sub_loads_end,omitempty"`
+}
+
+// setRange records the rounds of r's median and the min/max of MB/s and
+// CPU-s/GB over them.
+func (r *Result) setRange(rs []*Result) {
+	r.Rounds = len(rs)
+	for i, x := range rs {
+		if i == 0 || x.MBPerS < r.MBPerSMin {
+			r.MBPerSMin = x.MBPerS
+		}
+		if i == 0 || x.MBPerS > r.MBPerSMax {
+			r.MBPerSMax = x.MBPerS
+		}
+		if i == 0 || x.CPUSecondsPerGB < r.CPUSecondsPerGBMin {
+			r.CPUSecondsPerGBMin = x.CPUSecondsPerGB
+		}
+		if i == 0 || x.CPUSecondsPerGB > r.CPUSecondsPerGBMax {
+			r.CPUSecondsPerGBMax = x.CPUSecondsPerGB
+		}
+	}
+}
+
+// setWire records the wire bytes of a sink case.
+func (r *Result) setWire(wire, valueBytes int64) {
+	r.WireBytes = wire
+	if valueBytes > 0 {
+		r.WireRatio = float64(wire) / float64(valueBytes)
+	}
 }
 
 // fill sets the common figures from a child's measures.
@@ -94,6 +145,7 @@ func (r *Result) fill(m measured) {
 	}
 	r.Checkpoints = w.Checkpts
 	r.GoSysMB = w.GoSysMB
+	r.SubLoadsEnd = w.SubLoadsEnd
 }
 
 // setRatios fills the ratios of sink case r to baseline b.

@@ -25,6 +25,11 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.runThroughput(ctx, e, plan, emit); err != nil {
 		return err
 	}
+	if plan.Parallel != nil {
+		if err := o.runParallel(ctx, e, plan, emit); err != nil {
+			return err
+		}
+	}
 	for _, lc := range plan.Latency {
 		r, err := o.runLatencyCase(ctx, e, lc)
 		if err != nil {
@@ -55,6 +60,8 @@ func (o *Options) plan() Plan {
 	switch {
 	case o.Plan != nil:
 		p = *o.Plan
+	case o.Parallel:
+		p = DefaultParallelPlan(o.Quick)
 	case o.Memory:
 		p = MemoryPlan(o.Quick)
 	case o.Quick:
@@ -122,6 +129,7 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 			o.spread(c, modes, runs)
 		}
 		base := median(runs["baseline"])
+		base.setRange(runs["baseline"])
 		emit(base)
 		var alo *Result
 		if rs := runs["at-least-once"]; len(rs) > 0 {
@@ -129,6 +137,7 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 		}
 		for _, mode := range plan.Modes {
 			r := median(runs[mode])
+			r.setRange(runs[mode])
 			r.setRatios(base)
 			if mode == "exactly-once" && alo != nil && alo.RecordsPerS > 0 {
 				r.RatioToAtLeastOnce = r.RecordsPerS / alo.RecordsPerS
@@ -190,6 +199,7 @@ func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic 
 	if err != nil {
 		return nil, err
 	}
+	wire0 := e.doris.WireBytes()
 	m, err := o.runChild(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -209,6 +219,7 @@ func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic 
 	r := &Result{Case: name, Kind: KindThroughput, Mode: mode, Format: c.Format, RecordBytes: c.RecordBytes, Partitions: c.Partitions}
 	r.fill(m)
 	if kind == kindSink {
+		r.setWire(e.doris.WireBytes()-wire0, m.res.Bytes)
 		r.IntervalS = interval.Seconds()
 	} else {
 		one := 1.0
@@ -219,13 +230,23 @@ func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic 
 
 func (o *Options) runLatencyCase(ctx context.Context, e *env, lc LatencyCase) (*Result, error) {
 	name := fmt.Sprintf("latency-%s-%s", lc.Interval, lc.Mode)
+	if lc.SubLoads > 1 {
+		name = fmt.Sprintf("latency-%s-%s-k%d", lc.Interval, lc.Mode, lc.SubLoads)
+	}
 	s, err := e.caseSpec(kindLatency, "json")
 	if err != nil {
 		return nil, err
 	}
 	s.Topic = fmt.Sprintf("lat-%d", e.seq)
-	if err := e.createTopic(s.Topic, 1); err != nil {
+	if err := e.createTopic(s.Topic, max(lc.Partitions, 1)); err != nil {
 		return nil, err
+	}
+	s.SubLoads = lc.SubLoads
+	if lc.Parallel {
+		if e.par == nil {
+			return nil, fmt.Errorf("%s: the parallel emulator is not started", name)
+		}
+		s.FE, s.MySQL, s.BESpread = e.par.FEURL(), e.par.MySQLAddr(), "backends"
 	}
 	s.Mode, s.Interval, s.Duration, s.Rate, s.RecordBytes = lc.Mode, lc.Interval, lc.Duration, lc.Rate, 1024
 	s.CPUProfile = o.profile(name)
@@ -234,7 +255,10 @@ func (o *Options) runLatencyCase(ctx context.Context, e *env, lc LatencyCase) (*
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r := &Result{Case: name, Kind: KindLatency, Mode: lc.Mode, Format: "json", RecordBytes: 1024, Partitions: 1}
+	r := &Result{Case: name, Kind: KindLatency, Mode: lc.Mode, Format: "json", RecordBytes: 1024, Partitions: max(lc.Partitions, 1)}
+	if lc.SubLoads > 1 {
+		r.SubLoads = fmt.Sprint(lc.SubLoads)
+	}
 	r.fill(m)
 	r.IntervalS = lc.Interval.Seconds()
 	if l := m.res.LatencyMS; len(l) == 3 {

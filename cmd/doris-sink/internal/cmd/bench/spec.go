@@ -48,6 +48,12 @@ type spec struct {
 
 	// Compress is the sink's doris.properties.compress_type ("" none).
 	Compress string `json:"compress,omitempty"`
+	// SubLoads is the sink's doris.sub_loads K (0: 1); SubLoadsAuto is
+	// doris.sub_loads: auto (SubLoads then the starting K).
+	SubLoads     int  `json:"sub_loads,omitempty"`
+	SubLoadsAuto bool `json:"sub_loads_auto,omitempty"`
+	// BESpread is the sink's doris.be_spread ("" fe).
+	BESpread string `json:"be_spread,omitempty"`
 	// CPUProfile, when set, is where the worker writes a CPU profile of
 	// its measured phase.
 	CPUProfile string `json:"cpu_profile,omitempty"`
@@ -74,6 +80,8 @@ type workerResult struct {
 	FirstRead     int64    `json:"first_read_unix_ns,omitempty"`
 	LabelsChecked int      `json:"labels_checked,omitempty"`
 	Actions       []string `json:"actions,omitempty"`
+	// SubLoadsEnd is the loader's K of the table at the end (sink).
+	SubLoadsEnd int `json:"sub_loads_end,omitempty"`
 	// Event is set on progress lines (victim: "ready"), not on the result.
 	Event string `json:"event,omitempty"`
 }

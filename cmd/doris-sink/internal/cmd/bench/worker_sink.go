@@ -17,7 +17,7 @@ import (
 // newDoris returns a Doris client for the parent's emulator: Stream Load
 // goes through the FE's 307 to the BE, as in production.
 func newDoris(s spec) (*doris.Client, error) {
-	c, err := doris.NewClient(doris.Config{FE: []string{s.FE}, MySQL: s.MySQL, User: "root"})
+	c, err := doris.NewClient(doris.Config{FE: []string{s.FE}, MySQL: s.MySQL, User: "root", BESpread: doris.BESpread(s.BESpread)})
 	if err != nil {
 		return nil, fmt.Errorf("doris client: %w", err)
 	}
@@ -50,6 +50,7 @@ func newLoader(client loader.Doris, s spec, knobs *loader.TestingKnobs) (*loader
 	ld, err := loader.New(client, loader.Config{
 		Job: s.Job, DB: s.DB, Table: s.Table, Format: kafka.LoaderFormat(s.Format), Properties: props,
 		Guarantee: g, Store: store, LedgerDir: s.DataDir, Source: source, Knobs: knobs,
+		SubLoads: s.SubLoads, SubLoadsAuto: s.SubLoadsAuto,
 	})
 	if err != nil {
 		store.Close()
@@ -128,5 +129,6 @@ func runSink(ctx context.Context, s spec) (workerResult, error) {
 	}
 	m.stop(&res)
 	res.Bytes = conn.Metrics().Bytes.Load() // value bytes, as the baseline counts
+	res.SubLoadsEnd = ld.SubLoads(s.Table)
 	return res, nil
 }

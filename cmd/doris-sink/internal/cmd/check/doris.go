@@ -183,6 +183,9 @@ func checkClocks(ctx context.Context, r *Report, c *doris.Client, cfg *config.Co
 	}
 
 	k := max(cfg.Doris.SubLoads, 1)
+	if cfg.Doris.SubLoadsAuto {
+		k = max(cfg.Doris.SubLoadsMax, k) // auto may reach the cap
+	}
 	checkLabelBudget(r, labelBudget{Interval: iv, Tables: budgetTables, Members: budgetMembers, SubLoads: k,
 		Threshold: vals["label_num_threshold"], Keep: sec("streaming_label_keep_max_second")}, pre, source)
 

@@ -118,15 +118,18 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 			p, _ := cfg.TableSettings(table, props)
 			return loader.Target{Properties: p}
 		},
-		Guarantee:  guarantee,
-		SubLoads:   cfg.Doris.SubLoads,
-		BatchMode:  cfg.Delivery.BatchMode,
-		Store:      store,
-		LedgerDir:  cfg.Job.DataDir,
-		Source:     Owner(cfg).Source,
-		Failpoints: d.Failpoints,
-		Knobs:      d.LoaderKnobs,
-		Logger:     d.Logger,
+		Guarantee: guarantee,
+		SubLoads:  cfg.Doris.SubLoads,
+		// doris.sub_loads: auto starts at SubLoads (1).
+		SubLoadsAuto: cfg.Doris.SubLoadsAuto,
+		SubLoadsMax:  cfg.Doris.SubLoadsMax,
+		BatchMode:    cfg.Delivery.BatchMode,
+		Store:        store,
+		LedgerDir:    cfg.Job.DataDir,
+		Source:       Owner(cfg).Source,
+		Failpoints:   d.Failpoints,
+		Knobs:        d.LoaderKnobs,
+		Logger:       d.Logger,
 	})
 	if err != nil {
 		fs.Close()
