@@ -69,7 +69,12 @@ func (c *Connector) begin(ctx context.Context, raw []byte) error {
 	c.mu.Lock()
 	c.base = base
 	c.mu.Unlock()
-	return c.rewind(raw)
+	if err := c.rewind(raw); err != nil {
+		return err
+	}
+	// Before the first poll: a topic recreated since the store recorded its
+	// ID (or since it was looked up) is refused before anything is read.
+	return c.expectTopicIDs(ctx, topics)
 }
 
 // rewind (re)starts consumption at pos (raw, nil for none): a fresh
