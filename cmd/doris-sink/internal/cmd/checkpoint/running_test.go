@@ -1,0 +1,212 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+)
+
+// buildWith builds the job with extra connector options.
+func (e *rebaseEnv) buildWith(opts ...kafka.Opt) (*run.Job, error) {
+	e.t.Helper()
+	cfg := e.config()
+	log, err := run.NewLogger(config.Log{Level: "info"}, &e.logs)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	client, err := cmdutil.NewDorisClient(cfg, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { client.Close() })
+	return run.Build(cfg, run.Deps{Doris: client, Logger: log, FenceCheckInterval: time.Millisecond,
+		ConnectorOpts: append([]kafka.Opt{kafka.WithRecoverBackoff(0, 0)}, opts...)})
+}
+
+// quickKgo makes the consumer notice a deleted topic sooner (kgo re-reads
+// metadata and retries a fetch several times before it reports
+// UNKNOWN_TOPIC_ID; seconds apart by default).
+func quickKgo() kafka.Opt {
+	return kafka.WithKgoOpts(kgo.FetchMaxWait(50*time.Millisecond), kgo.MetadataMinAge(10*time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond }))
+}
+
+// Issue 12, positions you can trust: the topic is deleted, recreated and
+// written to while the job runs (both coordinators). The job stops at once
+// with a *kafka.TopicRecreatedError (old and new topic ID, each
+// partition's decided offset against the new log, the rebase command); no
+// record of the new log is loaded, and a restart is refused too (kafka:
+// the recorded topic ID; file: the stored offsets beyond the new log end).
+// After `checkpoint rebase --to earliest` the new records load exactly
+// once, and the old rows stay exactly once.
+func TestRecreatedWhileRunningThenRebase(t *testing.T) {
+	t.Parallel()
+	for _, coord := range []string{config.CoordinatorFile, config.CoordinatorKafka} {
+		t.Run(coord, func(t *testing.T) {
+			t.Parallel()
+			e := newRebaseEnv(t, coord)
+			e.produce(4) // two checkpoints of 4 rows (checkpoint_max_rows 4)
+			old := append(append([]int64{}, e.ids[0]...), e.ids[1]...)
+			var once sync.Once
+			job, err := e.buildWith(quickKgo(), kafka.WithTestingKnobs(&kafka.TestingKnobs{AfterPoll: func(p kafka.Position) {
+				if p.Offsets[0] < 4 || p.Offsets[1] < 4 {
+					return
+				}
+				once.Do(func() { // both checkpoints are decided at the row cap
+					e.recreate()
+					e.produce(3)
+				})
+			}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			err = job.Connector.Run(ctx)
+			var rec *kafka.TopicRecreatedError
+			if !errors.As(err, &rec) || !errors.Is(err, kafka.ErrTopicRecreated) || rec.OldID == rec.NewID ||
+				rec.Decided[0] != 4 || rec.Decided[1] != 4 || rec.LogEnd[0] != 3 {
+				t.Fatalf("run: %v, want a *kafka.TopicRecreatedError (decided 4/4, new log end 3)\nlogs:\n%s", err, e.logs.String())
+			}
+			for _, w := range []string{"deleted and recreated while the job ran", rec.OldID, rec.NewID, "orders/1 decided next offset 4 vs the new log 0..3",
+				"checkpoint rebase -c <job config> --to earliest"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+			e.checkRows(old)
+			_, err = e.build(nil)
+			var oor *run.PositionOutOfRangeError
+			var stored *coordlog.TopicRecreatedError
+			if coord == config.CoordinatorKafka && !errors.As(err, &stored) || coord == config.CoordinatorFile && !errors.As(err, &oor) {
+				t.Fatalf("restart on the recreated topic: %v, want a refusal", err)
+			}
+			if !errors.Is(err, kafka.ErrTopicRecreated) && coord == config.CoordinatorKafka {
+				t.Errorf("the start-time refusal does not match kafka.ErrTopicRecreated: %v", err)
+			}
+			e.checkRows(old)
+			if _, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseEarliest}); err != nil {
+				t.Fatalf("rebase: %v", err)
+			}
+			e.runTo()
+			e.checkRows(append(old, append(e.ids[0], e.ids[1]...)...))
+		})
+	}
+}
+
+// holdFetch makes kfake hold the job's first fetch of "orders" that asks
+// for every partition at offsets ≥ from until release is closed (kfake
+// SleepControl: other requests are served meanwhile); held is closed then.
+// The job must run without fetch sessions, so that a fetch names every
+// partition.
+func (e *rebaseEnv) holdFetch(from map[int32]int64) (held, release chan struct{}) {
+	e.t.Helper()
+	td, err := e.adm.ListTopics(context.Background(), "orders")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	id := td["orders"].ID
+	held, release = make(chan struct{}), make(chan struct{})
+	done := false
+	e.kafka.ControlKey(kmsg.Fetch.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.kafka.KeepControl()
+		if done {
+			return nil, nil, false
+		}
+		for _, t := range req.(*kmsg.FetchRequest).Topics {
+			if t.Topic != "orders" && t.TopicID != id || len(t.Partitions) != len(from) {
+				continue
+			}
+			at := 0
+			for _, p := range t.Partitions {
+				if p.FetchOffset >= from[p.Partition] {
+					at++
+				}
+			}
+			if at == len(from) {
+				done = true
+				close(held)
+				e.kafka.SleepControl(func() { <-release })
+				break
+			}
+		}
+		return nil, nil, false
+	})
+	return held, release
+}
+
+// Issue 12, positions you can trust: retention deletes records past the
+// job's position while it runs (both coordinators). The job's fetch at
+// 4/4 is held while 6 records per partition are produced and partition
+// 0's log start moves to 8; the fetch answers OFFSET_OUT_OF_RANGE and the
+// job stops with the start-time error type, *run.PositionOutOfRangeError,
+// naming orders/0, its decided offset 4, the log start 8, the 4 records
+// lost and the rebase command. The restart says the same; after
+// `checkpoint rebase --to earliest` (partition 0 from 8, partition 1
+// keeps 4) every record still in the log is loaded exactly once.
+func TestOutOfRangeWhileRunningThenRebase(t *testing.T) {
+	t.Parallel()
+	for _, coord := range []string{config.CoordinatorFile, config.CoordinatorKafka} {
+		t.Run(coord, func(t *testing.T) {
+			t.Parallel()
+			e := newRebaseEnv(t, coord)
+			e.produce(4)
+			held, release := e.holdFetch(map[int32]int64{0: 4, 1: 4})
+			job, err := e.buildWith(kafka.WithKgoOpts(kgo.DisableFetchSessions()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			errc := make(chan error, 1)
+			go func() { errc <- job.Connector.Run(ctx) }()
+			select {
+			case <-held:
+			case err := <-errc:
+				t.Fatalf("run ended before its fetch at 4/4: %v", err)
+			}
+			want := append(append([]int64{}, e.ids[0]...), e.ids[1]...)
+			e.produce(6)
+			if _, err := e.adm.DeleteRecords(ctx, kadm.Offsets{"orders": {0: {Topic: "orders", Partition: 0, At: 8}}}); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			err = <-errc
+			var oor *run.PositionOutOfRangeError
+			if !errors.As(err, &oor) || !oor.Running || len(oor.Partitions) != 1 || oor.Partitions[0].Stored != 4 ||
+				oor.Partitions[0].LogStart != 8 || oor.Partitions[0].Lost() != 4 {
+				t.Fatalf("run: %v, want a running *run.PositionOutOfRangeError for orders/0 at 4 (log start 8)\nlogs:\n%s", err, e.logs.String())
+			}
+			for _, w := range []string{"orders/0 next offset 4 is behind the log start 8", "records 4..7 (4 records)", "checkpoint rebase"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+			e.checkRows(want)
+			_, err = e.build(nil)
+			if !errors.As(err, &oor) || oor.Running || oor.Partitions[0].Stored != 4 || oor.Partitions[0].LogStart != 8 {
+				t.Fatalf("restart: %v, want the start-time *run.PositionOutOfRangeError for orders/0 at 4", err)
+			}
+			if _, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseEarliest}); err != nil {
+				t.Fatalf("rebase: %v", err)
+			}
+			e.runTo()
+			want = append(want, e.ids[0][8:]...)
+			want = append(want, e.ids[1][4:]...)
+			e.checkRows(want)
+		})
+	}
+}
