@@ -436,7 +436,9 @@ func settleDecided(ctx context.Context, cfg *config.Config, st *checkpoint.State
 // a rebase.
 func settleAdvice(cfg *config.Config, state doris.TxnStatus, txnID int64) string {
 	if state == doris.TxnPrecommitted {
-		return fmt.Sprintf("commit it first (`doris-sink txn commit %d -c <job config> --yes`: the decided txn, what recovery would do), then rebase", txnID)
+		return fmt.Sprintf("commit it first (`doris-sink txn commit %d -c <job config> --yes`: the decided txn, what recovery would do; "+
+			"starting the job commits it too, unless its positions are refused), or record its outcome with `doris-sink checkpoint "+
+			"resolve`; then rebase", txnID)
 	}
 	return "its rows are not in the table; start the job so that it heals the checkpoint (or `doris-sink checkpoint resolve`) before " +
 		"rebasing; if its source range is gone (a recreated topic), the rows cannot be replayed: start the job under a new job.name"

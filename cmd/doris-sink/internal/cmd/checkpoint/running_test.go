@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
@@ -207,6 +210,77 @@ func TestOutOfRangeWhileRunningThenRebase(t *testing.T) {
 			want = append(want, e.ids[0][8:]...)
 			want = append(want, e.ids[1][4:]...)
 			e.checkRows(want)
+		})
+	}
+}
+
+// Issue 12: a rebase while a decided checkpoint is not committed is
+// refused (both coordinators), naming the checkpoint, its label and txn
+// and the ways out, and changes nothing: without a Doris answer (the
+// store alone), with Doris holding it PRECOMMITTED (commit it, start the
+// job, or checkpoint resolve), and with Doris having aborted it (start the
+// job to heal it, or checkpoint resolve). Starting the job then settles it
+// and every record is loaded exactly once.
+func TestRebaseRefusesUncommittedDecision(t *testing.T) {
+	t.Parallel()
+	for _, coord := range []string{config.CoordinatorFile, config.CoordinatorKafka} {
+		t.Run(coord, func(t *testing.T) {
+			t.Parallel()
+			e := newRebaseEnv(t, coord)
+			e.produce(3) // 6 records: one decision of 4 rows, crashed before its commit
+			fps := loader.NewFailpoints()
+			if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+				t.Fatal(err)
+			}
+			job, err := e.buildFP(nil, fps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := job.Connector.Run(ctx); !errors.Is(err, loader.ErrCrashed) {
+				t.Fatalf("run: %v, want a crash after decide", err)
+			}
+			before := readState(t, e)
+			d := before.Decided
+			if d == nil || d.Committed {
+				t.Fatalf("decided %+v, want one not committed", d)
+			}
+			cfg := e.config()
+			client, err := cmdutil.NewDorisClient(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			names := []string{fmt.Sprintf("checkpoint %d", d.ID), "label " + d.Label, fmt.Sprintf("txn %d", d.TxnID), "checkpoint resolve"}
+			refused := func(req RebaseRequest, want ...string) {
+				t.Helper()
+				for _, dry := range []bool{true, false} {
+					req.DryRun = dry
+					_, err := Rebase(ctx, cfg, req)
+					var re *RebaseRefusedError
+					if !errors.As(err, &re) {
+						t.Fatalf("rebase (dry run %v) over an uncommitted decision: %v, want a refusal", dry, err)
+					}
+					for _, w := range append(slices.Clone(names), want...) {
+						if !strings.Contains(err.Error(), w) {
+							t.Errorf("refusal lacks %q: %v", w, err)
+						}
+					}
+				}
+				if after := readState(t, e); after.NextID != before.NextID || after.Decided.Committed {
+					t.Fatalf("a refused rebase changed the state: %+v", after.Decided)
+				}
+			}
+			refused(RebaseRequest{To: RebaseEarliest, AllPartitions: true}, "start the job")
+			refused(RebaseRequest{To: RebaseEarliest, AllPartitions: true, Doris: client}, "PRECOMMITTED",
+				fmt.Sprintf("txn commit %d", d.TxnID), "starting the job commits it")
+			if err := client.AbortTxn(ctx, "db", d.TxnID); err != nil {
+				t.Fatal(err)
+			}
+			refused(RebaseRequest{To: RebaseEarliest, AllPartitions: true, Doris: client}, "ABORTED", "start the job so that it heals")
+			e.runTo() // the way out: the job heals the aborted decision and loads the rest
+			e.checkRows(append(append([]int64{}, e.ids[0]...), e.ids[1]...))
 		})
 	}
 }
