@@ -79,6 +79,18 @@ func importFileStore(ctx context.Context, st *coordlog.Store, cfg *config.Config
 			"topic %s; job.coordinator file must not use it again", now, decided, old.NextID, topic)}); err != nil {
 		return fmt.Errorf("import the file checkpoint store of %s into state topic %s: %w (nothing imported)", dir, topic, err)
 	}
+	if old.Decided == nil {
+		// Nothing decided yet: the persisted first start moves with the
+		// state (before it: a crash in between leaves the Kafka state new,
+		// and the next start imports both again).
+		raw, ok, err := newFileFirstStart(cfg).FirstStart(ctx)
+		if err == nil && ok {
+			err = st.SaveFirstStart(ctx, raw)
+		}
+		if err != nil {
+			return fmt.Errorf("import the first start persisted in %s into state topic %s: %w", dir, topic, err)
+		}
+	}
 	if err := st.Save(ctx, old); err != nil {
 		return fmt.Errorf("import the file checkpoint store of %s into state topic %s: %w (%s stays %s: the next "+
 			"job.coordinator kafka start imports again or finds the import done)", dir, topic, err, MigratedMarker, MarkerImporting)

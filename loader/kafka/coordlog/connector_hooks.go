@@ -6,7 +6,10 @@ import (
 	"github.com/doris-sink/doris-sink/loader/kafka"
 )
 
-var _ kafka.TopicIDRecorder = (*Store)(nil)
+var (
+	_ kafka.TopicIDRecorder = (*Store)(nil)
+	_ kafka.OffsetCommitter = (*Store)(nil)
+)
 
 // TopicIDs returns the IDs (hex) of the source topics this Store records
 // with its positions (kafka.TopicIDRecorder): looked up at open, after the
@@ -17,3 +20,8 @@ func (s *Store) TopicIDs() map[string]string {
 	defer s.mu.Unlock()
 	return maps.Clone(s.tids)
 }
+
+// CommitsGroupOffsets is true (kafka.OffsetCommitter): every Save commits
+// the decided end offsets to the group in its transaction, so the
+// Connector's own monitoring commit is off.
+func (s *Store) CommitsGroupOffsets() bool { return true }
