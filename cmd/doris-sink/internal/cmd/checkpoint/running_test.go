@@ -17,6 +17,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
@@ -37,6 +38,17 @@ func (e *rebaseEnv) buildWith(opts ...kafka.Opt) (*run.Job, error) {
 	e.t.Cleanup(func() { client.Close() })
 	return run.Build(cfg, run.Deps{Doris: client, Logger: log, FenceCheckInterval: time.Millisecond,
 		ConnectorOpts: append([]kafka.Opt{kafka.WithRecoverBackoff(0, 0)}, opts...)})
+}
+
+// dorisClient is a Doris client of the job's config, closed with the test.
+func (e *rebaseEnv) dorisClient() *doris.Client {
+	e.t.Helper()
+	client, err := cmdutil.NewDorisClient(e.config(), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { client.Close() })
+	return client
 }
 
 // quickKgo makes the consumer notice a deleted topic sooner (kgo re-reads
@@ -101,7 +113,9 @@ func TestRecreatedWhileRunningThenRebase(t *testing.T) {
 				t.Errorf("the start-time refusal does not match kafka.ErrTopicRecreated: %v", err)
 			}
 			e.checkRows(old)
-			if _, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseEarliest}); err != nil {
+			// With Doris, as the command asks it: the last decision may not be
+			// marked committed yet when the job stopped (VISIBLE settles it).
+			if _, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseEarliest, Doris: e.dorisClient()}); err != nil {
 				t.Fatalf("rebase: %v", err)
 			}
 			e.runTo()
@@ -203,7 +217,9 @@ func TestOutOfRangeWhileRunningThenRebase(t *testing.T) {
 			if !errors.As(err, &oor) || oor.Running || oor.Partitions[0].Stored != 4 || oor.Partitions[0].LogStart != 8 {
 				t.Fatalf("restart: %v, want the start-time *run.PositionOutOfRangeError for orders/0 at 4", err)
 			}
-			if _, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseEarliest}); err != nil {
+			// With Doris, as the command asks it: the last decision may not be
+			// marked committed yet when the job stopped (VISIBLE settles it).
+			if _, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseEarliest, Doris: e.dorisClient()}); err != nil {
 				t.Fatalf("rebase: %v", err)
 			}
 			e.runTo()
