@@ -234,3 +234,33 @@ func TestOffsetOutOfRangeWhileRunning(t *testing.T) {
 	}
 	e.checkExactlyOnce(8)
 }
+
+// startAtStore is a StartStore whose persisted first start is pos.
+type startAtStore struct{ pos string }
+
+func (s startAtStore) FirstStart(context.Context) ([]byte, bool, error) { return []byte(s.pos), true, nil }
+func (startAtStore) SaveFirstStart(context.Context, []byte) error       { return nil }
+
+// A client reading a recreated topic (under its new ID) at the old
+// offsets, beyond the new log's end, gets OFFSET_OUT_OF_RANGE: the
+// Connector says the topic was recreated, not that the offset is out of
+// range.
+func TestOutOfRangeOnRecreatedTopicSaysRecreated(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 2)
+	ctx := ctxFor(t)
+	e.produceIDs(0, 6, 2)
+	c := e.connector(e.config(), nil, WithStartStore(startAtStore{pos: `{"topic":"orders","offsets":{"0":10,"1":10}}`}))
+	c.knobs.AfterStart = func(Position) {
+		c.mu.Lock()
+		c.tids[testTopic] = topicID{0xd0, 0x1d} // the old topic's ID
+		c.mu.Unlock()
+	}
+	err := c.Run(ctx)
+	var rec *TopicRecreatedError
+	var oor *PositionOutOfRangeError
+	if !errors.As(err, &rec) || errors.As(err, &oor) || rec.Decided[0] != 10 || rec.LogEnd[0] != 3 {
+		t.Fatalf("Run: %v, want a *TopicRecreatedError (decided 10 vs the new log 0..3), not out of range", err)
+	}
+	e.checkExactlyOnce(0)
+}

@@ -177,11 +177,12 @@ func (c *Connector) fetchedTopic(ctx context.Context, topic string, id topicID) 
 	return c.recreatedError(ctx, topic, hex.EncodeToString(want[:]), hex.EncodeToString(id[:]))
 }
 
-// recreatedMissing is called when a fetch says a topic is unknown
-// (UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID): when the topic exists
-// under another ID than the one the Connector reads, it was recreated
-// (*TopicRecreatedError); nil when it is missing or the same.
-func (c *Connector) recreatedMissing(ctx context.Context, topic string) error {
+// recreatedNow is called when a fetch says a topic is unknown
+// (UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID) or an offset is out of
+// range: when the topic exists under another ID than the one the
+// Connector reads, it was recreated (*TopicRecreatedError); nil when it is
+// missing, the same, or cannot be looked up.
+func (c *Connector) recreatedNow(ctx context.Context, topic string) error {
 	c.mu.Lock()
 	want, ok := c.tids[topic]
 	c.mu.Unlock()

@@ -344,7 +344,7 @@ func (c *Connector) fetchErrors(ctx context.Context, fs kgo.Fetches) error {
 			}
 			// Recreated (kgo keeps the old ID and answers UNKNOWN_TOPIC_ID):
 			// stop at once, naming both IDs.
-			if rerr := c.recreatedMissing(ctx, t); rerr != nil {
+			if rerr := c.recreatedNow(ctx, t); rerr != nil {
 				recreated[t] = true
 				terminal = append(terminal, rerr)
 				return
@@ -362,6 +362,14 @@ func (c *Connector) fetchErrors(ctx context.Context, fs kgo.Fetches) error {
 			c.o.logger.Warn("fetch error (retried)", "topic", t, "partition", p, "err", err)
 		}
 	})
+	for t := range oor {
+		// A client that adopted a recreated topic's new ID asks the new log
+		// for the old offsets: say recreated, not out of range.
+		if rerr := c.recreatedNow(ctx, t); rerr != nil {
+			terminal = append(terminal, rerr)
+			delete(oor, t)
+		}
+	}
 	if len(oor) > 0 {
 		terminal = append(terminal, c.outOfRange(ctx, oor))
 	}
