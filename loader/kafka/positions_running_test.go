@@ -238,8 +238,10 @@ func TestOffsetOutOfRangeWhileRunning(t *testing.T) {
 // startAtStore is a StartStore whose persisted first start is pos.
 type startAtStore struct{ pos string }
 
-func (s startAtStore) FirstStart(context.Context) ([]byte, bool, error) { return []byte(s.pos), true, nil }
-func (startAtStore) SaveFirstStart(context.Context, []byte) error       { return nil }
+func (s startAtStore) FirstStart(context.Context) ([]byte, bool, error) {
+	return []byte(s.pos), true, nil
+}
+func (startAtStore) SaveFirstStart(context.Context, []byte) error { return nil }
 
 // A client reading a recreated topic (under its new ID) at the old
 // offsets, beyond the new log's end, gets OFFSET_OUT_OF_RANGE: the
