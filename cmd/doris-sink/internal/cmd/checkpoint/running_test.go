@@ -19,6 +19,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
+	cp "github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
@@ -299,4 +300,78 @@ func TestRebaseRefusesUncommittedDecision(t *testing.T) {
 			e.checkRows(append(append([]int64{}, e.ids[0]...), e.ids[1]...))
 		})
 	}
+}
+
+// A pending `checkpoint resolve` (Kafka coordinator) is applied by the
+// rebase: the decided checkpoint was committed but Doris forgot its label
+// (UNKNOWN), and the topic was recreated, so the job's start is refused
+// before it could apply the operator's record. Before, the rebase refused
+// the uncommitted decision and the start refused the positions: no way
+// out but a new job.name. Now the rebase plans as the owner will see the
+// state, applies the record as the job's writer (resolution and ledger
+// entry) and records the move; the new topic then loads exactly once.
+func TestRebaseAppliesPendingOperatorResolution(t *testing.T) {
+	t.Parallel()
+	e := newRebaseEnv(t, config.CoordinatorKafka)
+	e.produce(3)
+	fps := loader.NewFailpoints()
+	if _, err := fps.Arm(loader.FailAfterDecide, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	job, err := e.buildFP(nil, fps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := job.Connector.Run(ctx); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("run: %v, want a crash after decide", err)
+	}
+	d := readState(t, e).Decided
+	client := e.dorisClient()
+	if err := client.CommitTxn(ctx, "db", d.TxnID); err != nil {
+		t.Fatal(err)
+	}
+	var decided []int64
+	rows, err := e.doris.Rows("db", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		decided = append(decided, r[0].(int64))
+	}
+	if e.doris.ExpireLabels("db") == 0 {
+		t.Fatal("no label expired")
+	}
+	e.recreate()
+	e.produce(2)
+	if _, err := e.build(nil); !errors.Is(err, kafka.ErrTopicRecreated) {
+		t.Fatalf("start on the recreated topic: %v, want the recreated-topic refusal", err)
+	}
+	var re *RebaseRefusedError
+	if _, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseEarliest, Doris: client}); !errors.As(err, &re) ||
+		!strings.Contains(err.Error(), "UNKNOWN") || !strings.Contains(err.Error(), "checkpoint resolve") {
+		t.Fatalf("rebase over an uncommitted decision Doris forgot: %v, want a refusal naming checkpoint resolve", err)
+	}
+	f, out, errOut := cmdutil.NewTestFactory(false)
+	cmd := NewCmdResolve(f, nil)
+	cmd.SetArgs([]string{"-c", e.configFile(), "--checkpoint", fmt.Sprint(d.ID), "--assume", "visible", "--yes"})
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	cmd.SetContext(ctx)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("checkpoint resolve: %v\n%s", err, errOut.String())
+	}
+	if dry, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseEarliest, Doris: client, DryRun: true}); err != nil || !dry.DryRun || dry.Checkpoint <= d.ID {
+		t.Fatalf("dry run with the operator's resolution pending: %+v %v", dry, err)
+	}
+	if _, err := Rebase(ctx, e.config(), RebaseRequest{To: RebaseEarliest, Doris: client}); err != nil {
+		t.Fatalf("rebase with the operator's resolution pending: %v", err)
+	}
+	st := readState(t, e)
+	if len(st.Resolved) != 1 || st.Resolved[0].CheckpointID != d.ID || st.Resolved[0].Assumed != cp.ResolvedVisible {
+		t.Errorf("resolutions after the rebase: %+v, want checkpoint %d assumed visible", st.Resolved, d.ID)
+	}
+	e.runTo()
+	e.checkRows(append(decided, append(e.ids[0], e.ids[1]...)...))
 }
