@@ -120,8 +120,11 @@ id, which fences a running process (it stops without deciding anything
 more). A decided checkpoint not yet marked committed is looked up in
 Doris: VISIBLE under its decided txn, it is marked committed first;
 PRECOMMITTED is refused naming "txn commit <txn>"; otherwise start the job
-(or checkpoint resolve) first. --dry-run reads without writing or fencing
-and prints exactly what would be recorded.`,
+(or checkpoint resolve) first. With kafka a pending checkpoint resolve is
+applied by the rebase itself (the job may be refused at start). The job
+also stops while running, naming this command, when the topic is
+recreated or an offset falls out of the log under it. --dry-run reads
+without writing or fencing and prints exactly what would be recorded.`,
 		Args: cobra.NoArgs,
 		Example: `  $ doris-sink checkpoint rebase -c orders.yaml --to earliest --dry-run
   $ doris-sink checkpoint rebase -c orders.yaml --offsets 0=120,1=0 --yes`,
