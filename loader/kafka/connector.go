@@ -84,13 +84,17 @@ type Connector struct {
 	drainTimer <-chan time.Time
 	fence      *fence // WithFenceCheck's verdict
 
-	// mu guards cl, base and decided, shared with the partition-refresh
+	// mu guards cl, base, decided, topics and tids, shared with the partition-refresh
 	// goroutine and Decided.
 	mu      sync.Mutex
 	cl      *kgo.Client  // the consuming client (recreated on rewind)
 	base    topicOffsets // where a partition starts when no position covers it
 	decided *Position    // the last decided position known (nil: none)
 	topics  []string     // the source topics read now, sorted (grows with TopicRegex)
+	// tids are the topic IDs of the source topics the Connector reads
+	// (recreated.go): a fetch or a lookup under another ID means the
+	// topic was recreated.
+	tids map[string]topicID
 
 	// re is Config.TopicRegex compiled (nil: a list of topics).
 	re *regexp.Regexp

@@ -152,7 +152,7 @@ func (c *Connector) reread(ctx context.Context, target topicOffsets) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := c.fetchErrors(fs); err != nil {
+		if err := c.fetchErrors(ctx, fs); err != nil {
 			return err
 		}
 		if err := c.handle(ctx, fs); err != nil {

@@ -20,13 +20,27 @@ type StartStore interface {
 	SaveFirstStart(ctx context.Context, raw []byte) error
 }
 
+// OffsetCommitter is a StartStore that commits the decided offsets to
+// Config.Group itself, in the transaction of each decision (the Kafka
+// coordinator log, loader/kafka/coordlog.Store).
+type OffsetCommitter interface {
+	// CommitsGroupOffsets reports whether the store commits them.
+	CommitsGroupOffsets() bool
+}
+
 // WithStartStore persists the first-start position in s before the first
 // record is read, and reuses the persisted one on a later first start (no
-// decision yet). It also turns off the Connector's own monitoring commit
-// to Config.Group: a StartStore that is a coordinator log commits the
-// group offsets in its own transaction.
+// decision yet). When s is an OffsetCommitter that commits the group
+// offsets, the Connector's own monitoring commit to Config.Group is off.
 func WithStartStore(s StartStore) Opt {
 	return optFunc(func(o *options) { o.startStore = s })
+}
+
+// storeCommitsOffsets reports whether the StartStore commits the group
+// offsets in its own transaction (OffsetCommitter).
+func (c *Connector) storeCommitsOffsets() bool {
+	oc, ok := c.o.startStore.(OffsetCommitter)
+	return ok && oc.CommitsGroupOffsets()
 }
 
 // ClientOpts returns the kgo options that reach cfg's cluster: seed

@@ -8,12 +8,16 @@ import (
 	"testing"
 )
 
-// memStartStore is a StartStore in memory that counts saves.
+// memStartStore is a StartStore in memory that counts saves; commits
+// says it commits the group offsets itself (OffsetCommitter).
 type memStartStore struct {
-	mu    sync.Mutex
-	raw   []byte
-	saves int
+	mu      sync.Mutex
+	raw     []byte
+	saves   int
+	commits bool
 }
+
+func (m *memStartStore) CommitsGroupOffsets() bool { return m.commits }
 
 func (m *memStartStore) FirstStart(context.Context) ([]byte, bool, error) {
 	m.mu.Lock()
@@ -32,13 +36,24 @@ func (m *memStartStore) SaveFirstStart(_ context.Context, raw []byte) error {
 // before the first record is read; a restart before any decision uses the
 // persisted position, so records produced while the job was down are
 // loaded (without it they would be skipped). The Connector's monitoring
-// group commit is off (the coordinator log commits the offsets).
+// group commit is off when the store commits the offsets itself (the
+// coordinator log: OffsetCommitter), on otherwise (the file coordinator's
+// first-start file).
 func TestStartStorePersistsFirstStart(t *testing.T) {
 	t.Parallel()
+	for _, commits := range []bool{true, false} {
+		t.Run(map[bool]string{true: "offset-committer", false: "plain"}[commits], func(t *testing.T) {
+			t.Parallel()
+			testStartStorePersistsFirstStart(t, commits)
+		})
+	}
+}
+
+func testStartStorePersistsFirstStart(t *testing.T, commits bool) {
 	e := newEnv(t, 2)
 	ctx := ctxFor(t)
 	e.produceIDs(0, 10, 2)
-	ss := &memStartStore{}
+	ss := &memStartStore{commits: commits}
 	cfg := e.config()
 	cfg.Start = StartLatest
 
@@ -67,10 +82,12 @@ func TestStartStorePersistsFirstStart(t *testing.T) {
 	}
 	e.checkExactlyOnce(16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
 	fo, err := e.adm.FetchOffsets(ctx, cfg.Group)
-	if err == nil {
-		if o, ok := fo.Lookup(testTopic, 0); ok && o.At >= 0 {
-			t.Errorf("monitoring commit with a StartStore: group offset %d, want none", o.At)
-		}
+	o, ok := fo.Lookup(testTopic, 0)
+	switch {
+	case commits && err == nil && ok && o.At >= 0:
+		t.Errorf("monitoring commit with an OffsetCommitter StartStore: group offset %d, want none", o.At)
+	case !commits && (err != nil || !ok || o.At != 8):
+		t.Errorf("monitoring commit with a plain StartStore: group offset %+v %v, want 8", o, err)
 	}
 }
 

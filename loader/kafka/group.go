@@ -16,7 +16,7 @@ import (
 // "doris-sink:chk=<id>:label=<label>", or "doris-sink" if the sink names
 // none.
 func (c *Connector) commitGroup(ctx context.Context, end Position) {
-	if c.cfg.Group == "" || c.o.startStore != nil { // a coordinator log commits them in its transaction
+	if c.cfg.Group == "" || c.storeCommitsOffsets() { // a coordinator log commits them in its transaction
 		return
 	}
 	md := "doris-sink"

@@ -153,7 +153,7 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		err := c.fetchErrors(fs)
+		err := c.fetchErrors(dctx, fs)
 		if err == nil {
 			err = c.handle(dctx, fs)
 		}
@@ -310,9 +310,14 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 }
 
 // fetchErrors returns the terminal fetch errors and logs the others
-// (kgo retries them). The poll's own cancellation is not an error.
-func (c *Connector) fetchErrors(fs kgo.Fetches) error {
+// (kgo retries them). The poll's own cancellation is not an error. An
+// offset out of range is a *PositionOutOfRangeError per topic; a topic
+// kgo reports unknown that exists under another ID is a
+// *TopicRecreatedError, at once.
+func (c *Connector) fetchErrors(ctx context.Context, fs kgo.Fetches) error {
 	var terminal []error
+	oor := map[string]map[int32]error{}
+	recreated := map[string]bool{}
 	fs.EachError(func(t string, p int32, err error) {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return
@@ -320,12 +325,30 @@ func (c *Connector) fetchErrors(fs kgo.Fetches) error {
 		c.metrics.FetchErrors.Add(1)
 		var dl *kgo.ErrDataLoss
 		switch {
-		case errors.As(err, &dl), errors.Is(err, kerr.OffsetOutOfRange):
+		case errors.Is(err, kerr.OffsetOutOfRange):
+			// The consumer never resets (consumerOpts): retention or
+			// DeleteRecords moved the log start past the position, or the
+			// log was truncated under it.
+			if oor[t] == nil {
+				oor[t] = map[int32]error{}
+			}
+			oor[t][p] = err
+		case errors.As(err, &dl):
 			terminal = append(terminal, fmt.Errorf("partition %s/%d: the position to read is no longer in the log "+
 				"(records were deleted by retention or lost by the broker before they were loaded): %w", t, p, err))
 		case errors.Is(err, kgo.ErrClientClosed):
 			terminal = append(terminal, fmt.Errorf("partition %s/%d: %w", t, p, err))
 		case errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID):
+			if recreated[t] {
+				return
+			}
+			// Recreated (kgo keeps the old ID and answers UNKNOWN_TOPIC_ID):
+			// stop at once, naming both IDs.
+			if rerr := c.recreatedNow(ctx, t); rerr != nil {
+				recreated[t] = true
+				terminal = append(terminal, rerr)
+				return
+			}
 			// The topic was deleted (kgo reports it after
 			// kgo.UnknownTopicRetries): waited for up to the fail-fast grace
 			// (it may be being recreated), then fatal.
@@ -339,6 +362,17 @@ func (c *Connector) fetchErrors(fs kgo.Fetches) error {
 			c.o.logger.Warn("fetch error (retried)", "topic", t, "partition", p, "err", err)
 		}
 	})
+	for t := range oor {
+		// A client that adopted a recreated topic's new ID asks the new log
+		// for the old offsets: say recreated, not out of range.
+		if rerr := c.recreatedNow(ctx, t); rerr != nil {
+			terminal = append(terminal, rerr)
+			delete(oor, t)
+		}
+	}
+	if len(oor) > 0 {
+		terminal = append(terminal, c.outOfRange(ctx, oor))
+	}
 	return errors.Join(terminal...)
 }
 
@@ -348,6 +382,9 @@ func (c *Connector) handle(ctx context.Context, fs kgo.Fetches) error {
 	for i := range fs {
 		for j := range fs[i].Topics {
 			t := &fs[i].Topics[j]
+			if err := c.fetchedTopic(ctx, t.Topic, t.TopicID); err != nil {
+				return err
+			}
 			for k := range t.Partitions {
 				p := &t.Partitions[k]
 				if p.Err != nil || len(p.Records) == 0 {

@@ -64,12 +64,21 @@ func (c *Connector) begin(ctx context.Context, raw []byte) error {
 		}
 		c.o.logger.Info("first start", "mode", c.cfg.Start, "position", base.position().String())
 	} else {
-		c.o.logger.Info("resuming", "position", pos.String())
+		// kafka.start is not looked at: it may have been changed since the
+		// first start, and applying it now would skip or re-read records.
+		c.o.logger.Info("resuming from the decided position; kafka.start applies only to a job that never decided "+
+			"anything and is ignored (move the position deliberately with `doris-sink checkpoint rebase`)",
+			"position", pos.String(), "kafka.start", c.cfg.Start)
 	}
 	c.mu.Lock()
 	c.base = base
 	c.mu.Unlock()
-	return c.rewind(raw)
+	if err := c.rewind(raw); err != nil {
+		return err
+	}
+	// Before the first poll: a topic recreated since the store recorded its
+	// ID (or since it was looked up) is refused before anything is read.
+	return c.expectTopicIDs(ctx, topics)
 }
 
 // rewind (re)starts consumption at pos (raw, nil for none): a fresh

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka"
 )
 
 // ErrFenced is wrapped by every error of a Log whose incarnation was fenced
@@ -84,6 +85,10 @@ type TopicRecreatedError struct {
 	// first start), "" if none.
 	Positions string
 }
+
+// Is matches kafka.ErrTopicRecreated (as the Connector's refusal while it
+// runs, *kafka.TopicRecreatedError, does).
+func (e *TopicRecreatedError) Is(target error) bool { return target == kafka.ErrTopicRecreated }
 
 // Error says which topic, what is affected and the deliberate way out.
 func (e *TopicRecreatedError) Error() string {

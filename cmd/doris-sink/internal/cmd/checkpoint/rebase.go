@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"regexp"
 	"slices"
@@ -119,8 +120,11 @@ id, which fences a running process (it stops without deciding anything
 more). A decided checkpoint not yet marked committed is looked up in
 Doris: VISIBLE under its decided txn, it is marked committed first;
 PRECOMMITTED is refused naming "txn commit <txn>"; otherwise start the job
-(or checkpoint resolve) first. --dry-run reads without writing or fencing
-and prints exactly what would be recorded.`,
+(or checkpoint resolve) first. With kafka a pending checkpoint resolve is
+applied by the rebase itself (the job may be refused at start). The job
+also stops while running, naming this command, when the topic is
+recreated or an offset falls out of the log under it. --dry-run reads
+without writing or fencing and prints exactly what would be recorded.`,
 		Args: cobra.NoArgs,
 		Example: `  $ doris-sink checkpoint rebase -c orders.yaml --to earliest --dry-run
   $ doris-sink checkpoint rebase -c orders.yaml --offsets 0=120,1=0 --yes`,
@@ -351,7 +355,7 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 		}
 		logs[t] = b
 	}
-	st := v.State
+	st := assumeOperator(v)
 	if err := settleDecided(ctx, cfg, st, req); err != nil {
 		return nil, err
 	}
@@ -366,6 +370,18 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 		return nil, err
 	}
 	defer store.Close()
+	if ks, ok := store.(*coordlog.Store); ok {
+		// As the job's writer now, apply a pending `checkpoint resolve`
+		// first, as its start would (a start refused for its positions
+		// never gets to).
+		deps := run.Deps{Logger: slog.New(slog.DiscardHandler)}
+		if ld, ok := req.Doris.(loader.Doris); ok {
+			deps.Doris = ld
+		}
+		if err := run.ApplyOperator(ctx, ks, cfg, deps); err != nil {
+			return nil, fmt.Errorf("rebase job %s: %w", cfg.Job.Name, err)
+		}
+	}
 	if st, err = store.Load(ctx); err != nil {
 		return nil, err
 	}
@@ -400,6 +416,27 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 	return res, nil
 }
 
+// assumeOperator returns the state the plan follows: v's, or, when a
+// pending operator record (`checkpoint resolve --assume visible`, Kafka
+// coordinator) names the decided checkpoint, the state as the owner
+// records it once applied (Rebase applies it before recording). The view
+// is not changed.
+func assumeOperator(v *jobstate.View) *checkpoint.State {
+	st := v.State
+	if v.Kafka == nil || !v.Kafka.Pending || v.Kafka.Operator == nil || v.Kafka.Operator.Assumed != checkpoint.ResolvedVisible ||
+		st == nil || st.Decided == nil {
+		return st
+	}
+	op := v.Kafka.Operator
+	st = st.Clone()
+	table := op.Table
+	if table == "" {
+		table = st.Owner.TableName()
+	}
+	st.Decided.MarkSubCommitted(st.Owner, table, op.Sub, op.At)
+	return st
+}
+
 // settleDecided marks a decided, uncommitted checkpoint committed when
 // Doris holds its label VISIBLE or COMMITTED under the decided txn id (the
 // job's own recovery would, but a job whose positions are refused cannot
@@ -417,7 +454,7 @@ func settleDecided(ctx context.Context, cfg *config.Config, st *checkpoint.State
 	if state != doris.TxnVisible && state != doris.TxnCommitted {
 		return &RebaseRefusedError{Job: cfg.Job.Name, Reason: fmt.Sprintf(
 			"checkpoint %d (label %s, txn %d) is decided and not committed, and Doris holds the label %s: %s", d.ID, d.Label, d.TxnID, state,
-			settleAdvice(cfg, state, d.TxnID))}
+			settleAdvice(cfg, state, d.ID, d.TxnID))}
 	}
 	t, err := req.Doris.TransactionByLabel(ctx, cfg.Doris.Database, d.Label)
 	if err != nil {
@@ -434,9 +471,20 @@ func settleDecided(ctx context.Context, cfg *config.Config, st *checkpoint.State
 
 // settleAdvice says what to do about a decided checkpoint in state before
 // a rebase.
-func settleAdvice(cfg *config.Config, state doris.TxnStatus, txnID int64) string {
+func settleAdvice(cfg *config.Config, state doris.TxnStatus, id uint64, txnID int64) string {
+	if state == doris.TxnUnknown {
+		// Evicted (label_keep_max_second, label_num_threshold) or never
+		// reached: the rows may well be in the table.
+		return fmt.Sprintf("Doris no longer knows the label (evicted after it finished, or never created), so its rows may or may not be "+
+			"in the table; check the table, then record it with `doris-sink checkpoint resolve -c <job config> --checkpoint %d --assume "+
+			"visible` (the rows are there: the rebase then follows it) or `--assume aborted` (they are not: start the job so that it "+
+			"heals the checkpoint; if its source range is gone, a recreated topic, the rows cannot be replayed: start the job under a "+
+			"new job.name)", id)
+	}
 	if state == doris.TxnPrecommitted {
-		return fmt.Sprintf("commit it first (`doris-sink txn commit %d -c <job config> --yes`: the decided txn, what recovery would do), then rebase", txnID)
+		return fmt.Sprintf("commit it first (`doris-sink txn commit %d -c <job config> --yes`: the decided txn, what recovery would do; "+
+			"starting the job commits it too, unless its positions are refused), or record its outcome with `doris-sink checkpoint "+
+			"resolve`; then rebase", txnID)
 	}
 	return "its rows are not in the table; start the job so that it heals the checkpoint (or `doris-sink checkpoint resolve`) before " +
 		"rebasing; if its source range is gone (a recreated topic), the rows cannot be replayed: start the job under a new job.name"

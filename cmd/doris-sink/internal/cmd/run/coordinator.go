@@ -24,7 +24,7 @@ type fenceChecker interface {
 // openStore opens the checkpoint store of job.coordinator: the file store
 // in job.data_dir (refused once the directory was migrated to Kafka), or
 // the Kafka coordinator log (which also persists the first-start position,
-// returned as the StartStore; nil for file). With kafka it then imports a
+// returned as the StartStore; for file, FirstStartFile in job.data_dir). With kafka it then imports a
 // file store once (migrate.go), applies a pending operator record
 // (operator.go). Both coordinators then refuse stored offsets outside the topic's log
 // (positions.go).
@@ -36,11 +36,12 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), coordinatorOpenTimeout)
 		defer cancel()
-		if err := checkPositions(ctx, cfg, fs, nil, d); err != nil {
+		first := newFileFirstStart(cfg) // firststart.go
+		if err := checkPositions(ctx, cfg, fs, first, d); err != nil {
 			fs.Close()
 			return nil, nil, err
 		}
-		return fs, nil, nil
+		return fs, first, nil
 	}
 	kc, err := connectorConfig(cfg)
 	if err != nil {

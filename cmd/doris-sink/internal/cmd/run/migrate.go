@@ -50,7 +50,16 @@ func importFileStore(ctx context.Context, st *coordlog.Store, cfg *config.Config
 	} else if err != nil {
 		return fmt.Errorf("import the file checkpoint store of job.data_dir %s into Kafka: %w", dir, err)
 	}
-	fst, err := checkpoint.OpenFile(dir, Owner(cfg))
+	// Adopting: the same restart may switch kafka.topic to a kafka.topics
+	// list that holds it (PreviousSources), as a file or kafka start does
+	// alone; the imported state then records the new source.
+	fst, err := checkpoint.OpenFileAdopting(dir, Owner(cfg), PreviousSources(cfg))
+	var owner *checkpoint.OwnerError
+	if errors.As(err, &owner) {
+		return fmt.Errorf("import the file checkpoint store of job.data_dir %s into Kafka (job.coordinator switched from file "+
+			"to kafka): %w; if the topics changed in the same restart, do one change at a time: start once with "+
+			"job.coordinator kafka and the old topics (the import), then change the topics", dir, err)
+	}
 	if err != nil {
 		return fmt.Errorf("import the file checkpoint store of job.data_dir %s into Kafka (job.coordinator switched from file "+
 			"to kafka): %w (stop every process of the job that still runs with job.coordinator file)", dir, err)
@@ -69,6 +78,18 @@ func importFileStore(ctx context.Context, st *coordlog.Store, cfg *config.Config
 		Note: fmt.Sprintf("%s: the checkpoint store of this directory (%s, next id %d) is being imported into Kafka state "+
 			"topic %s; job.coordinator file must not use it again", now, decided, old.NextID, topic)}); err != nil {
 		return fmt.Errorf("import the file checkpoint store of %s into state topic %s: %w (nothing imported)", dir, topic, err)
+	}
+	if old.Decided == nil {
+		// Nothing decided yet: the persisted first start moves with the
+		// state (before it: a crash in between leaves the Kafka state new,
+		// and the next start imports both again).
+		raw, ok, err := newFileFirstStart(cfg).FirstStart(ctx)
+		if err == nil && ok {
+			err = st.SaveFirstStart(ctx, raw)
+		}
+		if err != nil {
+			return fmt.Errorf("import the first start persisted in %s into state topic %s: %w", dir, topic, err)
+		}
 	}
 	if err := st.Save(ctx, old); err != nil {
 		return fmt.Errorf("import the file checkpoint store of %s into state topic %s: %w (%s stays %s: the next "+
@@ -102,10 +123,10 @@ func restoreMarker(cfg *config.Config, d Deps, topic string, m *MigrationMarker)
 	}
 	dir := cfg.Job.DataDir
 	old, err := checkpoint.ReadFile(dir)
-	if err != nil || old.Owner != Owner(cfg) {
+	if err != nil || old.Owner != Owner(cfg) && !Owner(cfg).Adopts(old.Owner, PreviousSources(cfg)) {
 		return nil
 	}
-	fst, err := checkpoint.OpenFile(dir, Owner(cfg))
+	fst, err := checkpoint.OpenFileAdopting(dir, Owner(cfg), PreviousSources(cfg))
 	if err != nil {
 		return fmt.Errorf("job.data_dir %s holds a file checkpoint store of job %s that is not marked as imported into state topic "+
 			"%s, and it cannot be locked to mark it: %w (stop every process of the job that still runs with job.coordinator file)",

@@ -7,8 +7,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -24,66 +22,14 @@ import (
 // end offsets at start.
 const positionCheckTimeout = 30 * time.Second
 
-// OutOfRange is one partition whose stored offset lies outside its log.
-type OutOfRange struct {
-	Partition int32
-	// Stored is the offset the job would read next (or, Start true, the
-	// start of an uncommitted decided checkpoint it would heal).
-	Stored int64
-	Start  bool
-	// LogStart and LogEnd are the partition's first offset and high
-	// watermark; Missing is true when the partition no longer exists.
-	LogStart, LogEnd int64
-	Missing          bool
-}
+// OutOfRange is one partition whose stored offset lies outside its log
+// (kafka.OutOfRange).
+type OutOfRange = kafka.OutOfRange
 
 // PositionOutOfRangeError stops a start whose stored source position lies
-// outside the topic's log: an offset beyond the log end (the topic was
-// truncated or recreated, or the positions belong to another cluster) or
-// behind the log start (retention or DeleteRecords removed records the job
-// never loaded). Kafka would silently reset the consumer (skipping or
-// re-reading records); the job refuses and names the way out, a deliberate
-// `doris-sink checkpoint rebase`.
-type PositionOutOfRangeError struct {
-	Job, Topic string
-	// Checkpoint is the decided checkpoint whose positions these are (0:
-	// the persisted first start).
-	Checkpoint uint64
-	Partitions []OutOfRange
-}
-
-// Error names every partition, the stored offset, the log range, what is
-// affected and the rebase command.
-func (e *PositionOutOfRangeError) Error() string {
-	var b strings.Builder
-	what := "the persisted first start"
-	if e.Checkpoint > 0 {
-		what = "checkpoint " + strconv.FormatUint(e.Checkpoint, 10) + "'s positions"
-	}
-	fmt.Fprintf(&b, "job %s: %s lie outside the log of topic %s:", e.Job, what, e.Topic)
-	for _, p := range e.Partitions {
-		kind := "next offset"
-		if p.Start {
-			kind = "start of the checkpoint to heal"
-		}
-		switch {
-		case p.Missing:
-			fmt.Fprintf(&b, " %s/%d %s %d: the partition does not exist;", e.Topic, p.Partition, kind, p.Stored)
-		case p.Stored > p.LogEnd:
-			fmt.Fprintf(&b, " %s/%d %s %d is beyond the log end %d (log start %d): the topic was truncated or recreated, "+
-				"or the positions are of another cluster; records %d..%d of the new log would be skipped or re-read;",
-				e.Topic, p.Partition, kind, p.Stored, p.LogEnd, p.LogStart, p.LogStart, p.LogEnd-1)
-		default:
-			fmt.Fprintf(&b, " %s/%d %s %d is behind the log start %d (log end %d): records %d..%d were deleted (retention, "+
-				"DeleteRecords) before the job loaded them and are lost to it;",
-				e.Topic, p.Partition, kind, p.Stored, p.LogStart, p.LogEnd, p.Stored, p.LogStart-1)
-		}
-	}
-	b.WriteString(" nothing was loaded. Decide where the job continues and rebase it deliberately, with the job stopped: " +
-		"`doris-sink checkpoint rebase -c <job config> --to earliest|latest --dry-run` (or --offsets <partition>=<offset>,...), " +
-		"then the same with --yes")
-	return b.String()
-}
+// outside the topic's log (kafka.PositionOutOfRangeError: the Connector
+// returns the same error when a fetch finds it while the job runs).
+type PositionOutOfRangeError = kafka.PositionOutOfRangeError
 
 // checkPositions refuses a start whose stored position (the decided end,
 // the start of an uncommitted decision, or the persisted first start) lies
@@ -144,9 +90,9 @@ func checkPositions(ctx context.Context, cfg *config.Config, store checkpoint.St
 				e, okE := r.ends[p]
 				switch {
 				case !okS || !okE:
-					parts[topic] = append(parts[topic], OutOfRange{Partition: p, Stored: o, Start: c.start, Missing: true})
+					parts[topic] = append(parts[topic], OutOfRange{Partition: p, Stored: o, Start: c.start, Read: -1, Missing: true})
 				case o > e || o < s:
-					parts[topic] = append(parts[topic], OutOfRange{Partition: p, Stored: o, Start: c.start, LogStart: s, LogEnd: e})
+					parts[topic] = append(parts[topic], OutOfRange{Partition: p, Stored: o, Start: c.start, Read: -1, LogStart: s, LogEnd: e})
 				}
 			}
 		}
