@@ -22,6 +22,9 @@ type options struct {
 	knobs         *TestingKnobs
 	onCheckpoint  func(CheckpointStats)
 	kgoOpts       []kgo.Opt
+	// partitionFilter selects the partitions read (WithPartitionFilter);
+	// nil: all.
+	partitionFilter func(topic string, partition int32) bool
 	backoffMin    time.Duration
 	backoffMax    time.Duration
 	closeTimeout  time.Duration
