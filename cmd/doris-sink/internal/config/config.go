@@ -106,8 +106,8 @@ type Kafka struct {
 	SessionTimeout   time.Duration `json:"session_timeout"`
 	RebalanceTimeout time.Duration `json:"rebalance_timeout"`
 	Start            Start         `json:"start"`
-	TLS   TLS    `json:"tls"`
-	SASL  SASL   `json:"sasl"`
+	TLS              TLS           `json:"tls"`
+	SASL             SASL          `json:"sasl"`
 }
 
 // Start is where a job with no decided checkpoint starts reading.
