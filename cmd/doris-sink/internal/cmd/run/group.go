@@ -49,6 +49,11 @@ type GroupKnobs struct {
 	// Assigned and Revoked are called after the member took or handed over
 	// slots (lost counts as revoked).
 	Assigned, Revoked func(slots []int)
+	// Kill, once closed, stops the member as kill -9 would: every slot job
+	// is cancelled at once and the membership client closes (a static
+	// member, job.instance, does not leave the group: its slots move after
+	// the session timeout).
+	Kill <-chan struct{}
 }
 
 // member is one process of a group-mode job.
@@ -170,8 +175,15 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		result = m.stopAll(false)
 	case err := <-m.fatal:
 		result = err
+		if errors.Is(err, loader.ErrCrashed) {
+			m.stopAll(true) // a failpoint crash: the process is gone
+			break
+		}
 		m.log.Error("group mode: a slot job failed; draining the others and leaving the group", "err", err)
 		m.stopAll(false)
+	case <-m.knobs.Kill:
+		m.stopAll(true)
+		result = errKilled
 	case <-ctx.Done():
 		m.stopAll(true)
 		result = ctx.Err()
@@ -188,6 +200,9 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	}
 	return result
 }
+
+// errKilled ends a member stopped by GroupKnobs.Kill.
+var errKilled = errors.New("group mode: member killed (testing knob)")
 
 // checkNoFileStore refuses group mode over a file checkpoint store in
 // job.data_dir that was never imported into Kafka: only a standalone
