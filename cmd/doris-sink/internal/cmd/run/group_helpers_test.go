@@ -141,7 +141,7 @@ log: { format: json, level: info }
 	m.tap = tap
 	knobs := &GroupKnobs{
 		KgoOpts: []kgo.Opt{kgo.HeartbeatInterval(50 * time.Millisecond)},
-		Kill: m.kill,
+		Kill:    m.kill,
 		SlotStopped: func(slot int, err error) {
 			e.mu.Lock()
 			if err == nil {
