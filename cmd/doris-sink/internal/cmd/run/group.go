@@ -18,6 +18,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
@@ -410,8 +411,25 @@ func (m *member) owns(s int) bool {
 func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 	s := sj.slot
 	log := m.log.With("slot", s)
+	wait := time.Second
 	for rebuilt := 0; ; rebuilt++ {
 		err := m.runSlotOnce(ctx, sj, rebuilt, log)
+		var locked *ledger.LockedError
+		if errors.As(err, &locked) && ctx.Err() == nil && m.owns(s) {
+			// Another process of this job on this machine (same
+			// job.data_dir) still holds the slot's ledger: a former owner
+			// that is paused or still stopping. Opening the slot's store
+			// fenced it; wait for it to let go.
+			log.Warn("group mode: the slot's ledger is held by another process of the job on this machine (a former "+
+				"owner still stopping, or paused); retrying", "ledger", locked.Path, "retry_in", wait)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+			wait = min(2*wait, 10*time.Second)
+			continue
+		}
 		if m.knobs.SlotStopped != nil {
 			m.knobs.SlotStopped(s, err)
 		}

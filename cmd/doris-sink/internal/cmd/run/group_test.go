@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
@@ -215,4 +217,29 @@ func TestGroupSlotTopicPartitionsRefused(t *testing.T) {
 	if rows, _ := e.srv.Rows("demo", "t"); len(rows) != 0 {
 		t.Errorf("%d rows loaded, want none", len(rows))
 	}
+}
+
+// Two members on one machine share job.data_dir: a slot's ledger still
+// held by the other process (a former owner paused or still stopping) is
+// waited for, not fatal: the slot job starts once the lock is released,
+// and every record is loaded exactly once.
+func TestGroupSlotLedgerHeldIsWaitedFor(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 8, 4)
+	held, err := ledger.Open(SlotDataDir(filepath.Join(e.dir, "data-a"), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.start("a", "")
+	a.tap.wait(t, "group mode: the slot's ledger is held by another process")
+	if err := held.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.waitUntil("4 slot jobs running", func() bool { return a.starts == 4 })
+	e.produce(100)
+	e.waitAllDecided()
+	if err := e.stop(a); err != nil {
+		t.Fatalf("member a: %v", err)
+	}
+	e.checkExactlyOnce()
 }
