@@ -18,9 +18,9 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
-	"github.com/doris-sink/doris-sink/loader/ledger"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // Group mode (job.slots ≥ 2, docs/design.md §7.2): the process is one

@@ -14,8 +14,8 @@ import (
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
-	"github.com/doris-sink/doris-sink/loader/ledger"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // Two members of one job config (job.slots 4, 8 partitions) share the
