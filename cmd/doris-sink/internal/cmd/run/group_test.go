@@ -243,3 +243,39 @@ func TestGroupSlotLedgerHeldIsWaitedFor(t *testing.T) {
 	}
 	e.checkExactlyOnce()
 }
+
+// A job that ran standalone (job.slots 1) started with job.slots 4 is
+// refused before anything is loaded: slot 0's record holds the positions
+// of every partition, which slots 1-3 would ignore (and re-read from
+// kafka.start). The error names both counts and the reslot command.
+func TestGroupStartOverStandaloneStateRefused(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 8, 1)
+	e.produce(40)
+	s := e.start("s", "")
+	e.waitAllDecided()
+	if err := e.stop(s); err != nil {
+		t.Fatalf("standalone run: %v", err)
+	}
+	e.slots = 4
+	e.produce(40)
+	a := e.start("a", "")
+	e.mu.Lock()
+	a.mayFail = true
+	e.mu.Unlock()
+	err := <-a.done
+	var sm *coordlog.SlotsMismatchError
+	if !errors.As(err, &sm) || sm.Recorded != 1 || sm.Configured != 4 {
+		t.Fatalf("group start over a standalone job: %v, want *coordlog.SlotsMismatchError 1 vs 4", err)
+	}
+	if !strings.Contains(err.Error(), "checkpoint reslot") {
+		t.Errorf("error %q does not name the reslot command", err)
+	}
+	rows, err := e.srv.Rows("demo", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 40 {
+		t.Errorf("%d rows, want the standalone run's 40 and nothing more", len(rows))
+	}
+}
