@@ -7,13 +7,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
@@ -277,5 +281,55 @@ func TestGroupStartOverStandaloneStateRefused(t *testing.T) {
 	}
 	if len(rows) != 40 {
 		t.Errorf("%d rows, want the standalone run's 40 and nothing more", len(rows))
+	}
+}
+
+// A slot writer fenced by another process that opened the slot's log (a
+// newer owner the group does not know of) ends the member with exit 1 and
+// an error naming the slot, the state topic and the transactional id; the
+// other slot drains first, and nothing is loaded twice.
+func TestGroupFencedSlotEndsMember(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 8, 2)
+	a := e.start("a", "")
+	e.ownership(map[*groupMember]int{a: 2})
+	e.waitUntil("both slot jobs running", func() bool { return a.starts == 2 })
+	cfg := coordlog.StoreConfig{
+		Log:   coordlog.Config{Job: groupJob, Group: "doris-sink-" + groupJob, ClientOpts: []kgo.Opt{kgo.SeedBrokers(e.kc.ListenAddrs()...)}},
+		Owner: checkpoint.Owner{Job: groupJob, DB: "demo", Table: "t", Source: "kafka:orders", Writer: "1"},
+		Topic: "orders", Slots: 2,
+	}
+	newer, err := coordlog.OpenStore(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newer.Close()
+	e.mu.Lock()
+	a.mayFail = true
+	e.mu.Unlock()
+	e.produce(40)
+	var runErr error
+	select {
+	case runErr = <-a.done:
+	case <-time.After(90 * time.Second):
+		t.Fatal("member a did not stop after its slot 1 writer was fenced")
+	}
+	if !errors.Is(runErr, checkpoint.ErrFenced) || cmdutil.ExitCode(runErr) != cmdutil.ExitError {
+		t.Fatalf("member a: %v (exit %d), want a fencing error, exit 1", runErr, cmdutil.ExitCode(runErr))
+	}
+	for _, want := range []string{"writer slot 1", "state topic doris-sink.state.grp", "transactional id doris-sink.grp.1"} {
+		if !strings.Contains(runErr.Error(), want) {
+			t.Errorf("error %q does not name %q", runErr, want)
+		}
+	}
+	rows, err := e.srv.Rows("demo", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]int{}
+	for _, r := range rows {
+		if seen[r[0].(int64)]++; seen[r[0].(int64)] > 1 {
+			t.Errorf("id %v loaded twice", r[0])
+		}
 	}
 }
