@@ -74,6 +74,9 @@ type member struct {
 	draining bool
 	wg       sync.WaitGroup
 	fatal    chan error // the first terminal slot-job error
+	// joined is called on every assignment (a standby's empty one too):
+	// the member is in the group.
+	joined func()
 }
 
 // slotJob is the job of one owned slot, rebuilt after a refused decision
@@ -113,7 +116,7 @@ func (s *slotJob) set(j *Job) {
 // the group), ctx ends (abort: slot jobs are cancelled, nothing more is
 // decided) or a slot job fails with an error no rebuild fixes (returned;
 // the other slot jobs drain first).
-func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs, drain <-chan struct{}) error {
+func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs, drain <-chan struct{}, joined func()) error {
 	if err := checkNoFileStore(cfg); err != nil {
 		return err
 	}
@@ -126,6 +129,7 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	if knobs != nil {
 		m.knobs = *knobs
 	}
+	m.joined = joined
 	admCl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
 	if err != nil {
 		return fmt.Errorf("group mode: kafka client: %w", err)
@@ -267,6 +271,9 @@ func (m *member) assigned(_ context.Context, cl *kgo.Client, parts map[string][]
 		m.startLocked(s)
 	}
 	m.mu.Unlock()
+	if m.joined != nil {
+		m.joined()
+	}
 	if m.knobs.Assigned != nil {
 		m.knobs.Assigned(slots)
 	}
@@ -551,7 +558,13 @@ func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Con
 	}()
 	log.Info("starting", "job", cfg.Job.Name, "topic", cfg.Kafka.DescribeTopics(), "table", cfg.Doris.Database+"."+cfg.Doris.Table,
 		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir, "slots", cfg.SlotCount(), "group", cfg.Kafka.Group)
-	err := runGroup(ctx, cfg, d, opts.groupKnobs, drain)
+	// Ready once in the group: a standby owning no slot is healthy too
+	// (each slot job's start sets it as well).
+	err := runGroup(ctx, cfg, d, opts.groupKnobs, drain, func() {
+		if m != nil {
+			m.SetReady(true)
+		}
+	})
 	switch {
 	case errors.Is(err, loader.ErrCrashed):
 		log.Error("failpoint crash: exiting without cleanup", "code", ExitCrashed, "err", err)

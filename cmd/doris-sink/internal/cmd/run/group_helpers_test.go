@@ -37,8 +37,10 @@ type groupEnv struct {
 	parts    int32
 	slots    int
 	produced int
-	// extra are YAML lines added to every member's config.
-	extra string
+	// extra are YAML lines added to every member's config; listen is the
+	// metrics.listen of the members started next ("": none).
+	extra  string
+	listen string
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every member event
@@ -128,10 +130,10 @@ func (e *groupEnv) startWith(name, jobExtra, extra string, env []string) *groupM
 kafka: { brokers: [%s], topic: orders, session_timeout: 1s, rebalance_timeout: 10s }
 doris: { fe: [%s], mysql: %s, user: root, database: demo, table: t }
 delivery: { checkpoint_interval: 500ms, checkpoint_max_rows: 5 }
-metrics: { listen: "" }
+metrics: { listen: "%s" }
 log: { format: json, level: info }
 %s%s`, groupJob, filepath.Join(e.dir, "data-"+name), e.slots, jobExtra, strings.Join(e.kc.ListenAddrs(), ", "), e.srv.FEURL(),
-		e.srv.MySQLAddr(), e.extra, extra)
+		e.srv.MySQLAddr(), e.listen, e.extra, extra)
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
 	}

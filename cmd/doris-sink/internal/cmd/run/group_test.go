@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -332,4 +334,41 @@ func TestGroupFencedSlotEndsMember(t *testing.T) {
 			t.Errorf("id %v loaded twice", r[0])
 		}
 	}
+}
+
+// A member beyond job.slots is a hot standby: in the group, owning no
+// slot, and ready (/readyz 200) all the same; it takes a slot over when a
+// member leaves.
+func TestGroupStandbyIsReadyAndTakesOver(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 4, 2)
+	a := e.start("a", "")
+	e.ownership(map[*groupMember]int{a: 2})
+	b := e.start("b", "")
+	e.ownership(map[*groupMember]int{a: 1, b: 1})
+	e.listen = "127.0.0.1:0"
+	c := e.start("c", "")
+	line := c.tap.wait(t, "metrics endpoint")
+	e.waitUntil("c joined", func() bool { return c.assigns > 0 })
+	e.ownership(map[*groupMember]int{a: 1, b: 1, c: 0})
+	resp, err := http.Get(strings.TrimSuffix(fmt.Sprint(line["addr"]), "/metrics") + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("standby /readyz %d, want 200", resp.StatusCode)
+	}
+	e.produce(40)
+	if err := e.stop(a); err != nil {
+		t.Fatalf("member a: %v", err)
+	}
+	e.ownership(map[*groupMember]int{b: 1, c: 1})
+	e.waitAllDecided()
+	for _, m := range []*groupMember{b, c} {
+		if err := e.stop(m); err != nil {
+			t.Fatalf("member %s: %v", m.name, err)
+		}
+	}
+	e.checkExactlyOnce()
 }
