@@ -523,13 +523,12 @@ func (m *member) stamp(s int) func() (coordlog.GroupStamp, error) {
 // runGroupMode is Run for job.slots ≥ 2: the metrics endpoint and the
 // signals as for one job (the first signal drains every slot job, the
 // second aborts), the member's slot jobs in between. The slot jobs share
-// the process's Doris client and metrics endpoint; per-slot connector
-// metrics are not registered (readiness and the process's Doris and
-// checkpoint-store series are).
+// the process's Doris client and metrics endpoint: readiness and the
+// Doris series (txns, rows, bytes; the slots add up) are served, the
+// per-slot connector and checkpoint-store series are not registered yet.
 func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Config, d Deps, opts *Options,
 	sigs <-chan os.Signal) error {
 	log, m := d.Logger, d.Metrics
-	d.Metrics = nil
 	if cfg.Metrics.Listen != "" && m != nil {
 		srv, err := metrics.Serve(cfg.Metrics.Listen, m, log)
 		if err != nil {

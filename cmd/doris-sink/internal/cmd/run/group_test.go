@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -365,6 +366,15 @@ func TestGroupStandbyIsReadyAndTakesOver(t *testing.T) {
 	}
 	e.ownership(map[*groupMember]int{b: 1, c: 1})
 	e.waitAllDecided()
+	resp, err = http.Get(strings.TrimSuffix(fmt.Sprint(line["addr"]), "/metrics") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !strings.Contains(string(body), "doris_sink_txns_total") {
+		t.Errorf("the member's /metrics lacks the Doris series of its slot jobs (%v):\n%.2000s", err, body)
+	}
 	for _, m := range []*groupMember{b, c} {
 		if err := e.stop(m); err != nil {
 			t.Fatalf("member %s: %v", m.name, err)
