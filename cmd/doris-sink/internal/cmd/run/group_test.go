@@ -365,6 +365,7 @@ func TestGroupStandbyIsReadyAndTakesOver(t *testing.T) {
 		t.Fatalf("member a: %v", err)
 	}
 	e.ownership(map[*groupMember]int{b: 1, c: 1})
+	e.produce(40) // both slots get records: c loads
 	e.waitAllDecided()
 	resp, err = http.Get(strings.TrimSuffix(fmt.Sprint(line["addr"]), "/metrics") + "/metrics")
 	if err != nil {
