@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -417,6 +418,49 @@ func TestGroupRevokeDrainBoundedByRebalanceTimeout(t *testing.T) {
 		if err := e.stop(m); err != nil {
 			t.Fatalf("member %s: %v", m.name, err)
 		}
+	}
+	e.checkExactlyOnce()
+}
+
+// A second signal aborts a member: its slot jobs are cancelled (open
+// checkpoints aborted, nothing more decided) and run exits 130; the slots'
+// next owner resumes from their last decisions, exactly once.
+func TestGroupSecondSignalAborts(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 4, 2)
+	hold, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, Block: true, Count: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.start("a", "")
+	e.ownership(map[*groupMember]int{a: 2})
+	e.produce(20)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := hold.Wait(ctx, 1); err != nil {
+		t.Fatalf("no precommit reached Doris: %v", err)
+	}
+	e.mu.Lock()
+	a.mayFail = true
+	e.mu.Unlock()
+	a.sigs <- syscall.SIGTERM // drains: the held precommit keeps the drain waiting
+	a.sigs <- syscall.SIGTERM // aborts
+	var runErr error
+	select {
+	case runErr = <-a.done:
+	case <-ctx.Done():
+		t.Fatal("member a did not end after two signals")
+	}
+	if !errors.Is(runErr, context.Canceled) || cmdutil.ExitCode(runErr) != cmdutil.ExitInterrupted {
+		t.Fatalf("member a: %v (exit %d), want context.Canceled, exit %d", runErr, cmdutil.ExitCode(runErr), cmdutil.ExitInterrupted)
+	}
+	hold.Remove()
+	hold.Release()
+	b := e.start("b", "")
+	e.ownership(map[*groupMember]int{b: 2})
+	e.waitAllDecided()
+	if err := e.stop(b); err != nil {
+		t.Fatalf("member b: %v", err)
 	}
 	e.checkExactlyOnce()
 }
