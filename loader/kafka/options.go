@@ -40,6 +40,10 @@ type options struct {
 	routedCheck   *routedCheckOpt
 	tableEvolvers func(table string) SchemaEvolver
 	tableDeletes  func(table string) DeleteConfig
+
+	// partitionFilter selects the partitions read (WithPartitionFilter);
+	// nil: all.
+	partitionFilter func(topic string, partition int32) bool
 }
 
 func defaultOptions() options {

@@ -225,7 +225,8 @@ func (d *decoder) start() Start {
 func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 	d := &decoder{flat: flat, origin: origin}
 	c := &Config{
-		Job: Job{Name: d.str("job.name"), DataDir: d.str("job.data_dir"), Coordinator: strings.ToLower(d.str("job.coordinator"))},
+		Job: Job{Name: d.str("job.name"), DataDir: d.str("job.data_dir"), Coordinator: strings.ToLower(d.str("job.coordinator")),
+			Slots: int(d.integer("job.slots")), Instance: d.str("job.instance")},
 		Kafka: Kafka{
 			Brokers:    d.list("kafka.brokers"),
 			Topic:      d.str("kafka.topic"),
@@ -246,6 +247,8 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 				Password:     Secret(d.str("kafka.sasl.password")),
 				PasswordFile: d.str("kafka.sasl.password_file"),
 			},
+			SessionTimeout:   d.duration("kafka.session_timeout"),
+			RebalanceTimeout: d.duration("kafka.rebalance_timeout"),
 		},
 		Doris: Doris{
 			FE:           d.list("doris.fe"),
