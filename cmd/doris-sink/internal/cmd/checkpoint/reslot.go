@@ -198,6 +198,11 @@ func Reslot(ctx context.Context, cfg *config.Config, req ReslotRequest) (*Reslot
 	if err := appendReslotLedger(cfg, res, req); err != nil {
 		return res, err
 	}
+	if req.AfterWrite != nil {
+		if err := req.AfterWrite(); err != nil {
+			return res, err
+		}
+	}
 	if res.SlotTopicPartitions, err = slotTopicPartitions(ctx, kopts, res.SlotTopic); err != nil {
 		return res, err
 	}

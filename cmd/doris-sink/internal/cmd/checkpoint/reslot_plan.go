@@ -83,6 +83,10 @@ type ReslotRequest struct {
 	// By names the operator (default user@host); Now is the clock.
 	By  string
 	Now func() time.Time
+	// AfterWrite, when set, is called after the records are written and
+	// before the slot topic changes; its error stops the reslot there
+	// (tests: a crash between the transaction and the topic change).
+	AfterWrite func() error
 }
 
 // ReslotRefusedError is a reslot that cannot be done as asked; nothing
