@@ -335,6 +335,12 @@ func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
 	// in the same transaction.
 	var letters []*kgo.Record
 	decision := decides(s.last, st) != decidesNothing
+	if !decision && s.log.cfg.Stamp != nil {
+		// Group mode: the offsets went with the decision; a save that
+		// decides nothing (the committed mark) commits none, so it needs no
+		// membership stamp (the producer epoch still fences it).
+		offs = nil
+	}
 	if decision {
 		letters, doc.DeadLetters = s.deadLettersFor(st.Decided)
 	}
