@@ -3,6 +3,7 @@ package jobstate
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -169,4 +170,15 @@ func (v *View) slotList() []Slot {
 		s.Source = v.Kafka.Source
 	}
 	return []Slot{s}
+}
+
+// SlotDataDir is the local directory of writer slot's ledger under
+// dataDir (job.data_dir) for a job of slots slots: dataDir itself for a
+// one-slot job, "<data_dir>/slot-<slot>" in group mode (where `run`
+// keeps each slot job's ledger).
+func SlotDataDir(dataDir string, slot, slots int) string {
+	if slots < 2 {
+		return dataDir
+	}
+	return filepath.Join(dataDir, "slot-"+strconv.Itoa(slot))
 }
