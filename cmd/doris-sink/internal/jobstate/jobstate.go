@@ -44,7 +44,9 @@ type Label struct {
 type View struct {
 	Dir   string
 	State *checkpoint.State
-	// Ledger is nil when the directory has no ledger yet.
+	// Ledger is nil when the directory has no ledger yet; in group mode
+	// it holds every local slot ledger's entries (SlotDataDir), slot by
+	// slot.
 	Ledger []ledger.Entry
 	// Torn describes a torn last ledger line, if any.
 	Torn *ledger.TornTail

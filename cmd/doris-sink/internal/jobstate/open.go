@@ -69,7 +69,8 @@ func Open(ctx context.Context, cfg *config.Config) (*View, error) {
 // FromSnapshot builds the view of every writer scope of a Kafka state
 // snapshot (View.Slots); View.State and View.Kafka are slot 0's (the
 // standalone scope), or the first slot's when slot 0 has no record yet.
-// The ledger is read from dataDir ("" reads none).
+// The ledger is read from dataDir ("" reads none) and, in group mode
+// (two slots or more), from every slot's SlotDataDir after it.
 func FromSnapshot(sn *coordlog.Snapshot, dataDir string) (*View, error) {
 	slots, count, err := slotsOf(sn)
 	if err != nil {
@@ -92,13 +93,24 @@ func FromSnapshot(sn *coordlog.Snapshot, dataDir string) (*View, error) {
 	if dataDir == "" {
 		return v, nil
 	}
-	entries, torn, err := ledger.ReadFile(dataDir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("read ledger in %s: %w", dataDir, err)
-	default:
-		v.Ledger, v.Torn = entries, torn
+	dirs := []string{dataDir}
+	if count >= 2 { // group mode: each slot's ledger in its own directory
+		for j := range count {
+			dirs = append(dirs, SlotDataDir(dataDir, j, count))
+		}
+	}
+	for _, dir := range dirs {
+		entries, torn, err := ledger.ReadFile(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("read ledger in %s: %w", dir, err)
+		default:
+			v.Ledger = append(v.Ledger, entries...)
+			if v.Torn == nil {
+				v.Torn = torn
+			}
+		}
 	}
 	return v, nil
 }
