@@ -86,7 +86,7 @@ func TestCheckLabelRetentionFromFEConfig(t *testing.T) {
 func TestLabelBudgetOfConfig(t *testing.T) {
 	t.Parallel()
 	cfg := &config.Config{Job: config.Job{Slots: 4}, Delivery: config.Delivery{CheckpointInterval: 10 * time.Second},
-		Doris: config.Doris{Database: "db", Table: "t", SubLoads: 2},
+		Doris:   config.Doris{Database: "db", Table: "t", SubLoads: 2},
 		Routing: config.Routing{TopicTables: map[string]string{"a": "u", "b": "db.v", "c": "t"}}}
 	b := budgetOf(cfg, 2000, 12*time.Hour)
 	if b.perCheckpoint() != 24 || b.running() != 48 || b.shape() != "4 slot(s) × 3 table(s) × 2 sub-load(s)" {
