@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate/jobtest"
@@ -358,5 +359,56 @@ func TestWriteReslotRefusesAMovedStateTopic(t *testing.T) {
 	}
 	if after := stateView(t, j); after.State.Decided == nil || after.Slots[0].Incarnation == coordlog.ReslotIncarnation {
 		t.Errorf("the aborted reslot record is visible: %+v", after.Slots[0])
+	}
+}
+
+// A rebase of a group-mode job is refused (it would move one slot's
+// positions only), naming the reslot round trip that does it; a job
+// re-sliced to one slot rebases.
+func TestRebaseRefusesGroupModeNamingReslot(t *testing.T) {
+	t.Parallel()
+	j := jobtest.NewKafkaPartitions(t, reslotParts)
+	for s := range 2 {
+		j.Decide(s, 2, []map[int32]int64{slotOffsets(s, 2, 0)}, false)
+	}
+	ctx := context.Background()
+	_, err := Rebase(ctx, reslotConfig(t, j), RebaseRequest{To: RebaseEarliest, AllPartitions: true, DryRun: true, Doris: j.Client})
+	var re *RebaseRefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "reslot --slots 1") || !strings.Contains(err.Error(), "2 writer slots") {
+		t.Fatalf("err = %v, want a refusal naming the reslot round trip", err)
+	}
+	if _, err := reslot(t, j, ReslotRequest{Slots: 1}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Rebase(ctx, reslotConfig(t, j), RebaseRequest{To: RebaseEarliest, AllPartitions: true, Doris: j.Client})
+	if err != nil || len(res.Partitions) != reslotParts {
+		t.Fatalf("rebase after reslot to 1: %+v %v", res, err)
+	}
+	for _, p := range res.Partitions {
+		if p.From == nil || *p.From != slotOffsets(coordlog.SlotOf(jobtest.Topic, p.Partition, 2), 2, 0)[p.Partition] || p.To != 0 {
+			t.Errorf("partition %+v, want from its slot's position to 0", p)
+		}
+	}
+}
+
+// The command prints the plan without --yes and writes nothing.
+func TestReslotCommandDryRunByDefault(t *testing.T) {
+	t.Parallel()
+	j := jobtest.NewKafkaPartitions(t, reslotParts)
+	j.Decide(0, 1, []map[int32]int64{slotOffsets(0, 1, 0)}, false)
+	f, out, _ := cmdutil.NewTestFactory(false)
+	cmd := NewCmdReslot(f, nil)
+	cmd.SetArgs([]string{"-c", j.Config, "--slots", "2"})
+	cmd.SetOut(out)
+	cmd.SetContext(context.Background())
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "Would re-slice (dry run: add --yes to write) job "+jobtest.Name+" from 1 to 2") ||
+		!strings.Contains(s, "create with 2 partitions") {
+		t.Errorf("output:\n%s", s)
+	}
+	if v := stateView(t, j); v.SlotCount != 1 {
+		t.Errorf("the dry run recorded %d slots", v.SlotCount)
 	}
 }
