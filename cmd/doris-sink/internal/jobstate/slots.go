@@ -101,6 +101,17 @@ func (v *View) SlotByNumber(j int) *Slot {
 	return nil
 }
 
+// SlotByScope returns the record of writer scope scope, nil if it has
+// none.
+func (v *View) SlotByScope(scope string) *Slot {
+	for i := range v.Slots {
+		if v.Slots[i].Scope == scope {
+			return &v.Slots[i]
+		}
+	}
+	return nil
+}
+
 // Position is one source partition's recorded position: the slot that
 // owns it under the job's slot count, and the next offset to read as that
 // slot's last decision (or, before it, its persisted first start) records
