@@ -153,6 +153,9 @@ func Reslot(ctx context.Context, cfg *config.Config, req ReslotRequest) (*Reslot
 		return nil, err
 	}
 	res.SlotTopicAction = slotTopicAction(res.SlotTopicPartitions, req.Slots)
+	if res.LiveMembers = jobstate.ReadGroup(ctx, cfg, v).Members; res.LiveMembers == nil {
+		res.LiveMembers = []jobstate.Member{}
+	}
 	if req.DryRun {
 		return res, nil
 	}
@@ -229,7 +232,8 @@ func done(v *jobstate.View, slots int) bool {
 // the slot topic's partition count is set (nothing is fenced).
 func finishSlotTopic(ctx context.Context, cfg *config.Config, kopts []kgo.Opt, v *jobstate.View, req ReslotRequest) (*ReslotResult, error) {
 	res := &ReslotResult{Job: cfg.Job.Name, StateTopic: coordlog.StateTopic(cfg.Job.Name), FromSlots: req.Slots, ToSlots: req.Slots,
-		Slots: []ReslotSlot{}, Retired: []string{}, SlotTopic: coordlog.SlotTopic(cfg.Job.Name), By: req.By, DryRun: req.DryRun}
+		Slots: []ReslotSlot{}, Retired: []string{}, SlotTopic: coordlog.SlotTopic(cfg.Job.Name), By: req.By, DryRun: req.DryRun,
+		LiveMembers: []jobstate.Member{}}
 	n, err := slotTopicPartitions(ctx, kopts, res.SlotTopic)
 	if err != nil {
 		return nil, err
@@ -315,6 +319,14 @@ func printReslot(io *cmdutil.IOStreams, r *ReslotResult) error {
 		fmt.Fprintf(io.Out, "Retired writer scopes (never resumed): %s\n", strings.Join(r.Retired, ", "))
 	}
 	fmt.Fprintf(io.Out, "Slot topic %s: %s\n", r.SlotTopic, slotTopicText(r))
+	if len(r.LiveMembers) > 0 {
+		var ms []string
+		for _, m := range r.LiveMembers {
+			ms = append(ms, m.String())
+		}
+		fmt.Fprintf(io.ErrOut, "Warning: consumer group members are live (%s): --yes fences them and they stop; stop every member first.\n",
+			strings.Join(ms, "; "))
+	}
 	if !r.DryRun {
 		fmt.Fprintf(io.Out, "Next: set job.slots: %d in the job config and start the members.\n", r.ToSlots)
 	}

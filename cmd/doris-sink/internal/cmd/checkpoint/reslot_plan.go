@@ -65,7 +65,10 @@ type ReslotResult struct {
 	// StateOffsets are the new records' offsets in the state topic
 	// (scope → offset), set after the write.
 	StateOffsets map[string]int64 `json:"state_offsets,omitempty"`
-	By           string           `json:"by"`
+	// LiveMembers are the members of kafka.group when the reslot planned
+	// (DescribeGroups): with --yes they are fenced and stop.
+	LiveMembers []jobstate.Member `json:"live_members"`
+	By          string            `json:"by"`
 	DryRun       bool             `json:"dry_run"`
 }
 

@@ -412,3 +412,26 @@ func TestReslotCommandDryRunByDefault(t *testing.T) {
 		t.Errorf("the dry run recorded %d slots", v.SlotCount)
 	}
 }
+
+// The plan names the live members of the job's group (the job is not
+// stopped): --yes would fence them.
+func TestReslotPlanNamesLiveMembers(t *testing.T) {
+	t.Parallel()
+	j := jobtest.NewKafkaPartitions(t, reslotParts)
+	for s := range 2 {
+		j.Decide(s, 2, []map[int32]int64{slotOffsets(s, 2, 0)}, false)
+	}
+	if err := setSlotTopic(context.Background(), j.KafkaOpts(), coordlog.SlotTopic(jobtest.Name), -1, 2); err != nil {
+		t.Fatal(err)
+	}
+	cl, leave := joinSlots(t, j, reslotConfig(t, j).Kafka.Group, 2)
+	defer leave()
+	id, _ := cl.GroupMetadata()
+	plan, err := reslot(t, j, ReslotRequest{Slots: 4, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.LiveMembers) != 1 || plan.LiveMembers[0].MemberID != id || len(plan.LiveMembers[0].Slots) != 2 {
+		t.Errorf("live members %+v, want member %s holding 2 slots", plan.LiveMembers, id)
+	}
+}
