@@ -69,7 +69,7 @@ type ReslotResult struct {
 	// (DescribeGroups): with --yes they are fenced and stop.
 	LiveMembers []jobstate.Member `json:"live_members"`
 	By          string            `json:"by"`
-	DryRun       bool             `json:"dry_run"`
+	DryRun      bool              `json:"dry_run"`
 }
 
 // ReslotRequest is what to reslot to.
