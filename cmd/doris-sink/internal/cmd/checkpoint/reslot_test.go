@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
@@ -433,5 +434,15 @@ func TestReslotPlanNamesLiveMembers(t *testing.T) {
 	}
 	if len(plan.LiveMembers) != 1 || plan.LiveMembers[0].MemberID != id || len(plan.LiveMembers[0].Slots) != 2 {
 		t.Errorf("live members %+v, want member %s holding 2 slots", plan.LiveMembers, id)
+	}
+}
+
+// The operator commands read a slot's ledger where `run` writes it.
+func TestSlotDataDirMatchesRun(t *testing.T) {
+	t.Parallel()
+	for j := range 3 {
+		if got, want := jobstate.SlotDataDir("/d", j, 3), run.SlotDataDir("/d", j); got != want {
+			t.Errorf("slot %d: jobstate %s, run %s", j, got, want)
+		}
 	}
 }
