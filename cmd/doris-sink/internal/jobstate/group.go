@@ -19,6 +19,11 @@ import (
 // OwnerStopped is SlotView.OwnerText of a group-mode slot no member holds.
 const OwnerStopped = "none (stopped)"
 
+// OwnerRebalancing starts SlotView.OwnerText of a slot no member holds
+// while the group rebalances (Kafka answers DescribeGroups without
+// assignments then): the owner is unknown, not absent.
+const OwnerRebalancing = "unknown (group rebalancing"
+
 // OwnerStandalone is SlotView.OwnerText of a one-slot job: it runs as one
 // process without group membership, so Kafka cannot tell whether it runs.
 const OwnerStandalone = "standalone (no group membership)"
@@ -80,7 +85,7 @@ type PartitionView struct {
 	Slot      int    `json:"slot"`
 	Scope     string `json:"scope"`
 	// Owner names the member holding the partition's slot, or
-	// OwnerStopped / OwnerStandalone.
+	// OwnerStopped / OwnerStandalone / OwnerRebalancing.
 	Owner string `json:"owner"`
 	// Checkpoint is the slot's decision recording Position (0: the
 	// persisted first start, or nothing recorded).
@@ -150,6 +155,8 @@ func ReadGroup(ctx context.Context, cfg *config.Config, v *View) *Group {
 			return owners[slot].String()
 		case g.Slots < 2:
 			return OwnerStandalone
+		case len(g.Members) > 0 && g.GroupState != "Stable":
+			return OwnerRebalancing + ": " + g.GroupState + ")"
 		}
 		return OwnerStopped
 	}

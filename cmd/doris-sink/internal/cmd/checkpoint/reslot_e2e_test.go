@@ -20,6 +20,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader/kafka"
@@ -133,8 +134,9 @@ log: { format: json, level: info }
 }
 
 // runMembers runs one member per name with job.slots slots until every
-// produced record is decided, then stops them with SIGTERM.
-func (e *e2eJob) runMembers(slots int, names ...string) {
+// produced record is decided, calls during (if set) while they run, then
+// stops them with SIGTERM.
+func (e *e2eJob) runMembers(slots int, during func(), names ...string) {
 	e.t.Helper()
 	type member struct {
 		sigs chan os.Signal
@@ -195,6 +197,9 @@ func (e *e2eJob) runMembers(slots int, names ...string) {
 			e.t.Fatalf("not every record decided: %v of %v", ends, e.perPart)
 		}
 	}
+	if during != nil {
+		during()
+	}
 	for i, m := range ms {
 		m.sigs <- syscall.SIGTERM
 		select {
@@ -244,27 +249,68 @@ func (e *e2eJob) reslot(slots int) *ReslotResult {
 }
 
 // Issue 12, end to end: a standalone job loads, is re-sliced to 3 writer
-// slots, runs as two members of its group, is re-sliced back to 1 and
-// runs standalone again: every record is in the table exactly once, each
-// member resuming the positions the reslot moved to its slots.
+// slots, runs as two members of its group, then as one other member, is
+// re-sliced back to 1 and runs standalone again: every record is in the
+// table exactly once, each member resuming the positions the reslot moved
+// to its slots; while the members run the group view names the owners.
 func TestReslotEndToEnd(t *testing.T) {
 	t.Parallel()
 	e := newE2EJob(t, 6)
 	e.produce()
-	e.runMembers(1, "solo")
+	e.runMembers(1, nil, "solo")
 	e.checkExactlyOnce()
 
 	if res := e.reslot(3); res.FromSlots != 1 || len(res.Slots) != 3 {
 		t.Fatalf("reslot 1→3: %+v", res)
 	}
 	e.produce()
-	e.runMembers(3, "a", "b")
+	e.runMembers(3, func() { e.checkOwners(3, 2, true) }, "a", "b")
+	e.checkExactlyOnce()
+	e.produce()
+	e.runMembers(3, func() { e.checkOwners(3, 1, false) }, "c") // c on another machine: no local state
 	e.checkExactlyOnce()
 
 	if res := e.reslot(1); res.FromSlots != 3 || strings.Join(res.Retired, ",") != "1,2" || res.SlotTopicAction != SlotTopicDelete {
 		t.Fatalf("reslot 3→1: %+v", res)
 	}
 	e.produce()
-	e.runMembers(1, "solo")
+	e.runMembers(1, nil, "solo")
 	e.checkExactlyOnce()
+}
+
+// checkOwners asserts, while the members run, that the group view names
+// an owner for every one of slots slots among members members (or, when
+// rebalancing, says the owner is unknown: a member learns of a rebalance
+// at its next heartbeat, so two members may still be in one), and every
+// partition's position at its log end (all decided).
+func (e *e2eJob) checkOwners(slots, members int, rebalancing bool) {
+	e.t.Helper()
+	cfg, err := config.Load(config.LoadOptions{File: e.config("viewer", slots), Need: config.NeedJob})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	v, err := jobstate.Open(ctx, cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	g := jobstate.ReadGroup(ctx, cfg, v)
+	if g.Slots != slots || len(g.Members) != members || len(g.Errors) != 0 {
+		e.t.Fatalf("group view while running: %+v", g)
+	}
+	stable := g.GroupState == "Stable"
+	if !stable && !rebalancing {
+		e.t.Fatalf("group state %s with one member after its join, want Stable", g.GroupState)
+	}
+	for _, s := range g.SlotViews {
+		if stable && s.Owner == nil || !stable && s.Owner == nil && !strings.HasPrefix(s.OwnerText, jobstate.OwnerRebalancing) {
+			e.t.Errorf("slot %d while the members run (group %s): owner %q", s.Slot, g.GroupState, s.OwnerText)
+		}
+	}
+	for _, p := range g.Partitions {
+		if p.Lag == nil || *p.Lag != 0 || p.Owner == jobstate.OwnerStopped {
+			e.t.Errorf("partition %+v, want lag 0 and an owner", p)
+		}
+	}
 }
