@@ -446,3 +446,26 @@ func TestSlotDataDirMatchesRun(t *testing.T) {
 		}
 	}
 }
+
+// An announced, undecided label Doris holds VISIBLE is a fencing
+// violation (another writer on the prefix committed it): refused.
+func TestReslotRefusesVisibleAnnouncedLabel(t *testing.T) {
+	t.Parallel()
+	j := jobtest.NewKafkaPartitions(t, reslotParts)
+	j.Decide(0, 1, []map[int32]int64{slotOffsets(0, 1, 0)}, false)
+	label := j.Announce(0, 1)
+	ctx := context.Background()
+	lr, err := j.Client.StreamLoad(ctx, doris.LoadRequest{DB: jobtest.DB, Table: jobtest.Table, Label: label, Format: "json",
+		TwoPhaseCommit: true}, strings.NewReader(string(jobtest.Row(1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Client.CommitTxn(ctx, jobtest.DB, lr.TxnID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = reslot(t, j, ReslotRequest{Slots: 2})
+	var re *ReslotRefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "fencing violation") || !strings.Contains(err.Error(), label) {
+		t.Fatalf("err = %v, want a fencing violation naming %s", err, label)
+	}
+}

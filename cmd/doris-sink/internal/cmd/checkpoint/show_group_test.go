@@ -2,11 +2,13 @@ package checkpoint
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate/jobtest"
 	cp "github.com/doris-sink/doris-sink/loader/checkpoint"
@@ -134,5 +136,29 @@ func TestShowGroupAndResolveSlot(t *testing.T) {
 	}
 	if res := resolve(t, j, st1.Decided.ID, "--assume", "aborted", "--dry-run"); res.err == nil {
 		t.Errorf("resolve of slot 1's checkpoint against slot 0 succeeded: %+v", res.res)
+	}
+}
+
+// The human view of `checkpoint show` prints the writer-slot and the
+// partition tables.
+func TestShowGroupHumanView(t *testing.T) {
+	t.Parallel()
+	j := jobtest.NewKafkaPartitions(t, reslotParts)
+	for s := range 2 {
+		j.Decide(s, 2, []map[int32]int64{slotOffsets(s, 2, 0)}, false)
+	}
+	f, out, _ := cmdutil.NewTestFactory(false)
+	cmd := NewCmdShow(f, nil)
+	cmd.SetArgs([]string{"-c", j.Config})
+	cmd.SetOut(out)
+	cmd.SetContext(context.Background())
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"Writer slots (2, consumer group", "Partitions:", jobtest.Topic + "/7", jobstate.OwnerStopped} {
+		if !strings.Contains(s, want) {
+			t.Errorf("human view lacks %q:\n%s", want, s)
+		}
 	}
 }
