@@ -174,8 +174,6 @@ func planReslot(cfg *config.Config, v *jobstate.View, req ReslotRequest) (*Reslo
 	for j := range n {
 		o := owner
 		o.Writer = coordlog.SlotScope(j)
-		st := checkpoint.NewState(o)
-		st.NextID = next
 		rs := ReslotSlot{Slot: j, Scope: o.Writer, Partitions: []ReslotPartition{}}
 		mine := map[string]map[int32]int64{}
 		for _, t := range slices.Sorted(maps.Keys(pos)) {
@@ -192,6 +190,16 @@ func planReslot(cfg *config.Config, v *jobstate.View, req ReslotRequest) (*Reslo
 					FromCheckpoint: x.Checkpoint})
 			}
 		}
+		st := checkpoint.NewState(o)
+		if prev := v.SlotByScope(o.Writer); prev != nil && len(mine) > 0 {
+			// Scope j continues: its decisions stay in its history (the
+			// reslot decision pushes the last one there), so every label
+			// it decided is still the job's (`label list`); its
+			// announcements were checked above and are dropped.
+			st = prev.State.Clone()
+			st.Owner, st.Announced = o, nil
+		}
+		st.NextID = next
 		var src coordlog.Source
 		if len(mine) > 0 {
 			end, err := kafka.PositionOf(mine).MarshalJSON()

@@ -221,6 +221,14 @@ func TestReslotFourToTwo(t *testing.T) {
 	if n := slotTopicCount(t, j); n != 2 {
 		t.Errorf("slot topic has %d partitions, want 2", n)
 	}
+	// Slots 0 and 1 continue their scopes: their old decisions are in
+	// their history, so every label they decided is still the job's.
+	for slot, n := range map[int]int{0: 1, 1: 2} {
+		h := v.SlotByNumber(slot).State.History
+		if len(h) != n || h[len(h)-1].ID != uint64(n) || !h[len(h)-1].Committed {
+			t.Errorf("slot %d history %+v, want its %d old decisions", slot, h, n)
+		}
+	}
 	pos, err := v.Positions()
 	if err != nil {
 		t.Fatal(err)
