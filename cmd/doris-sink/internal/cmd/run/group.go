@@ -20,6 +20,7 @@ import (
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // Group mode (job.slots ≥ 2, docs/design.md §7.2): the process is one
@@ -49,6 +50,11 @@ type GroupKnobs struct {
 	// Assigned and Revoked are called after the member took or handed over
 	// slots (lost counts as revoked).
 	Assigned, Revoked func(slots []int)
+	// Kill, once closed, stops the member as kill -9 would: every slot job
+	// is cancelled at once and the membership client closes (a static
+	// member, job.instance, does not leave the group: its slots move after
+	// the session timeout).
+	Kill <-chan struct{}
 }
 
 // member is one process of a group-mode job.
@@ -170,8 +176,15 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		result = m.stopAll(false)
 	case err := <-m.fatal:
 		result = err
+		if errors.Is(err, loader.ErrCrashed) {
+			m.stopAll(true) // a failpoint crash: the process is gone
+			break
+		}
 		m.log.Error("group mode: a slot job failed; draining the others and leaving the group", "err", err)
 		m.stopAll(false)
+	case <-m.knobs.Kill:
+		m.stopAll(true)
+		result = errKilled
 	case <-ctx.Done():
 		m.stopAll(true)
 		result = ctx.Err()
@@ -188,6 +201,9 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	}
 	return result
 }
+
+// errKilled ends a member stopped by GroupKnobs.Kill.
+var errKilled = errors.New("group mode: member killed (testing knob)")
 
 // checkNoFileStore refuses group mode over a file checkpoint store in
 // job.data_dir that was never imported into Kafka: only a standalone
@@ -395,8 +411,25 @@ func (m *member) owns(s int) bool {
 func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 	s := sj.slot
 	log := m.log.With("slot", s)
+	wait := time.Second
 	for rebuilt := 0; ; rebuilt++ {
 		err := m.runSlotOnce(ctx, sj, rebuilt, log)
+		var locked *ledger.LockedError
+		if errors.As(err, &locked) && ctx.Err() == nil && m.owns(s) {
+			// Another process of this job on this machine (same
+			// job.data_dir) still holds the slot's ledger: a former owner
+			// that is paused or still stopping. Opening the slot's store
+			// fenced it; wait for it to let go.
+			log.Warn("group mode: the slot's ledger is held by another process of the job on this machine (a former "+
+				"owner still stopping, or paused); retrying", "ledger", locked.Path, "retry_in", wait)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+			wait = min(2*wait, 10*time.Second)
+			continue
+		}
 		if m.knobs.SlotStopped != nil {
 			m.knobs.SlotStopped(s, err)
 		}
