@@ -53,6 +53,8 @@ type Plan struct {
 	RecoveryRecords int64
 	// Memory are checkpoint sizes in bytes for the memory cases.
 	Memory []int64
+	// Group are the group-mode cases (--group).
+	Group []GroupCase
 }
 
 var bothModes = []string{"exactly-once", "at-least-once"}

@@ -39,6 +39,13 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		emit(r)
 	}
+	for _, gc := range plan.Group {
+		r, err := o.runGroupCase(ctx, e, gc)
+		if err != nil {
+			return err
+		}
+		emit(r)
+	}
 	for _, size := range plan.Memory {
 		r, err := o.runMemoryCase(ctx, e, size)
 		if err != nil {
@@ -57,6 +64,8 @@ func (o *Options) plan() Plan {
 		p = *o.Plan
 	case o.Memory:
 		p = MemoryPlan(o.Quick)
+	case o.Group:
+		p = GroupPlan(o.Quick)
 	case o.Quick:
 		p = QuickPlan()
 	default:
