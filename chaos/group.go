@@ -105,8 +105,13 @@ type GroupResult struct {
 	MembersStarted, MaxLive int
 	// Rebalances counts the group changes the harness caused and saw
 	// settle (a member joined, left or was evicted, the broker restarted),
-	// each waited on until the group was stable again.
-	Rebalances int
+	// each waited on until the group was stable again; Generations the
+	// distinct group generations members logged slots assigned in (the
+	// rebalances the broker ran; a cooperative rebalance takes two).
+	Rebalances, Generations int
+	// SlotsLost counts "slots lost" lines (a member that learnt it was
+	// evicted: a zombie waking up, a member cut off by a broker restart).
+	SlotsLost int
 	// Zombies counts members paused past the session timeout and resumed;
 	// ZombiesFenced those that, once resumed, decided nothing the group
 	// had already decided (every one of them must be). StaleDecisions
@@ -200,6 +205,14 @@ func RunGroup(ctx context.Context, cfg GroupConfig) (*GroupResult, error) {
 		res.Problems = append(res.Problems, fmt.Sprintf("seed=%d final drain: %v", cfg.Seed, err))
 	}
 	res.Records = g.records
+	gens := map[int64]bool{}
+	for _, m := range g.all {
+		for _, gen := range m.p.Generations() {
+			gens[gen] = true
+		}
+		res.SlotsLost += m.p.Count(msgSlotsLost)
+	}
+	res.Generations = len(gens)
 	chk := &Checker{Brokers: cl.Brokers(), MySQL: cl.Doris.MySQLAddr(), User: "root", Events: g.sink, ExactlyOnce: true}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -685,6 +698,8 @@ func (r *GroupResult) Summary() string {
 	fmt.Fprintf(&b, "| seed | %d |\n| job.slots | %d |\n| cycles | %d |\n| elapsed | %s |\n", r.Seed, r.Slots, r.Cycles, r.Elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "| members started | %d |\n| most members at once | %d |\n| rebalances caused and settled | %d |\n",
 		r.MembersStarted, r.MaxLive, r.Rebalances)
+	fmt.Fprintf(&b, "| group generations with slots assigned | %d |\n| slots lost (evicted members learning it) | %d |\n",
+		r.Generations, r.SlotsLost)
 	fmt.Fprintf(&b, "| zombies (paused past the session timeout, resumed) | %d |\n| **zombies fenced** | %d |\n| zombie decisions overlapping the group's | %d |\n",
 		r.Zombies, r.ZombiesFenced, r.StaleDecisions)
 	fmt.Fprintf(&b, "| records produced | %d |\n", r.Records)

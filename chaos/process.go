@@ -34,6 +34,10 @@ type Process struct {
 	decisions []Decision
 	failed    int
 	lines     int
+	// msgs counts the lines per message; generations are the group
+	// generations of the "group mode: slots assigned" lines.
+	msgs        map[string]int
+	generations map[int64]bool
 	// notify, when set, is called after every line (outside the lock).
 	notify  func()
 	more    chan struct{}
@@ -62,7 +66,7 @@ func startProcess(binary string, args []string, notify func(), env ...string) (*
 		return nil, fmt.Errorf("start %v: %w", args, err)
 	}
 	cmd.Stdout = io.Discard
-	p := &Process{cmd: cmd, parts: map[string]int64{}, notify: notify, more: make(chan struct{}), done: make(chan struct{})}
+	p := &Process{cmd: cmd, parts: map[string]int64{}, msgs: map[string]int{}, generations: map[int64]bool{}, notify: notify, more: make(chan struct{}), done: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %v: %w", args, err)
 	}
@@ -83,7 +87,13 @@ func (p *Process) follow(r io.Reader) {
 			p.tail = append(p.tail[:0], p.tail[len(p.tail)-maxTail:]...)
 		}
 		p.lines++
-		switch m["msg"] {
+		msg, _ := m["msg"].(string)
+		p.msgs[msg]++
+		switch msg {
+		case msgSlotsAssigned:
+			if g, ok := m["generation"].(float64); ok {
+				p.generations[int64(g)] = true
+			}
 		case "checkpoint decided":
 			p.decided = max(p.decided, sumOffsets(m["end"]))
 			mergeOffsets(p.parts, m["end"])
@@ -244,6 +254,38 @@ func (p *Process) DecisionsSince(m Mark) []Decision {
 		if d.Line > m {
 			out = append(out, d)
 		}
+	}
+	return out
+}
+
+// Group-mode log messages of `doris-sink run` the campaign counts.
+const (
+	msgSlotsAssigned = "group mode: slots assigned"
+	msgSlotsLost     = "group mode: slots lost"
+)
+
+// Count returns how many lines whose message starts with prefix the
+// child logged.
+func (p *Process) Count(prefix string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for msg, c := range p.msgs {
+		if strings.HasPrefix(msg, prefix) {
+			n += c
+		}
+	}
+	return n
+}
+
+// Generations returns the group generations the child was assigned slots
+// in.
+func (p *Process) Generations() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]int64, 0, len(p.generations))
+	for g := range p.generations {
+		out = append(out, g)
 	}
 	return out
 }
