@@ -593,11 +593,17 @@ func (g *groupCampaign) settle(ctx context.Context, what string) error {
 	}
 	if g.cfg.Slots > 1 {
 		wctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
-		err := waitGroupStable(wctx, g.c.Brokers(), groupJob, coordlog.SlotTopic(groupJob), g.cfg.Slots, func() int {
+		err := waitGroupStable(wctx, g.c.Brokers(), groupJob, coordlog.SlotTopic(groupJob), g.cfg.Slots, func() (int, error) {
 			for _, m := range append([]*member(nil), g.live...) {
-				g.zombieExited(ctx, m)
+				if m.zombie {
+					g.zombieExited(ctx, m)
+				} else if m.p.Exited() {
+					code, _ := m.p.Wait(ctx)
+					g.dropLive(m)
+					return 0, g.memberErr(m, "exited on its own", fmt.Errorf("exit code %d", code))
+				}
 			}
-			return len(g.live)
+			return len(g.live), nil
 		})
 		cancel()
 		if err != nil {

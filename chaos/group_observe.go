@@ -67,10 +67,10 @@ func describeGroup(ctx context.Context, adm *kadm.Client, group, topic string) (
 const groupPoll = 100 * time.Millisecond
 
 // waitGroupStable waits until group is Stable with want() members (want
-// is asked again each time: members may exit meanwhile) holding all slots
-// partitions of topic between them, or ctx ends (the error names the last
-// view).
-func waitGroupStable(ctx context.Context, brokers, group, topic string, slots int, want func() int) error {
+// is asked again each time: members may exit meanwhile; its error ends
+// the wait) holding all slots partitions of topic between them, or ctx
+// ends (the error names the last view).
+func waitGroupStable(ctx context.Context, brokers, group, topic string, slots int, want func() (int, error)) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
 	if err != nil {
 		return fmt.Errorf("observe group %s: %w", group, err)
@@ -84,7 +84,10 @@ func waitGroupStable(ctx context.Context, brokers, group, topic string, slots in
 		lastErr error
 	)
 	for {
-		n := want()
+		n, err := want()
+		if err != nil {
+			return err
+		}
 		v, err := describeGroup(ctx, adm, group, topic)
 		if err == nil && v.State == "Stable" && v.Members == n && v.Assigned == slots {
 			return nil

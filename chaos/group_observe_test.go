@@ -40,12 +40,12 @@ func TestWaitGroupStable(t *testing.T) {
 	defer cancel()
 	a := join()
 	defer a.Close()
-	if err := waitGroupStable(ctx, brokers, "g", "slots", 4, func() int { return 1 }); err != nil {
+	if err := waitGroupStable(ctx, brokers, "g", "slots", 4, func() (int, error) { return 1, nil }); err != nil {
 		t.Fatal(err)
 	}
 	b := join()
 	defer b.Close()
-	if err := waitGroupStable(ctx, brokers, "g", "slots", 4, func() int { return 2 }); err != nil {
+	if err := waitGroupStable(ctx, brokers, "g", "slots", 4, func() (int, error) { return 2, nil }); err != nil {
 		t.Fatal(err)
 	}
 	v, err := DescribeGroup(ctx, brokers, "g", "slots")
@@ -54,7 +54,7 @@ func TestWaitGroupStable(t *testing.T) {
 	}
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancelShort()
-	if err := waitGroupStable(short, brokers, "g", "slots", 4, func() int { return 3 }); err == nil {
+	if err := waitGroupStable(short, brokers, "g", "slots", 4, func() (int, error) { return 3, nil }); err == nil {
 		t.Fatal("waiting for 3 members of a 2-member group succeeded")
 	}
 }
