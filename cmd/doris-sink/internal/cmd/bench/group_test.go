@@ -168,3 +168,44 @@ func requireGroupMode(t *testing.T) {
 		t.Skip("group mode (job.slots) is not built yet")
 	}
 }
+
+// TestBenchGroupFlagAndPlan: --group selects the group plan (1, 2 and 4
+// members sharing 4 slots over 8 partitions) and cannot be combined with
+// --memory or --case.
+func TestBenchGroupFlagAndPlan(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args    []string
+		wantErr bool
+	}{
+		{args: []string{"--group"}},
+		{args: []string{"--group", "--memory"}, wantErr: true},
+		{args: []string{"--group", "--case", "json-1KiB-p1"}, wantErr: true},
+	} {
+		f, _, _ := cmdutil.NewTestFactory(false)
+		var got *Options
+		cmd := NewCmdBench(f, func(_ context.Context, o *Options) error { got = o; return nil })
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%v: err %v, want error %v", tc.args, err, tc.wantErr)
+		}
+		if err == nil && (!got.Group || len(got.plan().Group) != 3 || len(got.plan().Combos) != 0) {
+			t.Errorf("%v: group %v, plan %+v", tc.args, got.Group, got.plan())
+		}
+	}
+	for _, quick := range []bool{false, true} {
+		var members []int
+		for _, gc := range GroupPlan(quick).Group {
+			members = append(members, gc.Members)
+			if gc.Slots != 4 || gc.Partitions != 8 || gc.Records == 0 {
+				t.Errorf("quick=%v: case %+v", quick, gc)
+			}
+		}
+		if len(members) != 3 || members[0] != 1 || members[1] != 2 || members[2] != 4 {
+			t.Errorf("quick=%v: members %v, want 1, 2, 4", quick, members)
+		}
+	}
+}
