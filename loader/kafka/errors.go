@@ -87,3 +87,11 @@ func (e *DrainError) Error() string {
 
 // Unwrap returns Err.
 func (e *DrainError) Unwrap() error { return e.Err }
+
+// ErrNotOwner is wrapped by a decision refused because this process no
+// longer owns what it decides (group mode: the writer slot moved to
+// another member, or the group's generation moved on; see
+// coordlog.NotOwnerError and coordlog.GenerationError). Nothing of the
+// decision is visible. Run stops with it at once, without Recover or
+// retry: the slot's owner resolves the open checkpoint as an inheritor.
+var ErrNotOwner = errors.New("not the owner of the partitions decided")

@@ -73,7 +73,9 @@ func (c *Connector) persistedFirstStart(ctx context.Context, earliest topicOffse
 					continue // a topic matched by kafka.topic_regex then and gone now
 				}
 				for p, o := range offs {
-					base.set(t, p, o)
+					if c.owns(t, p) {
+						base.set(t, p, o)
+					}
 				}
 			}
 			c.o.logger.Info("first start (persisted before, not resolved again)", "mode", c.cfg.Start,

@@ -220,6 +220,11 @@ func (c *Connector) failed(ctx, dctx context.Context, cause error) error {
 // when retrying cannot fix it: a *RejectedError at once, a *FatalError
 // after the fail-fast grace; nil to retry.
 func (c *Connector) stopFor(cause error) error {
+	if errors.Is(cause, ErrNotOwner) {
+		c.o.logger.Warn("the decision was refused: this process no longer owns its partitions; stopping without retry",
+			"err", cause)
+		return cause
+	}
 	if re := c.rejected(cause); re != nil {
 		if c.bisectRejected(re) {
 			c.fail.n++
@@ -651,6 +656,7 @@ func terminalRecoverError(err error) bool {
 	var fencing *loader.FencingError
 	var owner *checkpoint.OwnerError
 	return errors.Is(err, loader.ErrCrashed) || errors.Is(err, loader.ErrClosed) || errors.Is(err, checkpoint.ErrFenced) ||
+		errors.Is(err, ErrNotOwner) ||
 		errors.As(err, &unresolved) || errors.As(err, &fencing) || errors.As(err, &owner)
 }
 

@@ -87,6 +87,7 @@ func (c *Connector) rewind(raw []byte) error {
 	c.mu.Lock()
 	offsets := c.base.clone()
 	offsets.overlay(pos.PerTopic())
+	c.keepOwned(offsets)
 	cl, err := kgo.NewClient(c.consumerOpts(offsets)...)
 	old := c.cl
 	if err == nil {
@@ -169,6 +170,7 @@ func (c *Connector) listStart(ctx context.Context, topics []string) (topicOffset
 			return nil, fmt.Errorf("list start offsets of %s: %w (or it has no partitions)", t, errTopicMissing)
 		}
 	}
+	c.keepOwned(out)
 	return out, nil
 }
 
@@ -190,7 +192,9 @@ func (c *Connector) firstStart(ctx context.Context, earliest topicOffsets) (topi
 		}
 		for _, t := range topics {
 			for p, o := range lo[t] {
-				out.set(t, p, o.Offset)
+				if c.owns(t, p) {
+					out.set(t, p, o.Offset)
+				}
 			}
 		}
 	case StartCommitted:
@@ -218,6 +222,9 @@ func (c *Connector) firstStart(ctx context.Context, earliest topicOffsets) (topi
 		t := c.cfg.topicList()[0]
 		var unknown []int32
 		for p, o := range c.cfg.StartOffsets {
+			if !c.owns(t, p) {
+				continue // another writer slot's partition: its slot applies it
+			}
 			if _, ok := out.get(t, p); !ok {
 				unknown = append(unknown, p)
 				continue
@@ -267,6 +274,9 @@ func (c *Connector) refreshTopic(ctx context.Context, topic string) {
 	assign := map[int32]kgo.Offset{}
 	c.mu.Lock()
 	for _, p := range parts {
+		if !c.owns(topic, p) {
+			continue
+		}
 		if _, ok := c.base.get(topic, p); !ok {
 			c.base.set(topic, p, 0)
 			assign[p] = kgo.NewOffset().At(0)

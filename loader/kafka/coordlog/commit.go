@@ -68,6 +68,13 @@ func (l *Log) CommitWith(ctx context.Context, value []byte, offs *Offsets, extra
 		if err == nil {
 			return nil
 		}
+		var ge *GenerationError
+		var no *NotOwnerError
+		if errors.As(err, &ge) || errors.As(err, &no) {
+			// Never resent (KIP-447): the slot's owner of the new
+			// generation resolves the checkpoint.
+			return fmt.Errorf("coordinator log %s: commit (attempt %d): %w", l.topic, attempt, err)
+		}
 		if errors.Is(err, ErrFenced) || errors.Is(err, ErrCrashed) || l.unresolved != nil || !retriable(err) || attempt >= l.cfg.Attempts || ctx.Err() != nil {
 			return fmt.Errorf("coordinator log %s: commit (attempt %d of at most %d): %w", l.topic, attempt, l.cfg.Attempts, err)
 		}
@@ -91,6 +98,16 @@ func retriable(err error) bool {
 // commitOnce runs one transaction: produce (extra, then the state
 // record), commit offsets, end.
 func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets, extra Extra) error {
+	withOffsets := offs != nil && l.cfg.Group != "" && len(offs.Partitions) > 0
+	stamp := GroupStamp{Generation: -1}
+	if withOffsets && l.cfg.Stamp != nil {
+		// Checked when the transaction begins, not when the offsets are
+		// sent: the generation the ownership held in is what Kafka checks.
+		var err error
+		if stamp, err = l.cfg.Stamp(); err != nil {
+			return fmt.Errorf("membership check before the decision: %w", err)
+		}
+	}
 	if err := l.cl.BeginTransaction(); err != nil {
 		return l.classify(fmt.Errorf("begin transaction: %w", err))
 	}
@@ -106,9 +123,9 @@ func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets, extra
 	if err := l.cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		return l.abort(ctx, fmt.Errorf("produce the state record: %w", err))
 	}
-	if offs != nil && l.cfg.Group != "" && len(offs.Partitions) > 0 {
-		if err := l.commitOffsets(ctx, offs); err != nil {
-			return l.abort(ctx, err)
+	if withOffsets {
+		if err := l.commitOffsets(ctx, offs, stamp); err != nil {
+			return l.abortGeneration(ctx, err)
 		}
 	}
 	if len(extra.Records) > 0 {
@@ -215,6 +232,24 @@ func (l *Log) abort(ctx context.Context, cause error) error {
 	return cause
 }
 
+// abortGeneration aborts the transaction after a failed offset commit; a
+// *GenerationError is returned as such only when the abort is confirmed
+// (otherwise the outcome is for the next Load to resolve, like any failed
+// commit whose end is unknown).
+func (l *Log) abortGeneration(ctx context.Context, err error) error {
+	var ge *GenerationError
+	if !errors.As(err, &ge) {
+		return l.abort(ctx, err)
+	}
+	aerr := l.abort(ctx, err)
+	if l.unresolved != nil || errors.Is(aerr, ErrFenced) {
+		return aerr
+	}
+	l.log.Warn("coordinator log: decision refused for its group generation; transaction aborted, not resent",
+		"state_topic", l.topic, "transactional_id", l.txnID, "group", l.cfg.Group, "stamp", ge.Stamp.String(), "err", ge.Err)
+	return ge
+}
+
 // resolve ends a transaction whose end was unknown (retrying the abort,
 // which re-initialises the producer id when the outcome was unconfirmed:
 // the epoch bump aborts it if it is still open and waits for it if it was
@@ -239,10 +274,12 @@ func (l *Log) resolve(ctx context.Context) error {
 // maxListedPartitions bounds the refused partitions an error lists.
 const maxListedPartitions = 8
 
-// commitOffsets adds the group to the transaction and commits offs in it
-// (generation -1, no member: the standalone run is not a group member; see
-// the package documentation). Any partition refused fails the whole commit.
-func (l *Log) commitOffsets(ctx context.Context, offs *Offsets) error {
+// commitOffsets adds the group to the transaction and commits offs in it,
+// stamped with the member's id and generation (group mode), or generation
+// -1 and no member (standalone: the run is not a group member; see the
+// package documentation). Any partition refused fails the whole commit; a
+// refused stamp is a *GenerationError.
+func (l *Log) commitOffsets(ctx context.Context, offs *Offsets, stamp GroupStamp) error {
 	id, epoch, err := l.cl.ProducerID(ctx)
 	if err != nil {
 		return l.classify(fmt.Errorf("producer id: %w", err))
@@ -258,7 +295,7 @@ func (l *Log) commitOffsets(ctx context.Context, offs *Offsets) error {
 	}
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = l.txnID, l.cfg.Group, id, epoch
-	req.Generation, req.MemberID = -1, ""
+	req.Generation, req.MemberID, req.InstanceID = stamp.Generation, stamp.MemberID, stamp.InstanceID
 	all := append([]Offsets{*offs}, offs.Others...)
 	for _, to := range all {
 		rt := kmsg.NewTxnOffsetCommitRequestTopic()
@@ -280,6 +317,10 @@ func (l *Log) commitOffsets(ctx context.Context, offs *Offsets) error {
 	resp, err := req.RequestWith(ctx, l.cl)
 	if err != nil {
 		return l.classify(fmt.Errorf("commit offsets to group %s in the transaction: %w", l.cfg.Group, err))
+	}
+	if gerr := generationRefusal(resp); gerr != nil {
+		return &GenerationError{Job: l.cfg.Job, Scope: l.cfg.Scope, TransactionalID: l.txnID, Group: l.cfg.Group,
+			Stamp: stamp, Err: gerr}
 	}
 	var errs []error
 	refused := 0
@@ -303,6 +344,19 @@ func (l *Log) commitOffsets(ctx context.Context, offs *Offsets) error {
 	}
 	if len(errs) > 0 {
 		return l.classify(fmt.Errorf("commit offsets to group %s in the transaction: %w", l.cfg.Group, errors.Join(errs...)))
+	}
+	return nil
+}
+
+// generationRefusal returns the first partition error of resp that
+// refuses the membership stamp, nil if none.
+func generationRefusal(resp *kmsg.TxnOffsetCommitResponse) error {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil && isGenerationKafka(err) {
+				return fmt.Errorf("%s/%d: %w", t.Topic, p.Partition, err)
+			}
+		}
 	}
 	return nil
 }

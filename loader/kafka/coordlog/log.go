@@ -66,6 +66,15 @@ type Config struct {
 	ReplicationFactor int16
 	// Logger receives the log's events; nil: none.
 	Logger *slog.Logger
+	// Stamp, in group mode, checks that this member owns the log's writer
+	// slot and returns its membership (member id, generation, instance
+	// id): a Commit with offsets calls it right before the transaction
+	// begins and stamps the TxnOffsetCommit with it (KIP-447), so the
+	// group coordinator refuses the offsets (*GenerationError) if the
+	// membership moved on since. An error (a *NotOwnerError when the slot
+	// is not in the current assignment) fails the Commit before anything
+	// is written. nil: standalone, generation -1 and no member.
+	Stamp func() (GroupStamp, error)
 	// Failpoint is called at each cut point of AllFailpoints (tests); a
 	// non-nil error crashes the log there (ErrCrashed). nil: none.
 	Failpoint func(name string) error

@@ -27,8 +27,8 @@ func TestSlotOf(t *testing.T) {
 			t.Errorf("slot %d owns %d of 8 partitions, want 2", s, seen[s])
 		}
 	}
-	if SlotOf("orders", 3, 4) != SlotOf("orders", 3, 4) {
-		t.Error("SlotOf is not deterministic")
+	if got := SlotOf("orders", 3, 1); got != 0 {
+		t.Errorf("SlotOf(orders, 3, 1) = %d, want 0 (one slot owns everything)", got)
 	}
 	if got := SlotScope(0); got != DefaultScope {
 		t.Errorf("SlotScope(0) = %q, want %q", got, DefaultScope)

@@ -130,7 +130,14 @@ type Source struct {
 	// FirstStart is the persisted first-start position (kafka.Position
 	// JSON), nil if none.
 	FirstStart json.RawMessage `json:"first_start,omitempty"`
+	// Slots is the job's writer slot count when the record was written
+	// (job.slots); 0 (absent) means 1. Use RecordedSlots.
+	Slots int `json:"slots,omitempty"`
 }
+
+// RecordedSlots returns the slot count the record holds: Slots, or 1
+// when absent.
+func (s Source) RecordedSlots() int { return max(s.Slots, 1) }
 
 // IDs returns the recorded topic IDs in either form: topic → hex ID.
 func (s Source) IDs() map[string]string { return sourceInfo(s).ids() }

@@ -52,6 +52,10 @@ type sourceInfo struct {
 	// FirstStart is the resolved first-start position (kafka.Position
 	// JSON), persisted before the first record was read.
 	FirstStart json.RawMessage `json:"first_start,omitempty"`
+	// Slots is the job's writer slot count (job.slots) when the record
+	// was written; absent (0) means 1, a standalone job
+	// (SlotsMismatchError).
+	Slots int `json:"slots,omitempty"`
 }
 
 // StoreConfig configures a Store.
@@ -78,6 +82,14 @@ type StoreConfig struct {
 	// topic (*TopicRecreatedError) is accepted, and the next Save records
 	// the current topic ID with the positions the operator chose.
 	Rebase bool
+	// Slots is the job's writer slot count (job.slots; 0 means 1). Every
+	// save records it; OpenStore refuses a state topic where any writer
+	// scope's record holds another count (*SlotsMismatchError).
+	Slots int
+	// AnySlots opens the store whatever slot count the records hold (the
+	// operator command that re-slots a job); Slots is still what the
+	// next save records.
+	AnySlots bool
 }
 
 // Store is a checkpoint.Store whose state lives in the job's Kafka
@@ -93,6 +105,7 @@ type Store struct {
 	prev   []string // StoreConfig.PreviousSources
 	topics []string // configured source topics (nil: kafka.topic_regex)
 	rebase bool     // StoreConfig.Rebase
+	slots  int      // StoreConfig.Slots, at least 1
 	// topic and tid are the only source topic of a job reading one (""
 	// with several or a regex) and its current topic ID (hex): the topic
 	// the one-topic form of the document's dead-letter marks is of
@@ -142,7 +155,14 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{log: l, owner: cfg.Owner, prev: cfg.PreviousSources, topics: topics, rebase: cfg.Rebase, tids: map[string]string{}}
+	s := &Store{log: l, owner: cfg.Owner, prev: cfg.PreviousSources, topics: topics, rebase: cfg.Rebase,
+		slots: max(cfg.Slots, 1), tids: map[string]string{}}
+	if !cfg.AnySlots {
+		if err := s.checkSlots(ctx, s.slots); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
 	for _, t := range topics {
 		if _, err := s.topicID(ctx, t); err != nil {
 			l.Close()
@@ -158,6 +178,9 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (*Store, error) {
 	}
 	return s, nil
 }
+
+// Slots returns the slot count the store records (StoreConfig.Slots).
+func (s *Store) Slots() int { return s.slots }
 
 // Log returns the coordinator log (incarnation, state topic).
 func (s *Store) Log() *Log { return s.log }
@@ -312,6 +335,12 @@ func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
 	// in the same transaction.
 	var letters []*kgo.Record
 	decision := decides(s.last, st) != decidesNothing
+	if !decision && s.log.cfg.Stamp != nil {
+		// Group mode: the offsets went with the decision; a save that
+		// decides nothing (the committed mark) commits none, so it needs no
+		// membership stamp (the producer epoch still fences it).
+		offs = nil
+	}
 	if decision {
 		letters, doc.DeadLetters = s.deadLettersFor(st.Decided)
 	}
@@ -381,6 +410,7 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
 	doc.Format, doc.Version, doc.Checkpoint = StoreFormatName, StoreFormatVersion, compact.Bytes()
+	doc.Source.Slots = docSlots(s.slots)
 	if err := s.recordTopicIDs(ctx, st, &doc); err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}

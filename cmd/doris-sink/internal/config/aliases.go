@@ -32,6 +32,7 @@ var aliases = []alias{
 	{flink: "sink.buffer-flush.max-bytes", target: "delivery.checkpoint_max_bytes", apply: same("delivery.checkpoint_max_bytes")},
 	{flink: "sink.buffer-flush.max-rows", target: "delivery.checkpoint_max_rows", apply: same("delivery.checkpoint_max_rows")},
 	{flink: "sink.properties.format", target: "doris.format", apply: same("doris.format")},
+	{flink: "sink.parallelism", target: "job.slots", doc: "writer slots: start up to that many processes of the config (group mode)", apply: same("job.slots")},
 	{flink: "sink.properties.*", target: "doris.properties.*", doc: "any other Stream Load header"},
 }
 
@@ -47,7 +48,6 @@ var ignoredFlink = map[string]string{
 	"sink.enable-delete":        "deletes follow records.format: debezium, or records.delete.* for json",
 	"sink.ignore.update-before": "records.format: debezium uses after/before as documented",
 	"sink.ignore.commit-error":  "doris-sink never ignores a commit error",
-	"sink.parallelism":          "one process runs a job today: group mode (several processes sharing the partitions) is not built yet",
 	"sink.flush.queue-size":     "bodies are streamed",
 	"doris.request.retries":     "reads are not used by the sink",
 }

@@ -67,7 +67,17 @@ type Job struct {
 	// Coordinator is where run keeps the commit decisions
 	// (job.coordinator): CoordinatorKafka (default) or CoordinatorFile.
 	Coordinator string `json:"coordinator"`
+	// Slots is the number of writer slots (job.slots, default 1): 1 runs
+	// the job in one process; N ≥ 2 is group mode, the processes of one
+	// job config share the N slots through the consumer group.
+	Slots int `json:"slots"`
+	// Instance is the static group membership id of this process
+	// (job.instance, group mode); "" for none.
+	Instance string `json:"instance,omitempty"`
 }
+
+// MaxSlots bounds job.slots.
+const MaxSlots = 1000
 
 // Coordinators of job.coordinator.
 const (
@@ -91,9 +101,13 @@ type Kafka struct {
 	TopicRegex string   `json:"topic_regex,omitempty"`
 	// Group defaults to doris-sink-<job.name>.
 	Group string `json:"group"`
-	Start Start  `json:"start"`
-	TLS   TLS    `json:"tls"`
-	SASL  SASL   `json:"sasl"`
+	// SessionTimeout and RebalanceTimeout are the group-mode membership
+	// timeouts (kafka.session_timeout, kafka.rebalance_timeout).
+	SessionTimeout   time.Duration `json:"session_timeout"`
+	RebalanceTimeout time.Duration `json:"rebalance_timeout"`
+	Start            Start         `json:"start"`
+	TLS              TLS           `json:"tls"`
+	SASL             SASL          `json:"sasl"`
 }
 
 // Start is where a job with no decided checkpoint starts reading.

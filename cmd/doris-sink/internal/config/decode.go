@@ -217,14 +217,17 @@ func (d *decoder) start() Start {
 func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 	d := &decoder{flat: flat, origin: origin}
 	c := &Config{
-		Job: Job{Name: d.str("job.name"), DataDir: d.str("job.data_dir"), Coordinator: strings.ToLower(d.str("job.coordinator"))},
+		Job: Job{Name: d.str("job.name"), DataDir: d.str("job.data_dir"), Coordinator: strings.ToLower(d.str("job.coordinator")),
+			Slots: int(d.integer("job.slots")), Instance: d.str("job.instance")},
 		Kafka: Kafka{
-			Brokers:    d.list("kafka.brokers"),
-			Topic:      d.str("kafka.topic"),
-			Topics:     d.list("kafka.topics"),
-			TopicRegex: d.str("kafka.topic_regex"),
-			Group:      d.str("kafka.group"),
-			Start:      d.start(),
+			Brokers:          d.list("kafka.brokers"),
+			Topic:            d.str("kafka.topic"),
+			Topics:           d.list("kafka.topics"),
+			TopicRegex:       d.str("kafka.topic_regex"),
+			Group:            d.str("kafka.group"),
+			SessionTimeout:   d.duration("kafka.session_timeout"),
+			RebalanceTimeout: d.duration("kafka.rebalance_timeout"),
+			Start:            d.start(),
 			TLS: TLS{
 				Enabled:    d.boolean("kafka.tls.enabled"),
 				CAFile:     d.str("kafka.tls.ca_file"),

@@ -59,7 +59,7 @@ var kcAliases = []kcAlias{
 // doris-sink equivalent; they are accepted with a warning saying why.
 var ignoredKC = map[string]string{
 	"connector.class":                "doris-sink is the connector",
-	"tasks.max":                      "one process runs a job today: group mode (several processes sharing the partitions) is not built yet",
+	"tasks.max":                      "tasks are not slots: set job.slots for group mode (several processes sharing the partitions)",
 	"key.converter":                  "records are read as bytes; records.format says how values are parsed",
 	"key.converter.schemas.enable":   "records.format debezium reads both the plain and the schema/payload envelope",
 	"value.converter.schemas.enable": "records.format debezium reads both the plain and the schema/payload envelope",

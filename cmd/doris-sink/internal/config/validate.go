@@ -239,6 +239,7 @@ func (c *Config) validate(need Need) error {
 	// delivery
 	oneOf("delivery.guarantee", c.Delivery.Guarantee, ExactlyOnce, AtLeastOnce)
 	oneOf("job.coordinator", c.Job.Coordinator, CoordinatorFile, CoordinatorKafka)
+	c.validateGroup(bad)
 	if d := c.Delivery.CheckpointInterval; d < MinCheckpointInterval || d >= MaxCheckpointInterval {
 		bad("delivery.checkpoint_interval", d, fmt.Sprintf("want at least %v and below %v (Doris aborts a precommitted txn after stream_load_default_precommit_timeout_second=3600)", MinCheckpointInterval, MaxCheckpointInterval))
 	}

@@ -36,6 +36,19 @@ type Deps struct {
 	// Kafka whether a newer process fenced it while it has nothing to save
 	// (0: kafka.DefaultFenceCheckInterval).
 	FenceCheckInterval time.Duration
+	// Slot builds the job of one writer slot of a group-mode job
+	// (group.go); nil: the standalone job (slot 0 of 1).
+	Slot *SlotDeps
+}
+
+// SlotDeps are what a group-mode slot job needs besides the config: its
+// slot and the membership check of its decisions.
+type SlotDeps struct {
+	// Index is the slot, in [0, job.slots).
+	Index int
+	// Stamp checks that this member owns the slot and returns its
+	// membership (coordlog.Config.Stamp).
+	Stamp func() (coordlog.GroupStamp, error)
 }
 
 // Job is one table's loader and connector, built from the config.
@@ -124,6 +137,7 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 		Store:      store,
 		LedgerDir:  cfg.Job.DataDir,
 		Source:     Owner(cfg).Source,
+		Scope:      scopeOf(d),
 		Failpoints: d.Failpoints,
 		Knobs:      d.LoaderKnobs,
 		Logger:     d.Logger,
@@ -167,6 +181,12 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	if fc, ok := startStore.(fenceChecker); ok {
 		opts = append(opts, kafka.WithFenceCheck(fc.CheckFenced, d.FenceCheckInterval))
 	}
+	if d.Slot != nil {
+		slot, slots := d.Slot.Index, cfg.SlotCount()
+		opts = append(opts, kafka.WithPartitionFilter(func(topic string, p int32) bool {
+			return coordlog.SlotOf(topic, p, slots) == slot
+		}))
+	}
 	conn, err := kafka.New(kc, ld, opts...)
 	if err != nil {
 		return nil, errors.Join(err, ld.Close(context.Background()))
@@ -179,6 +199,15 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	return &Job{Loader: ld, Connector: conn, Table: table}, nil
 }
 
+// scopeOf is the label scope of the job Build builds: its slot's in group
+// mode, "0" (standalone) otherwise.
+func scopeOf(d Deps) string {
+	if d.Slot != nil {
+		return coordlog.SlotScope(d.Slot.Index)
+	}
+	return coordlog.DefaultScope
+}
+
 // connectorConfig maps the kafka.*, records.* and delivery.* keys.
 func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	kc := kafka.Config{
@@ -186,7 +215,7 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 		Topic:                 cfg.Kafka.Topic,
 		Topics:                cfg.Kafka.Topics,
 		TopicRegex:            cfg.Kafka.TopicRegex,
-		ExcludeTopics:         []string{coordlog.StateTopic(cfg.Job.Name)},
+		ExcludeTopics:         []string{coordlog.StateTopic(cfg.Job.Name), coordlog.SlotTopic(cfg.Job.Name)},
 		Group:                 cfg.Kafka.Group,
 		Format:                cfg.Records.Format,
 		DeadLetterTopic:       cfg.Records.DeadLetterTopic,

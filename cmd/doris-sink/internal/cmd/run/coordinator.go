@@ -48,10 +48,16 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), coordinatorOpenTimeout)
 	defer cancel()
+	owner := Owner(cfg)
+	var stamp func() (coordlog.GroupStamp, error)
+	if d.Slot != nil {
+		owner.Writer, stamp = coordlog.SlotScope(d.Slot.Index), d.Slot.Stamp
+	}
 	st, err := coordlog.OpenStore(ctx, coordlog.StoreConfig{
 		Log: coordlog.Config{Job: cfg.Job.Name, Group: cfg.Kafka.Group, ClientOpts: kafka.ClientOpts(kc),
-			Logger: d.Logger},
-		Owner:           Owner(cfg),
+			Logger: d.Logger, Stamp: stamp},
+		Slots:           cfg.SlotCount(),
+		Owner:           owner,
 		PreviousSources: PreviousSources(cfg),
 		Topic:           cfg.Kafka.Topic,
 		Topics:          cfg.Kafka.Topics,

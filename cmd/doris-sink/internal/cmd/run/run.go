@@ -54,6 +54,8 @@ type Options struct {
 	Exit func(code int)
 
 	loadConfig func() (*config.Config, error)
+	// groupKnobs are group mode's testing hooks (nil: none).
+	groupKnobs *GroupKnobs
 }
 
 // NewCmdRun returns the run command. runF replaces Run in tests (nil:
@@ -152,7 +154,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 
 	m := metrics.New()
-	job, err := Build(cfg, Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
+	deps := Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
 		ConnectorOpts: []kafka.Opt{
 			rowCheck(runCtx, client, cfg, log),
 			routedRowCheck(client, cfg),
@@ -163,7 +165,11 @@ func Run(ctx context.Context, opts *Options) error {
 					m.SetReady(true)
 					log.Info("recovered; reading", "start", start)
 				},
-			})}})
+			})}}
+	if cfg.GroupMode() {
+		return runGroupMode(runCtx, abort, cfg, deps, opts, sigs)
+	}
+	job, err := Build(cfg, deps)
 	if err != nil {
 		return err
 	}

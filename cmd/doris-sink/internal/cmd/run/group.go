@@ -1,0 +1,539 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
+	"github.com/doris-sink/doris-sink/loader"
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+)
+
+// Group mode (job.slots ≥ 2, docs/design.md §7.2): the process is one
+// member of consumer group kafka.group, subscribed to the job's slot topic
+// (coordlog.SlotTopic, one partition per writer slot). The group's
+// cooperative-sticky assignment of the slot topic's partitions is the
+// assignment of slots to members; for each slot it owns the member runs one
+// slot job: the standalone job of that slot's writer scope, reading only
+// the slot's source partitions, whose decisions are stamped with the
+// member's group generation.
+
+// revokeMargin is what a revoked slot job's drain leaves of the rebalance
+// timeout for the member to rejoin in time; a drain still running then is
+// cancelled (its open checkpoint stays undecided for the next owner).
+const revokeMargin = 5 * time.Second
+
+// GroupKnobs are testing hooks of group mode; nil: none.
+type GroupKnobs struct {
+	// KgoOpts are extra options of the membership client (tests: short
+	// heartbeat intervals).
+	KgoOpts []kgo.Opt
+	// SlotStarted is called when slot's job was built and runs; rebuilt
+	// counts the rebuilds of the slot since it was assigned.
+	SlotStarted func(slot, rebuilt int, job *Job)
+	// SlotStopped is called when slot's job ended with err (nil: drained).
+	SlotStopped func(slot int, err error)
+	// Assigned and Revoked are called after the member took or handed over
+	// slots (lost counts as revoked).
+	Assigned, Revoked func(slots []int)
+}
+
+// member is one process of a group-mode job.
+type member struct {
+	cfg   *config.Config
+	d     Deps
+	log   *slog.Logger
+	ctx   context.Context // the run's: cancelled by an abort
+	topic string
+	slots int
+	knobs GroupKnobs
+
+	mu       sync.Mutex
+	cl       *kgo.Client // the membership client (set by the first callback or after it is created)
+	owned    map[int]bool
+	jobs     map[int]*slotJob
+	draining bool
+	wg       sync.WaitGroup
+	fatal    chan error // the first terminal slot-job error
+}
+
+// slotJob is the job of one owned slot, rebuilt after a refused decision
+// while the slot stays owned.
+type slotJob struct {
+	slot   int
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	job     *Job // nil while being built
+	drained bool // Drain was asked for (applied when the job is built)
+}
+
+// drain asks the slot job to finish its open checkpoint and stop.
+func (s *slotJob) drain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drained = true
+	if s.job != nil {
+		s.job.Connector.Drain()
+	}
+}
+
+// set records the built job; it drains at once when asked before.
+func (s *slotJob) set(j *Job) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.job = j
+	if s.drained {
+		j.Connector.Drain()
+	}
+}
+
+// runGroup runs cfg as one member of the job's group until drain is
+// closed (the first signal: every slot job drains, then the member leaves
+// the group), ctx ends (abort: slot jobs are cancelled, nothing more is
+// decided) or a slot job fails with an error no rebuild fixes (returned;
+// the other slot jobs drain first).
+func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs, drain <-chan struct{}) error {
+	if err := checkNoFileStore(cfg); err != nil {
+		return err
+	}
+	kc, err := connectorConfig(cfg)
+	if err != nil {
+		return err
+	}
+	m := &member{cfg: cfg, d: d, log: d.Logger, ctx: ctx, topic: coordlog.SlotTopic(cfg.Job.Name), slots: cfg.SlotCount(),
+		owned: map[int]bool{}, jobs: map[int]*slotJob{}, fatal: make(chan error, 1)}
+	if knobs != nil {
+		m.knobs = *knobs
+	}
+	admCl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
+	if err != nil {
+		return fmt.Errorf("group mode: kafka client: %w", err)
+	}
+	err = ensureSlotTopic(ctx, admCl, cfg.Job.Name, m.slots)
+	admCl.Close()
+	if err != nil {
+		return err
+	}
+	opts := append(kafka.ClientOpts(kc),
+		kgo.ConsumerGroup(cfg.Kafka.Group),
+		kgo.ConsumeTopics(m.topic),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(m.assigned),
+		kgo.OnPartitionsRevoked(m.revoked),
+		kgo.OnPartitionsLost(m.lost),
+	)
+	if t := cfg.Kafka.SessionTimeout; t > 0 {
+		opts = append(opts, kgo.SessionTimeout(t))
+	}
+	if t := cfg.Kafka.RebalanceTimeout; t > 0 {
+		opts = append(opts, kgo.RebalanceTimeout(t))
+	}
+	if cfg.Job.Instance != "" {
+		opts = append(opts, kgo.InstanceID(cfg.Job.Instance))
+	}
+	opts = append(opts, m.knobs.KgoOpts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("group mode: consumer group %s client: %w", cfg.Kafka.Group, err)
+	}
+	m.mu.Lock()
+	m.cl = cl
+	m.mu.Unlock()
+	m.log.Info("group mode: joining the job's consumer group", "group", cfg.Kafka.Group, "slot_topic", m.topic,
+		"slots", m.slots, "instance", cfg.Job.Instance)
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		m.poll(pollCtx, cl)
+	}()
+	var result error
+	select {
+	case <-drain:
+		m.log.Warn("group mode: draining every slot job, then leaving the group")
+		result = m.stopAll(false)
+	case err := <-m.fatal:
+		result = err
+		m.log.Error("group mode: a slot job failed; draining the others and leaving the group", "err", err)
+		m.stopAll(false)
+	case <-ctx.Done():
+		m.stopAll(true)
+		result = ctx.Err()
+	}
+	stopPoll()
+	<-polled
+	cl.Close() // leaves the group (a static member keeps its slots until the session timeout)
+	m.wg.Wait()
+	if result == nil {
+		select {
+		case result = <-m.fatal:
+		default:
+		}
+	}
+	return result
+}
+
+// checkNoFileStore refuses group mode over a file checkpoint store in
+// job.data_dir that was never imported into Kafka: only a standalone
+// start (job.slots 1) imports it, and a group would ignore its positions.
+func checkNoFileStore(cfg *config.Config) error {
+	if _, err := checkpoint.ReadFile(cfg.Job.DataDir); err != nil {
+		return nil // none (or unreadable: a standalone start reports that)
+	}
+	mk, err := ReadMigrationMarker(cfg.Job.DataDir)
+	if err != nil {
+		return err
+	}
+	if mk != nil && mk.State == MarkerImported {
+		return nil
+	}
+	return fmt.Errorf("job %s: job.data_dir %s holds a file checkpoint store (job.coordinator file) that was never imported "+
+		"into Kafka, and group mode (job.slots %d) does not import it: its positions would be ignored and its rows loaded "+
+		"again. Start the job once with job.slots: 1 (it imports the store into the state topic), stop it, then run "+
+		"`doris-sink checkpoint reslot -c <job config> --slots %d`", cfg.Job.Name, cfg.Job.DataDir, cfg.SlotCount(), cfg.SlotCount())
+}
+
+// poll keeps the membership client polling (the slot topic holds no
+// records; errors the group reports are logged).
+func (m *member) poll(ctx context.Context, cl *kgo.Client) {
+	for ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		if fs.IsClientClosed() || ctx.Err() != nil {
+			return
+		}
+		fs.EachError(func(t string, p int32, err error) {
+			m.log.Warn("group mode: membership client error", "group", m.cfg.Kafka.Group, "topic", t, "partition", p, "err", err)
+		})
+	}
+}
+
+// slotsOf returns the slot-topic partitions of an assignment callback,
+// sorted.
+func (m *member) slotsOf(parts map[string][]int32) []int {
+	var out []int
+	for _, p := range parts[m.topic] {
+		if int(p) < m.slots {
+			out = append(out, int(p))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// assigned starts a slot job for every slot the group gave this member.
+func (m *member) assigned(_ context.Context, cl *kgo.Client, parts map[string][]int32) {
+	slots := m.slotsOf(parts)
+	id, gen := cl.GroupMetadata()
+	m.log.Info("group mode: slots assigned", "slots", slots, "member", id, "generation", gen)
+	m.mu.Lock()
+	m.cl = cl
+	for _, s := range slots {
+		m.owned[s] = true
+		if m.draining || m.jobs[s] != nil {
+			continue
+		}
+		m.startLocked(s)
+	}
+	m.mu.Unlock()
+	if m.knobs.Assigned != nil {
+		m.knobs.Assigned(slots)
+	}
+}
+
+// revoked hands slots over (cooperative: only the slots that move): each
+// slot job drains (finishes its open checkpoint: precommit, decide,
+// commit, or abort) within the rebalance timeout minus a margin, then is
+// cancelled; the slot is released only after.
+func (m *member) revoked(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	slots := m.slotsOf(parts)
+	if len(slots) == 0 {
+		return
+	}
+	m.log.Info("group mode: slots revoked; draining their jobs", "slots", slots)
+	bound := m.rebalanceTimeout() - min(revokeMargin, m.rebalanceTimeout()/4)
+	m.stop(slots, false, bound)
+	if m.knobs.Revoked != nil {
+		m.knobs.Revoked(slots)
+	}
+}
+
+// lost cancels the jobs of slots the member lost (its session expired, it
+// was fenced out of the group): they decide nothing more.
+func (m *member) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	slots := m.slotsOf(parts)
+	if len(slots) == 0 {
+		return
+	}
+	m.log.Warn("group mode: slots lost (the group moved them without a hand-over); cancelling their jobs", "slots", slots)
+	m.stop(slots, true, 0)
+	if m.knobs.Revoked != nil {
+		m.knobs.Revoked(slots)
+	}
+}
+
+func (m *member) rebalanceTimeout() time.Duration {
+	if t := m.cfg.Kafka.RebalanceTimeout; t > 0 {
+		return t
+	}
+	return time.Minute
+}
+
+// stop ends the jobs of slots: cancelled at once (cancel), or drained
+// and cancelled past bound; the slots are marked not owned after their
+// job ended (a drain's decision still needs the ownership).
+func (m *member) stop(slots []int, cancel bool, bound time.Duration) {
+	m.mu.Lock()
+	var jobs []*slotJob
+	for _, s := range slots {
+		if cancel {
+			m.owned[s] = false
+		}
+		if sj := m.jobs[s]; sj != nil {
+			jobs = append(jobs, sj)
+		}
+	}
+	m.mu.Unlock()
+	var timeout <-chan time.Time
+	if !cancel {
+		tm := time.NewTimer(bound)
+		defer tm.Stop()
+		timeout = tm.C
+		for _, sj := range jobs {
+			sj.drain()
+		}
+	}
+	for _, sj := range jobs {
+		if cancel {
+			sj.cancel()
+		}
+		select {
+		case <-sj.done:
+			continue
+		case <-timeout:
+			m.log.Warn("group mode: a revoked slot's drain outlasted the rebalance timeout; cancelling it (its open "+
+				"checkpoint stays undecided: the slot's next owner aborts it)", "slot", sj.slot, "bound", bound)
+		}
+		sj.cancel()
+		<-sj.done
+	}
+	m.mu.Lock()
+	for _, s := range slots {
+		m.owned[s] = false
+		if sj := m.jobs[s]; sj != nil && slices.Contains(jobs, sj) {
+			delete(m.jobs, s)
+		}
+	}
+	m.mu.Unlock()
+}
+
+// stopAll drains (or, with cancel, cancels) every slot job and stops
+// starting new ones; it returns the first slot job error seen meanwhile.
+func (m *member) stopAll(cancel bool) error {
+	m.mu.Lock()
+	m.draining = true
+	var slots []int
+	for s := range m.jobs {
+		slots = append(slots, s)
+	}
+	m.mu.Unlock()
+	m.stop(slots, cancel, m.drainBound())
+	select {
+	case err := <-m.fatal:
+		return err
+	default:
+		return nil
+	}
+}
+
+// drainBound bounds a member's drain of all its slots on a signal.
+func (m *member) drainBound() time.Duration {
+	return m.rebalanceTimeout()
+}
+
+// startLocked starts the job of slot s; m.mu is held.
+func (m *member) startLocked(s int) {
+	ctx, cancel := context.WithCancel(m.ctx)
+	sj := &slotJob{slot: s, cancel: cancel, done: make(chan struct{})}
+	m.jobs[s] = sj
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer close(sj.done)
+		defer cancel()
+		m.runSlot(ctx, sj)
+	}()
+}
+
+// owns reports whether the member owns slot s and is not draining.
+func (m *member) owns(s int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.owned[s] && !m.draining
+}
+
+// runSlot builds and runs slot sj.slot's job; a decision refused for the
+// membership (kafka.ErrNotOwner) rebuilds it from scratch while the slot
+// is still owned (the rebuild's recovery aborts what was left undecided)
+// and drops it otherwise; an error no rebuild fixes is fatal to the
+// member.
+func (m *member) runSlot(ctx context.Context, sj *slotJob) {
+	s := sj.slot
+	log := m.log.With("slot", s)
+	for rebuilt := 0; ; rebuilt++ {
+		err := m.runSlotOnce(ctx, sj, rebuilt, log)
+		if m.knobs.SlotStopped != nil {
+			m.knobs.SlotStopped(s, err)
+		}
+		switch {
+		case err == nil:
+			log.Info("group mode: slot job drained")
+			return
+		case ctx.Err() != nil:
+			log.Info("group mode: slot job cancelled", "err", err)
+			return
+		case errors.Is(err, kafka.ErrNotOwner) && m.owns(s):
+			log.Warn("group mode: slot decision refused for the membership; rebuilding the slot job (its recovery "+
+				"aborts the undecided checkpoint)", "err", err)
+			continue
+		case errors.Is(err, kafka.ErrNotOwner):
+			log.Info("group mode: slot no longer owned; its job stops", "err", err)
+			return
+		}
+		err = fmt.Errorf("group mode: job %s writer slot %d (state topic %s, transactional id %s): %w", m.cfg.Job.Name, s,
+			coordlog.StateTopic(m.cfg.Job.Name), coordlog.TransactionalID(m.cfg.Job.Name, coordlog.SlotScope(s)), err)
+		select {
+		case m.fatal <- err:
+		default:
+		}
+		return
+	}
+}
+
+// runSlotOnce builds slot sj.slot's job and runs it to its end.
+func (m *member) runSlotOnce(ctx context.Context, sj *slotJob, rebuilt int, log *slog.Logger) error {
+	s := sj.slot
+	cfg := *m.cfg
+	cfg.Job.DataDir = SlotDataDir(m.cfg.Job.DataDir, s)
+	d := m.d
+	d.Logger = log
+	d.Slot = &SlotDeps{Index: s, Stamp: m.stamp(s)}
+	job, err := Build(&cfg, d)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errors.Join(ctx.Err(), err)
+		}
+		return err
+	}
+	sj.set(job)
+	if m.knobs.SlotStarted != nil {
+		m.knobs.SlotStarted(s, rebuilt, job)
+	}
+	log.Info("group mode: slot job running", "state_topic", coordlog.StateTopic(m.cfg.Job.Name),
+		"transactional_id", coordlog.TransactionalID(m.cfg.Job.Name, coordlog.SlotScope(s)), "rebuilt", rebuilt)
+	return job.Connector.Run(ctx)
+}
+
+// SlotDataDir is the local directory of slot's job in group mode (its
+// ledger, the evidence of that slot's decisions): <data_dir>/slot-<slot>.
+func SlotDataDir(dataDir string, slot int) string {
+	return filepath.Join(dataDir, "slot-"+strconv.Itoa(slot))
+}
+
+// stamp returns slot s's decision check (coordlog.Config.Stamp): the slot
+// must be in the member's current assignment; the stamp is the member id
+// and generation of that moment.
+func (m *member) stamp(s int) func() (coordlog.GroupStamp, error) {
+	return func() (coordlog.GroupStamp, error) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		scope := coordlog.SlotScope(s)
+		if !m.owned[s] {
+			return coordlog.GroupStamp{}, &coordlog.NotOwnerError{Job: m.cfg.Job.Name, Scope: scope, Group: m.cfg.Kafka.Group,
+				Reason: "slot " + scope + " is not in the member's current assignment"}
+		}
+		id, gen := m.cl.GroupMetadata()
+		if id == "" || gen < 0 {
+			return coordlog.GroupStamp{}, &coordlog.NotOwnerError{Job: m.cfg.Job.Name, Scope: scope, Group: m.cfg.Kafka.Group,
+				Reason: "the member is not in the group now"}
+		}
+		st := coordlog.GroupStamp{MemberID: id, Generation: gen}
+		if inst := m.cfg.Job.Instance; inst != "" {
+			st.InstanceID = &inst
+		}
+		return st, nil
+	}
+}
+
+// runGroupMode is Run for job.slots ≥ 2: the metrics endpoint and the
+// signals as for one job (the first signal drains every slot job, the
+// second aborts), the member's slot jobs in between. The slot jobs share
+// the process's Doris client and metrics endpoint; per-slot connector
+// metrics are not registered (readiness and the process's Doris and
+// checkpoint-store series are).
+func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Config, d Deps, opts *Options,
+	sigs <-chan os.Signal) error {
+	log, m := d.Logger, d.Metrics
+	d.Metrics = nil
+	if cfg.Metrics.Listen != "" && m != nil {
+		srv, err := metrics.Serve(cfg.Metrics.Listen, m, log)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		log.Info("metrics endpoint", "addr", "http://"+srv.Addr()+"/metrics")
+	}
+	drain := make(chan struct{})
+	stopSignals := make(chan struct{})
+	defer close(stopSignals)
+	go func() {
+		select {
+		case s := <-sigs:
+			log.Warn("signal: draining every slot job, then leaving the group (a second signal aborts)", "signal", s.String())
+			close(drain)
+		case <-stopSignals:
+			return
+		}
+		select {
+		case s := <-sigs:
+			log.Warn("second signal: aborting the open transactions", "signal", s.String())
+			abort()
+		case <-stopSignals:
+		}
+	}()
+	log.Info("starting", "job", cfg.Job.Name, "topic", cfg.Kafka.DescribeTopics(), "table", cfg.Doris.Database+"."+cfg.Doris.Table,
+		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir, "slots", cfg.SlotCount(), "group", cfg.Kafka.Group)
+	err := runGroup(ctx, cfg, d, opts.groupKnobs, drain)
+	switch {
+	case errors.Is(err, loader.ErrCrashed):
+		log.Error("failpoint crash: exiting without cleanup", "code", ExitCrashed, "err", err)
+		exit := opts.Exit
+		if exit == nil {
+			exit = os.Exit
+		}
+		exit(ExitCrashed)
+		return err
+	case ctx.Err() != nil:
+		log.Warn("aborted: the open checkpoints were not decided; the slots' next owners resume from their last decided positions")
+		return fmt.Errorf("run aborted by a second signal: %w", context.Canceled)
+	case err != nil:
+		return fmt.Errorf("run %s: %w", cfg.Job.Name, err)
+	}
+	log.Info("drained: every slot job of this member checkpointed what it read and the member left the group")
+	return nil
+}

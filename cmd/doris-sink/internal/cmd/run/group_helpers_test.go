@@ -1,0 +1,353 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader/kafka"
+)
+
+// groupEnv is one group-mode test: a Kafka cluster (short group session
+// timeouts allowed), a Doris emulator, a topic of parts partitions and the
+// members started on them.
+type groupEnv struct {
+	t        *testing.T
+	kc       *kfake.Cluster
+	srv      *doristest.Server
+	adm      *kadm.Client
+	prod     *kgo.Client
+	dir      string
+	parts    int32
+	slots    int
+	produced int
+	// extra are YAML lines added to every member's config.
+	extra string
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every member event
+	members []*groupMember
+}
+
+// groupMember is one in-process `doris-sink run` of the job.
+type groupMember struct {
+	name  string
+	sigs  chan os.Signal
+	tap   *logTap
+	done  chan error
+	owned map[int]bool // slots owned now (Assigned/Revoked knobs)
+	// starts counts slot-job builds (rebuilds included); assigns counts
+	// the Assigned callbacks.
+	starts, assigns int
+	ended           bool
+	err             error
+	// mayFail: the member is expected to end with an error.
+	mayFail bool
+}
+
+const groupJob = "grp"
+
+func newGroupEnv(t *testing.T, parts int32, slots int) *groupEnv {
+	t.Helper()
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, "orders"),
+		kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	srv, _ := cmdutil.NewTestDoris(t, "CREATE TABLE t (id BIGINT, v VARCHAR(32)) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return &groupEnv{t: t, kc: kc, srv: srv, adm: kadm.NewClient(cl), prod: cl, dir: t.TempDir(), parts: parts, slots: slots,
+		changed: make(chan struct{})}
+}
+
+// produce appends n records, ids continuing, round-robin over the partitions.
+func (e *groupEnv) produce(n int) {
+	e.t.Helper()
+	var recs []*kgo.Record
+	for range n {
+		i := e.produced
+		recs = append(recs, &kgo.Record{Partition: int32(i) % e.parts, Value: fmt.Appendf(nil, `{"id":%d,"v":"v%d"}`, i, i)})
+		e.produced++
+	}
+	if err := e.prod.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// notify wakes the waiters.
+func (e *groupEnv) notifyLocked() {
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// start runs one member; extra YAML lines are added to its config.
+func (e *groupEnv) start(name, extra string) *groupMember {
+	e.t.Helper()
+	path := filepath.Join(e.dir, name+".yaml")
+	yaml := fmt.Sprintf(`job: { name: %s, data_dir: %s, slots: %d }
+kafka: { brokers: [%s], topic: orders, session_timeout: 1s, rebalance_timeout: 10s }
+doris: { fe: [%s], mysql: %s, user: root, database: demo, table: t }
+delivery: { checkpoint_interval: 30m, checkpoint_max_rows: 5 }
+metrics: { listen: "" }
+log: { format: json, level: info }
+%s%s`, groupJob, filepath.Join(e.dir, "data-"+name), e.slots, strings.Join(e.kc.ListenAddrs(), ", "), e.srv.FEURL(),
+		e.srv.MySQLAddr(), e.extra, extra)
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	m := &groupMember{name: name, sigs: make(chan os.Signal, 2), done: make(chan error, 1), owned: map[int]bool{}}
+	tap, w := newLogTap()
+	m.tap = tap
+	knobs := &GroupKnobs{
+		KgoOpts: []kgo.Opt{kgo.HeartbeatInterval(50 * time.Millisecond)},
+		SlotStarted: func(int, int, *Job) {
+			e.mu.Lock()
+			m.starts++
+			e.notifyLocked()
+			e.mu.Unlock()
+		},
+		Assigned: func(slots []int) {
+			e.mu.Lock()
+			m.assigns++
+			for _, s := range slots {
+				m.owned[s] = true
+			}
+			e.notifyLocked()
+			e.mu.Unlock()
+		},
+		Revoked: func(slots []int) {
+			e.mu.Lock()
+			for _, s := range slots {
+				delete(m.owned, s)
+			}
+			e.notifyLocked()
+			e.mu.Unlock()
+		},
+	}
+	opts := &Options{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: w},
+		Factory: &cmdutil.Factory{}, Signals: m.sigs, groupKnobs: knobs,
+		loadConfig: func() (*config.Config, error) {
+			return config.Load(config.LoadOptions{File: path, Need: config.NeedRun})
+		}}
+	opts.Factory.IO = opts.IO
+	e.mu.Lock()
+	e.members = append(e.members, m)
+	e.mu.Unlock()
+	go func() {
+		err := Run(context.Background(), opts)
+		w.Close()
+		e.mu.Lock()
+		m.ended, m.err = true, err
+		e.notifyLocked()
+		e.mu.Unlock()
+		m.done <- err
+	}()
+	return m
+}
+
+// waitUntil waits for cond (called with e.mu held) to hold, on member
+// events and log lines.
+func (e *groupEnv) waitUntil(what string, cond func() bool) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for {
+		e.mu.Lock()
+		ok := cond()
+		ch := e.changed
+		for _, m := range e.members {
+			if m.ended && m.err != nil && !m.mayFail {
+				state := e.describeLocked()
+				e.mu.Unlock()
+				e.t.Fatalf("waiting for %s: member %s ended: %v; members: %s", what, m.name, m.err, state)
+			}
+		}
+		var taps []chan struct{}
+		for _, m := range e.members {
+			m.tap.mu.Lock()
+			taps = append(taps, m.tap.changed)
+			m.tap.mu.Unlock()
+		}
+		e.mu.Unlock()
+		if ok {
+			return
+		}
+		// Wake on a member event or on any member's next log line.
+		wake := make(chan struct{})
+		stop := make(chan struct{})
+		for _, tc := range taps {
+			go func() {
+				select {
+				case <-tc:
+					select {
+					case wake <- struct{}{}:
+					case <-stop:
+					}
+				case <-stop:
+				}
+			}()
+		}
+		select {
+		case <-ch:
+		case <-wake:
+		case <-ctx.Done():
+			close(stop)
+			e.mu.Lock()
+			state := e.describeLocked()
+			e.mu.Unlock()
+			e.t.Fatalf("timed out waiting for %s; members: %s", what, state)
+		}
+		close(stop)
+	}
+}
+
+func (e *groupEnv) describeLocked() string {
+	var b strings.Builder
+	for _, m := range e.members {
+		fmt.Fprintf(&b, "[%s owned %v starts %d ended %v err %v] ", m.name, m.ownedLocked(), m.starts, m.ended, m.err)
+	}
+	return b.String()
+}
+
+// ownedLocked returns the member's slots, sorted (e.mu held).
+func (m *groupMember) ownedLocked() []int {
+	var out []int
+	for s := range m.owned {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ownership waits until the members own, in order, the given numbers of
+// slots (each slot once).
+func (e *groupEnv) ownership(counts map[*groupMember]int) {
+	e.t.Helper()
+	e.waitUntil(fmt.Sprintf("slot counts %v", countsOf(counts)), func() bool {
+		total := map[int]int{}
+		for m, n := range counts {
+			if len(m.owned) != n {
+				return false
+			}
+			for s := range m.owned {
+				total[s]++
+			}
+		}
+		for _, n := range total {
+			if n != 1 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func countsOf(counts map[*groupMember]int) map[string]int {
+	out := map[string]int{}
+	for m, n := range counts {
+		out[m.name] = n
+	}
+	return out
+}
+
+// decided returns, over every member's "checkpoint decided" lines, the
+// highest end offset of each partition, and the number of lines per
+// member (e.mu held).
+func (e *groupEnv) decidedLocked() (map[int32]int64, map[string]int) {
+	ends, per := map[int32]int64{}, map[string]int{}
+	for _, m := range e.members {
+		m.tap.mu.Lock()
+		for _, l := range m.tap.lines {
+			if l["msg"] != "checkpoint decided" {
+				continue
+			}
+			b, _ := json.Marshal(l["end"])
+			pos, ok, err := kafka.ParsePosition(b)
+			if err != nil || !ok {
+				continue
+			}
+			per[m.name]++
+			for p, o := range pos.Of("orders") {
+				ends[p] = max(ends[p], o)
+			}
+		}
+		m.tap.mu.Unlock()
+	}
+	return ends, per
+}
+
+// waitAllDecided waits until every produced record is in a decided
+// checkpoint of some member.
+func (e *groupEnv) waitAllDecided() {
+	e.t.Helper()
+	want := map[int32]int64{}
+	for i := 0; i < e.produced; i++ {
+		want[int32(i)%e.parts]++
+	}
+	e.waitUntil(fmt.Sprintf("every partition decided up to %v", want), func() bool {
+		ends, _ := e.decidedLocked()
+		for p, o := range want {
+			if ends[p] < o {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// stop sends SIGTERM to m and returns Run's result.
+func (e *groupEnv) stop(m *groupMember) error {
+	e.t.Helper()
+	m.sigs <- syscall.SIGTERM
+	select {
+	case err := <-m.done:
+		return err
+	case <-time.After(90 * time.Second):
+		e.t.Fatalf("member %s did not end after SIGTERM", m.name)
+		return nil
+	}
+}
+
+// checkExactlyOnce asserts that ids [0, produced) are loaded once each.
+func (e *groupEnv) checkExactlyOnce() {
+	e.t.Helper()
+	rows, err := e.srv.Rows("demo", "t")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	seen := map[int64]int{}
+	for _, r := range rows {
+		seen[r[0].(int64)]++
+	}
+	var bad []string
+	for i := int64(0); i < int64(e.produced); i++ {
+		if seen[i] != 1 {
+			bad = append(bad, fmt.Sprintf("id %d ×%d", i, seen[i]))
+		}
+	}
+	if len(bad) > 0 || len(rows) != e.produced {
+		e.t.Fatalf("%d rows for %d records; not exactly once: %v", len(rows), e.produced, bad)
+	}
+}
