@@ -280,7 +280,7 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 		if err != nil {
 			return err
 		}
-		return g.failpoint(ctx, m, st.Failpoint)
+		return g.failpoint(ctx, m, st.Failpoint, st.Events)
 	case MemberZombie:
 		return g.zombie(ctx, g.victim(st))
 	case MemberAdd:
@@ -431,13 +431,31 @@ func (g *groupCampaign) memberErr(m *member, what string, err error) error {
 	return fmt.Errorf("member %d (%s): %s: %w\n--- last log lines ---\n%s", m.id, m.cfg, what, err, m.p.Tail(15))
 }
 
-// failpoint waits for the armed member m to crash at name (exit 137) or,
-// when it never gets there, kills it once everything is decided.
-func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string) error {
+// failpoint waits for the armed member m to crash at name (exit 137):
+// once it owns a slot (group mode), events are produced until it gets
+// there (at most failpointRounds rounds of events events, each waited on
+// until decided). When it never does (a standby, or the failpoint not on
+// its path) it is SIGKILLed once everything is decided.
+func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string, events int) error {
 	if err := g.restore(); err != nil {
 		return err
 	}
-	err := g.waitDecided(ctx, func() bool { return m.p.Exited() })
+	if g.cfg.Slots > 1 {
+		wctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+		_ = m.p.waitFor(wctx, func() bool { return m.p.countLocked(msgSlotJobRunning) > 0 })
+		cancel()
+	}
+	var err error
+	for round := 0; round < failpointRounds && !m.p.Exited(); round++ {
+		if round > 0 {
+			if err = g.produce(ctx, events); err != nil {
+				return err
+			}
+		}
+		if err = g.waitDecided(ctx, func() bool { return m.p.Exited() }); err != nil {
+			break
+		}
+	}
 	if !m.p.Exited() {
 		if err != nil {
 			return err
@@ -459,6 +477,10 @@ func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string) e
 	g.rebalanced()
 	return g.settle(ctx, string(MemberFailpoint))
 }
+
+// failpointRounds bounds how many rounds of events an armed member gets
+// to reach its failpoint.
+const failpointRounds = 4
 
 // zombie freezes m past the session timeout, lets the group move on and
 // decide everything without it, then resumes it: whatever it decides

@@ -262,6 +262,8 @@ func (p *Process) DecisionsSince(m Mark) []Decision {
 const (
 	msgSlotsAssigned = "group mode: slots assigned"
 	msgSlotsLost     = "group mode: slots lost"
+	// msgSlotJobRunning: the member owns a slot and runs its job.
+	msgSlotJobRunning = "group mode: slot job running"
 )
 
 // Count returns how many lines whose message starts with prefix the
@@ -269,6 +271,11 @@ const (
 func (p *Process) Count(prefix string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.countLocked(prefix)
+}
+
+// countLocked is Count with p.mu held.
+func (p *Process) countLocked(prefix string) int {
 	n := 0
 	for msg, c := range p.msgs {
 		if strings.HasPrefix(msg, prefix) {
