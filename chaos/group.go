@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
@@ -55,6 +56,25 @@ var GroupScenarios = []Scenario{
 	{MemberAdd, 3, false, "start one more member (cooperative rebalance: only moving slots drain)"},
 	{MemberRemove, 3, false, "SIGTERM a member: it drains its slots and leaves, exit 0"},
 	{RebalanceKafkaRestart, 2, false, "add or remove a member and restart the Kafka broker during the rebalance"},
+}
+
+// EveryGroupFault is a plan of every group fault kind once, in an order
+// that lets each happen from 3 members (a removal needs more than
+// MinMembers): a zombie, a removal, an addition, a replacement crashing
+// after-decide, a random kill, a broker restart during a rebalance.
+func EveryGroupFault() []Step {
+	steps := []Step{
+		{Kind: MemberZombie, Events: 150, Delay: 300},
+		{Kind: MemberRemove, Events: 100, Delay: 200},
+		{Kind: MemberAdd, Events: 100, Delay: 100},
+		{Kind: MemberFailpoint, Failpoint: loader.FailAfterDecide, Events: 100, Delay: 100},
+		{Kind: MemberKill, Events: 120, Delay: 400},
+		{Kind: RebalanceKafkaRestart, Events: 100, Delay: 50},
+	}
+	for i := range steps {
+		steps[i].Cycle = i + 1
+	}
+	return steps
 }
 
 // GroupConfig configures a group-mode campaign: Members copies of one job
@@ -297,7 +317,13 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 		}
 	case RebalanceKafkaRestart:
 		if len(g.live) < g.cfg.MaxMembers {
-			if _, err := g.startMember(); err != nil {
+			m, err := g.startMember()
+			if err != nil {
+				return err
+			}
+			// Restart once it is joining (its startup checks done): the
+			// broker goes away in the middle of the rebalance it causes.
+			if err := g.joining(ctx, m); err != nil {
 				return err
 			}
 		} else if err := g.remove(ctx, g.victim(st)); err != nil {
@@ -314,6 +340,18 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 		return fmt.Errorf("unknown group fault kind %q", st.Kind)
 	}
 	return g.settle(ctx, string(st.Kind))
+}
+
+// joining waits until m logs that it joins the group (group mode; a
+// standalone member: that it recovered).
+func (g *groupCampaign) joining(ctx context.Context, m *member) error {
+	wctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	err := m.p.waitFor(wctx, func() bool { return m.p.countLocked(msgJoining) > 0 || m.p.ready })
+	if err != nil {
+		return g.memberErr(m, "join the group", err)
+	}
+	return nil
 }
 
 // victim picks the live member a step hits.
@@ -505,6 +543,10 @@ func (g *groupCampaign) zombie(ctx context.Context, m *member) error {
 	}
 	decided := g.othersDecided(m)
 	mark := m.p.Mark()
+	before := map[string]int{}
+	for _, msg := range zombieSigns {
+		before[msg] = m.p.Count(msg)
+	}
 	m.p.Resume()
 	// The zombie's view is stale by now: more records arrive, it runs
 	// until everything is decided again (by whoever owns the slots).
@@ -536,6 +578,14 @@ func (g *groupCampaign) zombie(ctx context.Context, m *member) error {
 			}
 		}
 	}
+	signs := ""
+	for _, msg := range zombieSigns {
+		if n := m.p.Count(msg) - before[msg]; n > 0 {
+			signs += fmt.Sprintf(" %q×%d", msg, n)
+		}
+	}
+	g.cfg.Logf("seed=%d zombie member %d after SIGCONT: %d decisions, exited %v;%s", g.cfg.Seed, m.id,
+		len(m.p.DecisionsSince(mark)), m.p.Exited(), signs)
 	g.res.StaleDecisions += stale
 	if stale == 0 {
 		g.res.ZombiesFenced++
@@ -548,6 +598,11 @@ func (g *groupCampaign) zombie(ctx context.Context, m *member) error {
 	}
 	return err
 }
+
+// zombieSigns are the log lines that show how a resumed zombie learnt it
+// was fenced (logged per zombie).
+var zombieSigns = []string{msgSlotsLost, "group mode: slots revoked", "group mode: slot decision refused",
+	"group mode: slot no longer owned", "checkpoint failed", msgSlotsAssigned, "group mode: a slot job failed"}
 
 // zombieExited records the exit of a resumed zombie (fenced: non-zero is
 // what it must do; 0 would claim a drain nobody asked for).

@@ -31,6 +31,7 @@ func runGroup(t *testing.T, cfg GroupConfig) *GroupResult {
 		cfg.Dir = t.TempDir()
 	}
 	cfg.Logf = t.Logf
+	cfg = groupDefaults(cfg)
 	t.Logf("group campaign: seed=%d cycles=%d slots=%d (replay: go test ./chaos -run %s -chaos.seed=%d -chaos.group.cycles=%d)",
 		cfg.Seed, cfg.Cycles, cfg.Slots, t.Name(), cfg.Seed, cfg.Cycles)
 	res, err := RunGroup(t.Context(), cfg)
@@ -93,14 +94,27 @@ func TestGroupHarnessStandalone(t *testing.T) {
 // TestCampaignGroup is the group-mode campaign: 3 members (2 to 4 during
 // the run) share 4 slots over 8 partitions while members are killed at
 // random and at failpoints, frozen past the session timeout and resumed,
-// added, removed, and the broker restarts during a rebalance. In CI with
-// the default flags (10 cycles, fixed seed); longer with
-// -chaos.group.cycles.
+// added, removed, and the broker restarts during a rebalance. Its plan is
+// every fault kind once (EveryGroupFault), then faults drawn from
+// GroupScenarios up to -chaos.group.cycles (10 in CI, fixed seed).
 func TestCampaignGroup(t *testing.T) {
 	t.Parallel()
 	requireGroupMode(t)
-	res := runGroup(t, GroupConfig{Seed: *flagSeed, Cycles: *flagGroupCycles, Slots: *flagGroupSlots, Members: *flagGroupMembers})
+	plan := EveryGroupFault()
+	plan = append(plan, Plan(*flagSeed, max(*flagGroupCycles-len(plan), 0), GroupScenarios, true)...)
+	for i := range plan {
+		plan[i].Cycle = i + 1
+	}
+	res := runGroup(t, GroupConfig{Seed: *flagSeed, Cycles: len(plan), Plan: plan, Slots: *flagGroupSlots, Members: *flagGroupMembers})
 	requireGroupClean(t, res)
+	for _, s := range GroupScenarios {
+		if res.Faults[s.Kind] == 0 {
+			t.Errorf("fault %s never ran: %v", s.Kind, res.Faults)
+		}
+	}
+	if res.Zombies == 0 || res.Kills["failpoint:"+loader.FailAfterDecide] == 0 || res.Kills["drain"] == 0 {
+		t.Errorf("zombies %d, member ends %v: the fixed steps did not all happen", res.Zombies, res.Kills)
+	}
 }
 
 // requireGroupMode skips the test when the binary has no group mode yet

@@ -262,6 +262,8 @@ func (p *Process) DecisionsSince(m Mark) []Decision {
 const (
 	msgSlotsAssigned = "group mode: slots assigned"
 	msgSlotsLost     = "group mode: slots lost"
+	// msgJoining: the member passed its startup checks and joins.
+	msgJoining = "group mode: joining the job's consumer group"
 	// msgSlotJobRunning: the member owns a slot and runs its job.
 	msgSlotJobRunning = "group mode: slot job running"
 )
