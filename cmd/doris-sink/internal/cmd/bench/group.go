@@ -103,7 +103,7 @@ func (o *Options) runGroupCase(ctx context.Context, e *env, gc GroupCase) (*Resu
 		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	err = g.log.wait(wctx, fmt.Sprintf("%s: decide the %d seeded records", name, gc.Records), func() bool { return g.log.decidedUpTo(end) })
+	err = g.log.wait(wctx, fmt.Sprintf("%s: decide the %d seeded records", name, gc.Records), func() bool { return g.log.decidedUpTo(end) }, g.exitedMember)
 	cancel()
 	if err != nil {
 		return nil, g.withTails(err)
@@ -226,7 +226,7 @@ func (g *groupRun) events(ctx context.Context, r *Result) error {
 			}
 		}
 		return false
-	})
+	}, g.exitedMember)
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func (g *groupRun) loaded(ctx context.Context, t time.Time, what string) error {
 			}
 		}
 		return false
-	})
+	}, g.exitedMember)
 }
 
 // busiest returns the member whose decision was the last to load records,
@@ -376,7 +376,7 @@ func (g *groupRun) drain(ctx context.Context, total int64) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if err := g.log.wait(wctx, "decide every record produced", func() bool { return g.log.decidedUpTo(end) }); err != nil {
+	if err := g.log.wait(wctx, "decide every record produced", func() bool { return g.log.decidedUpTo(end) }, g.exitedMember); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
@@ -393,6 +393,16 @@ func (g *groupRun) drain(ctx context.Context, total int64) error {
 	for _, err := range errs {
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// exitedMember is an error naming a running member that exited on its own.
+func (g *groupRun) exitedMember() error {
+	for _, m := range g.members {
+		if m.exited() {
+			return fmt.Errorf("member %d exited on its own (%v): %s", m.id, m.err, m.lastLines(5))
 		}
 	}
 	return nil

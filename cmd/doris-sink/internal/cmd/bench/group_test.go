@@ -19,7 +19,7 @@ import (
 
 // memberEnv, set to a config path, makes this test binary act as a group
 // member (`doris-sink run -c <path>`); see runMemberIfAsked.
-const memberEnv = "DORIS_SINK_BENCH_TEST_MEMBER"
+const memberEnv = "BENCH_TEST_MEMBER_CONFIG" // not DORIS_SINK_*: those are config keys
 
 // runMemberIfAsked runs `doris-sink run` when this test binary was
 // started as a member (memberEnv): it never returns then.

@@ -209,14 +209,20 @@ func (l *groupLog) notify() {
 	l.mu.Unlock()
 }
 
-// wait waits until cond (called under the lock) holds, or ctx ends.
-func (l *groupLog) wait(ctx context.Context, what string, cond func() bool) error {
+// wait waits until cond (called under the lock) holds, or ctx ends, or
+// failed (called without the lock) returns an error.
+func (l *groupLog) wait(ctx context.Context, what string, cond func() bool, failed func() error) error {
 	for {
 		l.mu.Lock()
 		ok, ch := cond(), l.changed
 		l.mu.Unlock()
 		if ok {
 			return nil
+		}
+		if failed != nil {
+			if err := failed(); err != nil {
+				return fmt.Errorf("bench group: %s: %w", what, err)
+			}
 		}
 		select {
 		case <-ch:
