@@ -122,6 +122,13 @@ func (e *env) seed(ctx context.Context, topic string, partitions int, format str
 	if err := e.kafka.CreateTopic(topic, int32(partitions), nil); err != nil {
 		return nil, fmt.Errorf("create topic %s: %w", topic, err)
 	}
+	return e.produceRows(ctx, topic, partitions, format, size, 0, n)
+}
+
+// produceRows produces rows first … first+n-1 of format and size round
+// robin into the existing, empty topic; it returns the end offset of each
+// partition.
+func (e *env) produceRows(ctx context.Context, topic string, partitions int, format string, size int, first, n int64) (map[int32]int64, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5e6),
 		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerBatchCompression(kgo.NoCompression()),
@@ -140,7 +147,7 @@ func (e *env) seed(ctx context.Context, topic string, partitions int, format str
 	for i := range n {
 		p := int32(i % int64(partitions))
 		end[p]++
-		cl.Produce(ctx, &kgo.Record{Partition: p, Value: gen.appendRow(nil, i)}, func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, &kgo.Record{Partition: p, Value: gen.appendRow(nil, first+i)}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
 				perr = errors.Join(perr, err)

@@ -10,7 +10,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // KindGroup is a group-mode case in Result.Kind.
@@ -46,7 +49,7 @@ func (g GroupCase) Name() string {
 func GroupPlan(quick bool) Plan {
 	records, observe, rate := int64(256<<10), 10*time.Second, 4000
 	if quick {
-		records, observe, rate = 32<<10, 6*time.Second, 2000
+		records, observe, rate = 64<<10, 6*time.Second, 2000
 	}
 	var cs []GroupCase
 	for _, m := range []int{1, 2, 4} {
@@ -83,9 +86,7 @@ func (o *Options) runGroupCase(ctx context.Context, e *env, gc GroupCase) (*Resu
 		return nil, err
 	}
 	defer g.stopAll()
-	o.progress("seeding %s: %d records", g.topic, gc.Records)
-	end, err := e.seed(ctx, g.topic, gc.Partitions, "json", 1024, gc.Records)
-	if err != nil {
+	if err := e.createTopic(g.topic, gc.Partitions); err != nil {
 		return nil, err
 	}
 	before, err := e.counted("json")
@@ -95,12 +96,26 @@ func (o *Options) runGroupCase(ctx context.Context, e *env, gc GroupCase) (*Resu
 	r := &Result{Case: name, Kind: KindGroup, Mode: "exactly-once", Format: "json", RecordBytes: 1024, Partitions: gc.Partitions,
 		Members: gc.Members, Slots: gc.Slots, IntervalS: gc.Interval.Seconds(), SessionTimeoutMS: float64(gc.SessionTimeout.Milliseconds())}
 
-	o.progress("running %s: throughput", name)
+	// Throughput with the group formed: the members start on the empty
+	// topic, and once the group is stable with every slot assigned the
+	// records are produced; the window runs from the first produce to the
+	// last decision.
+	o.progress("running %s: %d members join", name, gc.Members)
 	t0 := time.Now()
 	for range gc.Members {
 		if _, err := g.start(); err != nil {
 			return nil, err
 		}
+	}
+	if err := g.stable(ctx, gc.Members); err != nil {
+		return nil, g.withTails(err)
+	}
+	r.StartupMS = ms(time.Since(t0))
+	o.progress("running %s: throughput of %d records", name, gc.Records)
+	seeded := time.Now()
+	end, err := e.produceRows(ctx, g.topic, gc.Partitions, "json", 1024, 0, gc.Records)
+	if err != nil {
+		return nil, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	err = g.log.wait(wctx, fmt.Sprintf("%s: decide the %d seeded records", name, gc.Records), func() bool { return g.log.decidedUpTo(end) }, g.exitedMember)
@@ -108,7 +123,7 @@ func (o *Options) runGroupCase(ctx context.Context, e *env, gc GroupCase) (*Resu
 	if err != nil {
 		return nil, g.withTails(err)
 	}
-	g.throughput(r, t0)
+	g.throughput(r, seeded)
 
 	o.progress("running %s: join, leave, kill -9 at %d records/s", name, gc.Rate)
 	pctx, stopProducing := context.WithCancel(ctx)
@@ -137,20 +152,11 @@ func (o *Options) runGroupCase(ctx context.Context, e *env, gc GroupCase) (*Resu
 }
 
 // throughput fills the throughput figures: per member and in total, over
-// the window from the first member's recovery to the last decision.
-func (g *groupRun) throughput(r *Result, t0 time.Time) {
-	ds := g.log.snapshot()
-	g.log.mu.Lock()
-	from := time.Time{}
-	for _, t := range g.log.ready {
-		if from.IsZero() || t.Before(from) {
-			from = t
-		}
-	}
-	g.log.mu.Unlock()
+// the window from the first produce (from) to the last decision.
+func (g *groupRun) throughput(r *Result, from time.Time) {
 	var last time.Time
 	per := map[int]int64{}
-	for _, d := range ds {
+	for _, d := range g.log.snapshot() {
 		per[d.member] += d.records
 		if d.at.After(last) {
 			last = d.at
@@ -158,7 +164,6 @@ func (g *groupRun) throughput(r *Result, t0 time.Time) {
 		r.Records += d.records
 		r.Checkpoints++
 	}
-	r.StartupMS = float64(from.Sub(t0).Milliseconds())
 	r.Seconds = last.Sub(from).Seconds()
 	if r.Seconds <= 0 {
 		return
@@ -178,7 +183,9 @@ func (g *groupRun) events(ctx context.Context, r *Result) error {
 		return err
 	}
 	sleepCtx(ctx, g.gc.Observe)
-	r.SteadyGapMS = ms(longestGap(g.log.snapshot(), steadyFrom, time.Now()))
+	now := time.Now()
+	r.SteadyGapMS = ms(longestGap(g.log.snapshot(), steadyFrom, now))
+	r.SteadyPartitionGapMS = ms(longestPartitionGap(g.log.snapshot(), steadyFrom, now))
 
 	tj := time.Now()
 	joiner, err := g.start()
@@ -186,7 +193,9 @@ func (g *groupRun) events(ctx context.Context, r *Result) error {
 		return err
 	}
 	sleepCtx(ctx, g.gc.Observe)
-	r.RebalancePauseJoinMS = ms(longestGap(g.log.snapshot(), tj, time.Now()))
+	now = time.Now()
+	r.RebalancePauseJoinMS = ms(longestGap(g.log.snapshot(), tj, now))
+	r.PartitionPauseJoinMS = ms(longestPartitionGap(g.log.snapshot(), tj, now))
 
 	tl := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -197,7 +206,9 @@ func (g *groupRun) events(ctx context.Context, r *Result) error {
 		return err
 	}
 	sleepCtx(ctx, g.gc.Observe)
-	r.RebalancePauseLeaveMS = ms(longestGap(g.log.snapshot(), tl, time.Now()))
+	now = time.Now()
+	r.RebalancePauseLeaveMS = ms(longestGap(g.log.snapshot(), tl, now))
+	r.PartitionPauseLeaveMS = ms(longestPartitionGap(g.log.snapshot(), tl, now))
 
 	if len(g.members) < 2 {
 		return nil // nobody would inherit a killed member's slots
@@ -232,6 +243,50 @@ func (g *groupRun) events(ctx context.Context, r *Result) error {
 	}
 	r.InheritMS = ms(inherited.Sub(tk))
 	return nil
+}
+
+// stable waits until the job's group is Stable with n members holding
+// every slot (DescribeGroups).
+func (g *groupRun) stable(ctx context.Context, n int) error {
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(g.e.brokers...))
+	if err != nil {
+		return fmt.Errorf("bench group: %w", err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	topic := coordlog.SlotTopic(g.job)
+	tk := time.NewTicker(50 * time.Millisecond) // the group's state is only observable by asking
+	defer tk.Stop()
+	last := "not described"
+	for {
+		if err := g.exitedMember(); err != nil {
+			return err
+		}
+		ds, err := adm.DescribeGroups(wctx, g.job)
+		if d, ok := ds[g.job]; err == nil && ok && d.Err == nil {
+			assigned := 0
+			for _, m := range d.Members {
+				if a, ok := m.Assigned.AsConsumer(); ok {
+					for _, t := range a.Topics {
+						if t.Topic == topic {
+							assigned += len(t.Partitions)
+						}
+					}
+				}
+			}
+			if d.State == "Stable" && len(d.Members) == n && assigned == g.gc.Slots {
+				return nil
+			}
+			last = fmt.Sprintf("%s, %d members, %d slots assigned", d.State, len(d.Members), assigned)
+		}
+		select {
+		case <-tk.C:
+		case <-wctx.Done():
+			return fmt.Errorf("bench group %s: not stable with %d members and %d slots (last: %s): %w", g.job, n, g.gc.Slots, last, wctx.Err())
+		}
+	}
 }
 
 // loaded waits for a decision that loaded records after t.

@@ -70,6 +70,28 @@ func TestLongestGap(t *testing.T) {
 	}
 }
 
+// TestLongestPartitionGap: per partition, only the decisions that
+// advanced it count: a partition that moved waits longer than the group.
+func TestLongestPartitionGap(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	d := func(ms int, parts ...int32) decision {
+		x := decision{at: t0.Add(time.Duration(ms) * time.Millisecond), records: 1, start: map[int32]int64{}, end: map[int32]int64{}}
+		for _, p := range parts {
+			x.end[p] = 1
+		}
+		return x
+	}
+	// Partition 1 is loaded at 0 and 1000; partition 0 every 200 ms.
+	ds := []decision{d(0, 0, 1), d(200, 0), d(400, 0), d(600, 0), d(800, 0), d(1000, 0, 1)}
+	from, to := t0.Add(100*time.Millisecond), t0.Add(900*time.Millisecond)
+	if got := longestGap(ds, from, to); got != 200*time.Millisecond {
+		t.Errorf("group gap = %v, want 200ms", got)
+	}
+	if got := longestPartitionGap(ds, from, to); got != time.Second {
+		t.Errorf("partition gap = %v, want 1s (partition 1)", got)
+	}
+}
+
 // TestGroupLogParsesRunLines: the bench reads `doris-sink run`'s JSON
 // "checkpoint decided" and "recovered; reading" lines; a decision's
 // partitions are those its range advanced.
@@ -137,6 +159,11 @@ func TestBenchGroupJSONShape(t *testing.T) {
 		}
 		if r.RebalancePauseJoinMS <= 0 || r.RebalancePauseLeaveMS <= 0 || r.SteadyGapMS <= 0 {
 			t.Errorf("%s: pauses not measured: %+v", r.Case, r)
+		}
+		// One partition waits at least as long as the group as a whole.
+		if r.PartitionPauseJoinMS < r.RebalancePauseJoinMS || r.PartitionPauseLeaveMS < r.RebalancePauseLeaveMS ||
+			r.SteadyPartitionGapMS < r.SteadyGapMS {
+			t.Errorf("%s: a partition's pause is shorter than the group's: %+v", r.Case, r)
 		}
 		if (r.InheritMS > 0) != (r.Members >= 2) {
 			t.Errorf("%s: inherit %v ms with %d members (measured with 2 or more)", r.Case, r.InheritMS, r.Members)

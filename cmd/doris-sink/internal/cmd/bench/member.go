@@ -288,3 +288,21 @@ func longestGap(ds []decision, from, to time.Time) time.Duration {
 	}
 	return max(gap, to.Sub(prev))
 }
+
+// longestPartitionGap is longestGap per partition: for each partition the
+// longest time without a decision that advanced it, over [from, to]; the
+// largest over the partitions. While records arrive on every partition it
+// is the pause of the partitions that moved between members.
+func longestPartitionGap(ds []decision, from, to time.Time) time.Duration {
+	per := map[int32][]decision{}
+	for _, d := range ds {
+		for _, p := range d.partitions() {
+			per[p] = append(per[p], decision{at: d.at, records: 1})
+		}
+	}
+	var gap time.Duration
+	for _, pd := range per {
+		gap = max(gap, longestGap(pd, from, to))
+	}
+	return gap
+}

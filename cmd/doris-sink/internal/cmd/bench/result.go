@@ -72,11 +72,14 @@ type Result struct {
 	// Group mode (KindGroup): Members copies of one config sharing Slots
 	// writer slots. RecordsPerS is the total over the members;
 	// MemberRecordsPerS each starting member's share over the same window
-	// (first recovery → last decision; StartupMS is exec → first
-	// recovery). SteadyGapMS is the longest time without a loading
+	// (first produce → last decision, the members started on the empty
+	// topic and the group stable first; StartupMS is exec → group
+	// stable). SteadyGapMS is the longest time without a loading
 	// decision while records arrive and nothing changes;
 	// RebalancePauseJoinMS and RebalancePauseLeaveMS the longest after a
-	// member joins and after one leaves (SIGTERM). InheritMS is kill -9 of
+	// member joins and after one leaves (SIGTERM); the Partition figures
+	// the same per partition (the largest over the partitions: the pause
+	// of a partition that moved). InheritMS is kill -9 of
 	// a member → the first load of one of its partitions by another
 	// member; it includes SessionTimeoutMS (the broker notices the death
 	// only then).
@@ -85,6 +88,9 @@ type Result struct {
 	MemberRecordsPerS     []float64 `json:"member_records_per_s,omitempty"`
 	StartupMS             float64   `json:"startup_ms,omitempty"`
 	SteadyGapMS           float64   `json:"steady_gap_ms,omitempty"`
+	SteadyPartitionGapMS  float64   `json:"steady_partition_gap_ms,omitempty"`
+	PartitionPauseJoinMS  float64   `json:"partition_pause_join_ms,omitempty"`
+	PartitionPauseLeaveMS float64   `json:"partition_pause_leave_ms,omitempty"`
 	RebalancePauseJoinMS  float64   `json:"rebalance_pause_join_ms,omitempty"`
 	RebalancePauseLeaveMS float64   `json:"rebalance_pause_leave_ms,omitempty"`
 	InheritMS             float64   `json:"inherit_ms,omitempty"`
