@@ -117,6 +117,7 @@ func (o *Options) runGroupCase(ctx context.Context, e *env, gc GroupCase) (*Resu
 	if err != nil {
 		return nil, err
 	}
+	r.ProduceMS = ms(time.Since(seeded))
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	err = g.log.wait(wctx, fmt.Sprintf("%s: decide the %d seeded records", name, gc.Records), func() bool { return g.log.decidedUpTo(end) }, g.exitedMember)
 	cancel()

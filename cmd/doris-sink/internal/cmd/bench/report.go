@@ -97,7 +97,7 @@ func (o *Options) report(rs []*Result) error {
 		fmt.Fprintf(w, "\ngroup mode (job.slots; every member a `doris-sink run` process on this machine's %d CPUs): throughput of the seeded records,\n", runtime.NumCPU())
 		fmt.Fprintln(w, "then the longest time without a load while records arrive, in the whole group / on one partition: steady, after a join, after a leave (SIGTERM);")
 		fmt.Fprintln(w, "inherit = kill -9 of a member → first load of one of its partitions by another (includes the session timeout)")
-		t := cmdutil.NewTable(o.IO, "case", "rec/s total", "rec/s per member", "MB/s", "startup ms", "steady gap ms", "join pause ms",
+		t := cmdutil.NewTable(o.IO, "case", "rec/s total", "rec/s per member", "MB/s", "produce ms", "startup ms", "steady gap ms", "join pause ms",
 			"leave pause ms", "inherit ms", "session ms", "ckpts")
 		gp := func(group, part float64) string { return f0(group) + " / " + f0(part) }
 		for _, r := range gs {
@@ -105,7 +105,7 @@ func (o *Options) report(rs []*Result) error {
 			for i, v := range r.MemberRecordsPerS {
 				per[i] = f0(v)
 			}
-			t.AddRow(r.Case, f0(r.RecordsPerS), strings.Join(per, " "), f1(r.MBPerS), f0(r.StartupMS), gp(r.SteadyGapMS, r.SteadyPartitionGapMS),
+			t.AddRow(r.Case, f0(r.RecordsPerS), strings.Join(per, " "), f1(r.MBPerS), f0(r.ProduceMS), f0(r.StartupMS), gp(r.SteadyGapMS, r.SteadyPartitionGapMS),
 				gp(r.RebalancePauseJoinMS, r.PartitionPauseJoinMS), gp(r.RebalancePauseLeaveMS, r.PartitionPauseLeaveMS), opt0(r.InheritMS),
 				f0(r.SessionTimeoutMS), strconv.Itoa(r.Checkpoints))
 		}
