@@ -52,6 +52,20 @@
 // job config cannot both write. Offsets are committed with generation -1 and
 // no member id, which Kafka accepts for a group without members. Group mode
 // (several members, one scope each, generation-stamped commits) builds on
-// the same record shape: a scope per member, per-partition announcements in
-// the blob, and the member's generation passed to Commit; see docs/design.md.
+// the same record shape; see docs/design.md.
+//
+// # Group mode: writer slots
+//
+// With job.slots = S ≥ 2 a job has S writer slots; partition p of topic t
+// belongs to slot SlotOf(t, p, S), and each slot is a Log of its own
+// (scope SlotScope(j), key RecordKey(job, j), transactional id
+// TransactionalID(job, j)), fenced by its producer epoch exactly as the
+// standalone writer. The members of the job's consumer group own slots
+// (partitions of SlotTopic(job)); a slot's decisions carry the member's id
+// and generation (Config.Stamp, KIP-447): the group coordinator refuses a
+// stale stamp, and the Commit aborts the transaction and returns a
+// *GenerationError, never resent; a slot not owned when the transaction
+// would begin is a *NotOwnerError. Both wrap kafka.ErrNotOwner. Every
+// state record records the slot count (Source.Slots, absent = 1), and a
+// Store opened with another count is refused (*SlotsMismatchError).
 package coordlog

@@ -106,8 +106,11 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	var store checkpoint.Store = fs
 	client := d.Doris
 	if d.Metrics != nil {
-		store = d.Metrics.WrapStore(fs, table)
-		client = d.Metrics.WrapDoris(client, table)
+		if d.Slot == nil {
+			// Group mode: the per-table job view would flap between slots.
+			store = d.Metrics.WrapStore(fs, table)
+		}
+		client = d.Metrics.WrapDoris(client, table) // counters: the slots add up
 	}
 	guarantee, err := loader.ParseGuarantee(cfg.Delivery.Guarantee)
 	if err != nil {
@@ -191,7 +194,7 @@ func Build(cfg *config.Config, d Deps) (*Job, error) {
 	if err != nil {
 		return nil, errors.Join(err, ld.Close(context.Background()))
 	}
-	if d.Metrics != nil {
+	if d.Metrics != nil && d.Slot == nil { // per-slot connector series: not in group mode yet
 		if err := d.Metrics.RegisterConnector(cfg.Kafka.DescribeTopics(), table, km); err != nil {
 			return nil, errors.Join(fmt.Errorf("metrics: %w", err), ld.Close(context.Background()))
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // Group mode (job.slots ≥ 2, docs/design.md §7.2): the process is one
@@ -49,6 +50,11 @@ type GroupKnobs struct {
 	// Assigned and Revoked are called after the member took or handed over
 	// slots (lost counts as revoked).
 	Assigned, Revoked func(slots []int)
+	// Kill, once closed, stops the member as kill -9 would: every slot job
+	// is cancelled at once and the membership client closes (a static
+	// member, job.instance, does not leave the group: its slots move after
+	// the session timeout).
+	Kill <-chan struct{}
 }
 
 // member is one process of a group-mode job.
@@ -68,6 +74,9 @@ type member struct {
 	draining bool
 	wg       sync.WaitGroup
 	fatal    chan error // the first terminal slot-job error
+	// joined is called on every assignment (a standby's empty one too):
+	// the member is in the group.
+	joined func()
 }
 
 // slotJob is the job of one owned slot, rebuilt after a refused decision
@@ -107,7 +116,7 @@ func (s *slotJob) set(j *Job) {
 // the group), ctx ends (abort: slot jobs are cancelled, nothing more is
 // decided) or a slot job fails with an error no rebuild fixes (returned;
 // the other slot jobs drain first).
-func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs, drain <-chan struct{}) error {
+func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs, drain <-chan struct{}, joined func()) error {
 	if err := checkNoFileStore(cfg); err != nil {
 		return err
 	}
@@ -120,6 +129,7 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	if knobs != nil {
 		m.knobs = *knobs
 	}
+	m.joined = joined
 	admCl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
 	if err != nil {
 		return fmt.Errorf("group mode: kafka client: %w", err)
@@ -170,8 +180,15 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		result = m.stopAll(false)
 	case err := <-m.fatal:
 		result = err
+		if errors.Is(err, loader.ErrCrashed) {
+			m.stopAll(true) // a failpoint crash: the process is gone
+			break
+		}
 		m.log.Error("group mode: a slot job failed; draining the others and leaving the group", "err", err)
 		m.stopAll(false)
+	case <-m.knobs.Kill:
+		m.stopAll(true)
+		result = errKilled
 	case <-ctx.Done():
 		m.stopAll(true)
 		result = ctx.Err()
@@ -188,6 +205,9 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	}
 	return result
 }
+
+// errKilled ends a member stopped by GroupKnobs.Kill.
+var errKilled = errors.New("group mode: member killed (testing knob)")
 
 // checkNoFileStore refuses group mode over a file checkpoint store in
 // job.data_dir that was never imported into Kafka: only a standalone
@@ -251,6 +271,9 @@ func (m *member) assigned(_ context.Context, cl *kgo.Client, parts map[string][]
 		m.startLocked(s)
 	}
 	m.mu.Unlock()
+	if m.joined != nil {
+		m.joined()
+	}
 	if m.knobs.Assigned != nil {
 		m.knobs.Assigned(slots)
 	}
@@ -395,8 +418,25 @@ func (m *member) owns(s int) bool {
 func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 	s := sj.slot
 	log := m.log.With("slot", s)
+	wait := time.Second
 	for rebuilt := 0; ; rebuilt++ {
 		err := m.runSlotOnce(ctx, sj, rebuilt, log)
+		var locked *ledger.LockedError
+		if errors.As(err, &locked) && ctx.Err() == nil && m.owns(s) {
+			// Another process of this job on this machine (same
+			// job.data_dir) still holds the slot's ledger: a former owner
+			// that is paused or still stopping. Opening the slot's store
+			// fenced it; wait for it to let go.
+			log.Warn("group mode: the slot's ledger is held by another process of the job on this machine (a former "+
+				"owner still stopping, or paused); retrying", "ledger", locked.Path, "retry_in", wait)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+			wait = min(2*wait, 10*time.Second)
+			continue
+		}
 		if m.knobs.SlotStopped != nil {
 			m.knobs.SlotStopped(s, err)
 		}
@@ -483,13 +523,12 @@ func (m *member) stamp(s int) func() (coordlog.GroupStamp, error) {
 // runGroupMode is Run for job.slots ≥ 2: the metrics endpoint and the
 // signals as for one job (the first signal drains every slot job, the
 // second aborts), the member's slot jobs in between. The slot jobs share
-// the process's Doris client and metrics endpoint; per-slot connector
-// metrics are not registered (readiness and the process's Doris and
-// checkpoint-store series are).
+// the process's Doris client and metrics endpoint: readiness and the
+// Doris series (txns, rows, bytes; the slots add up) are served, the
+// per-slot connector and checkpoint-store series are not registered yet.
 func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Config, d Deps, opts *Options,
 	sigs <-chan os.Signal) error {
 	log, m := d.Logger, d.Metrics
-	d.Metrics = nil
 	if cfg.Metrics.Listen != "" && m != nil {
 		srv, err := metrics.Serve(cfg.Metrics.Listen, m, log)
 		if err != nil {
@@ -518,7 +557,13 @@ func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Con
 	}()
 	log.Info("starting", "job", cfg.Job.Name, "topic", cfg.Kafka.DescribeTopics(), "table", cfg.Doris.Database+"."+cfg.Doris.Table,
 		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir, "slots", cfg.SlotCount(), "group", cfg.Kafka.Group)
-	err := runGroup(ctx, cfg, d, opts.groupKnobs, drain)
+	// Ready once in the group: a standby owning no slot is healthy too
+	// (each slot job's start sets it as well).
+	err := runGroup(ctx, cfg, d, opts.groupKnobs, drain, func() {
+		if m != nil {
+			m.SetReady(true)
+		}
+	})
 	switch {
 	case errors.Is(err, loader.ErrCrashed):
 		log.Error("failpoint crash: exiting without cleanup", "code", ExitCrashed, "err", err)

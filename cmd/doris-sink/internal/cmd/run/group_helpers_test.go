@@ -37,8 +37,10 @@ type groupEnv struct {
 	parts    int32
 	slots    int
 	produced int
-	// extra are YAML lines added to every member's config.
-	extra string
+	// extra are YAML lines added to every member's config; listen is the
+	// metrics.listen of the members started next ("": none).
+	extra  string
+	listen string
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every member event
@@ -59,7 +61,17 @@ type groupMember struct {
 	err             error
 	// mayFail: the member is expected to end with an error.
 	mayFail bool
+	// drained counts, per slot, the slot jobs that ended drained;
+	// rebuilt the rebuilds (SlotStarted with rebuilt > 0).
+	drained map[int]int
+	rebuilt int
+	// kill stops the member like kill -9 (GroupKnobs.Kill).
+	kill     chan struct{}
+	killOnce sync.Once
 }
+
+// killNow stops m at once, as kill -9 would.
+func (m *groupMember) killNow() { m.killOnce.Do(func() { close(m.kill) }) }
 
 const groupJob = "grp"
 
@@ -105,26 +117,47 @@ func (e *groupEnv) notifyLocked() {
 // start runs one member; extra YAML lines are added to its config.
 func (e *groupEnv) start(name, extra string) *groupMember {
 	e.t.Helper()
+	return e.startWith(name, "", extra, nil)
+}
+
+// startWith is start with the environment env (DORIS_SINK_FAILPOINTS);
+// a failpoint crash kills the member (kill -9 at the cut point).
+// jobExtra is added inside the job mapping (", instance: x").
+func (e *groupEnv) startWith(name, jobExtra, extra string, env []string) *groupMember {
+	e.t.Helper()
 	path := filepath.Join(e.dir, name+".yaml")
-	yaml := fmt.Sprintf(`job: { name: %s, data_dir: %s, slots: %d }
+	yaml := fmt.Sprintf(`job: { name: %s, data_dir: %s, slots: %d%s }
 kafka: { brokers: [%s], topic: orders, session_timeout: 1s, rebalance_timeout: 10s }
 doris: { fe: [%s], mysql: %s, user: root, database: demo, table: t }
-delivery: { checkpoint_interval: 30m, checkpoint_max_rows: 5 }
-metrics: { listen: "" }
+delivery: { checkpoint_interval: 500ms, checkpoint_max_rows: 5 }
+metrics: { listen: "%s" }
 log: { format: json, level: info }
-%s%s`, groupJob, filepath.Join(e.dir, "data-"+name), e.slots, strings.Join(e.kc.ListenAddrs(), ", "), e.srv.FEURL(),
-		e.srv.MySQLAddr(), e.extra, extra)
+%s%s`, groupJob, filepath.Join(e.dir, "data-"+name), e.slots, jobExtra, strings.Join(e.kc.ListenAddrs(), ", "), e.srv.FEURL(),
+		e.srv.MySQLAddr(), e.listen, e.extra, extra)
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
-	m := &groupMember{name: name, sigs: make(chan os.Signal, 2), done: make(chan error, 1), owned: map[int]bool{}}
+	m := &groupMember{name: name, sigs: make(chan os.Signal, 2), done: make(chan error, 1), owned: map[int]bool{},
+		drained: map[int]int{}, kill: make(chan struct{})}
 	tap, w := newLogTap()
 	m.tap = tap
 	knobs := &GroupKnobs{
 		KgoOpts: []kgo.Opt{kgo.HeartbeatInterval(50 * time.Millisecond)},
-		SlotStarted: func(int, int, *Job) {
+		Kill:    m.kill,
+		SlotStopped: func(slot int, err error) {
+			e.mu.Lock()
+			if err == nil {
+				m.drained[slot]++
+			}
+			e.notifyLocked()
+			e.mu.Unlock()
+		},
+		SlotStarted: func(_, rebuilt int, _ *Job) {
 			e.mu.Lock()
 			m.starts++
+			if rebuilt > 0 {
+				m.rebuilt++
+			}
 			e.notifyLocked()
 			e.mu.Unlock()
 		},
@@ -147,7 +180,8 @@ log: { format: json, level: info }
 		},
 	}
 	opts := &Options{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: w},
-		Factory: &cmdutil.Factory{}, Signals: m.sigs, groupKnobs: knobs,
+		Factory: &cmdutil.Factory{Environ: func() []string { return env }}, Signals: m.sigs, groupKnobs: knobs,
+		Exit: func(int) { m.killNow() },
 		loadConfig: func() (*config.Config, error) {
 			return config.Load(config.LoadOptions{File: path, Need: config.NeedRun})
 		}}
@@ -155,6 +189,20 @@ log: { format: json, level: info }
 	e.mu.Lock()
 	e.members = append(e.members, m)
 	e.mu.Unlock()
+	e.t.Cleanup(func() {
+		// A failed test leaves members running: stop them before the
+		// cluster and Doris close.
+		m.killNow()
+		e.mu.Lock()
+		ended := m.ended
+		e.mu.Unlock()
+		if !ended {
+			select {
+			case <-m.done:
+			case <-time.After(30 * time.Second):
+			}
+		}
+	})
 	go func() {
 		err := Run(context.Background(), opts)
 		w.Close()
@@ -216,10 +264,27 @@ func (e *groupEnv) waitUntil(what string, cond func() bool) {
 			close(stop)
 			e.mu.Lock()
 			state := e.describeLocked()
+			e.dumpLogsLocked()
+			ends, per := e.decidedLocked()
+			fmt.Fprintf(os.Stderr, "%s: timed out waiting for %s; decided ends %v per member %v; members: %s\n", e.t.Name(), what, ends, per, state)
 			e.mu.Unlock()
 			e.t.Fatalf("timed out waiting for %s; members: %s", what, state)
 		}
 		close(stop)
+	}
+}
+
+// dumpLogsLocked writes the members' warnings and errors to stderr at once
+// (a hung cleanup would hide t.Log output).
+func (e *groupEnv) dumpLogsLocked() {
+	for _, m := range e.members {
+		m.tap.mu.Lock()
+		for _, l := range m.tap.lines {
+			if l["level"] != "INFO" || strings.HasPrefix(fmt.Sprint(l["msg"]), "group mode") {
+				fmt.Fprintf(os.Stderr, "%s %s: %v\n", e.t.Name(), m.name, l)
+			}
+		}
+		m.tap.mu.Unlock()
 	}
 }
 
