@@ -16,33 +16,34 @@ import (
 type Opt interface{ apply(*options) }
 
 type options struct {
-	logger       *slog.Logger
-	clock        loader.Clock
-	metrics      *Metrics
-	knobs        *TestingKnobs
-	onCheckpoint func(CheckpointStats)
-	kgoOpts      []kgo.Opt
+	logger        *slog.Logger
+	clock         loader.Clock
+	metrics       *Metrics
+	knobs         *TestingKnobs
+	onCheckpoint  func(CheckpointStats)
+	kgoOpts       []kgo.Opt
+	backoffMin    time.Duration
+	backoffMax    time.Duration
+	closeTimeout  time.Duration
+	commitTimeout time.Duration
+	drainTimeout  time.Duration
+	columns       []string
+	failFast      time.Duration
+	startStore    StartStore
+	fenceCheck    func(context.Context) error
+	fenceEvery    time.Duration
+	evolver       SchemaEvolver
+	stager        DeadLetterStager
+	dlLogEvery    time.Duration
+	checkTable    *schema.Table
+	checkProps    map[string]string
+	routedCheck   *routedCheckOpt
+	tableEvolvers func(table string) SchemaEvolver
+	tableDeletes  func(table string) DeleteConfig
+
 	// partitionFilter selects the partitions read (WithPartitionFilter);
 	// nil: all.
 	partitionFilter func(topic string, partition int32) bool
-	backoffMin      time.Duration
-	backoffMax      time.Duration
-	closeTimeout    time.Duration
-	commitTimeout   time.Duration
-	drainTimeout    time.Duration
-	columns         []string
-	failFast        time.Duration
-	startStore      StartStore
-	fenceCheck      func(context.Context) error
-	fenceEvery      time.Duration
-	evolver         SchemaEvolver
-	stager          DeadLetterStager
-	dlLogEvery      time.Duration
-	checkTable      *schema.Table
-	checkProps      map[string]string
-	routedCheck     *routedCheckOpt
-	tableEvolvers   func(table string) SchemaEvolver
-	tableDeletes    func(table string) DeleteConfig
 }
 
 func defaultOptions() options {

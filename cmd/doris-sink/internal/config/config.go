@@ -101,13 +101,14 @@ type Kafka struct {
 	TopicRegex string   `json:"topic_regex,omitempty"`
 	// Group defaults to doris-sink-<job.name>.
 	Group string `json:"group"`
+	Start Start  `json:"start"`
+	TLS   TLS    `json:"tls"`
+	SASL  SASL   `json:"sasl"`
+
 	// SessionTimeout and RebalanceTimeout are the group-mode membership
 	// timeouts (kafka.session_timeout, kafka.rebalance_timeout).
 	SessionTimeout   time.Duration `json:"session_timeout"`
 	RebalanceTimeout time.Duration `json:"rebalance_timeout"`
-	Start            Start         `json:"start"`
-	TLS              TLS           `json:"tls"`
-	SASL             SASL          `json:"sasl"`
 }
 
 // Start is where a job with no decided checkpoint starts reading.

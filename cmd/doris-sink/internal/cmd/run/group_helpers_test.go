@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,6 +42,8 @@ type groupEnv struct {
 	// metrics.listen of the members started next ("": none).
 	extra  string
 	listen string
+	// rebalance is kafka.rebalance_timeout ("": 10s).
+	rebalance string
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every member event
@@ -127,12 +130,12 @@ func (e *groupEnv) startWith(name, jobExtra, extra string, env []string) *groupM
 	e.t.Helper()
 	path := filepath.Join(e.dir, name+".yaml")
 	yaml := fmt.Sprintf(`job: { name: %s, data_dir: %s, slots: %d%s }
-kafka: { brokers: [%s], topic: orders, session_timeout: 1s, rebalance_timeout: 10s }
+kafka: { brokers: [%s], topic: orders, session_timeout: 1s, rebalance_timeout: %s }
 doris: { fe: [%s], mysql: %s, user: root, database: demo, table: t }
 delivery: { checkpoint_interval: 500ms, checkpoint_max_rows: 5 }
 metrics: { listen: "%s" }
 log: { format: json, level: info }
-%s%s`, groupJob, filepath.Join(e.dir, "data-"+name), e.slots, jobExtra, strings.Join(e.kc.ListenAddrs(), ", "), e.srv.FEURL(),
+%s%s`, groupJob, filepath.Join(e.dir, "data-"+name), e.slots, jobExtra, strings.Join(e.kc.ListenAddrs(), ", "), cmp.Or(e.rebalance, "10s"), e.srv.FEURL(),
 		e.srv.MySQLAddr(), e.listen, e.extra, extra)
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)

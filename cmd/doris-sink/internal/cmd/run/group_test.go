@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
@@ -365,6 +367,7 @@ func TestGroupStandbyIsReadyAndTakesOver(t *testing.T) {
 		t.Fatalf("member a: %v", err)
 	}
 	e.ownership(map[*groupMember]int{b: 1, c: 1})
+	e.produce(40) // both slots get records: c loads
 	e.waitAllDecided()
 	resp, err = http.Get(strings.TrimSuffix(fmt.Sprint(line["addr"]), "/metrics") + "/metrics")
 	if err != nil {
@@ -379,6 +382,85 @@ func TestGroupStandbyIsReadyAndTakesOver(t *testing.T) {
 		if err := e.stop(m); err != nil {
 			t.Fatalf("member %s: %v", m.name, err)
 		}
+	}
+	e.checkExactlyOnce()
+}
+
+// A revoked slot whose drain cannot finish (Doris holds its precommit)
+// is cancelled at the rebalance timeout minus the margin, so the member
+// rejoins in time; its open checkpoint stays undecided and the slot's new
+// owner aborts it; every record is loaded exactly once.
+func TestGroupRevokeDrainBoundedByRebalanceTimeout(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 4, 2)
+	e.rebalance = "2s"
+	a := e.start("a", "")
+	e.ownership(map[*groupMember]int{a: 2})
+	e.waitUntil("both slot jobs running", func() bool { return a.starts == 2 })
+	hold, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, Block: true, Count: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.produce(20)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := hold.Wait(ctx, 2); err != nil {
+		t.Fatalf("both slots' precommits never reached Doris: %v", err)
+	}
+	b := e.start("b", "")
+	a.tap.wait(t, "group mode: a revoked slot's drain outlasted the rebalance timeout")
+	hold.Remove()
+	hold.Release()
+	e.ownership(map[*groupMember]int{a: 1, b: 1})
+	e.produce(20)
+	e.waitAllDecided()
+	for _, m := range []*groupMember{a, b} {
+		if err := e.stop(m); err != nil {
+			t.Fatalf("member %s: %v", m.name, err)
+		}
+	}
+	e.checkExactlyOnce()
+}
+
+// A second signal aborts a member: its slot jobs are cancelled (open
+// checkpoints aborted, nothing more decided) and run exits 130; the slots'
+// next owner resumes from their last decisions, exactly once.
+func TestGroupSecondSignalAborts(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 4, 2)
+	hold, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, Block: true, Count: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.start("a", "")
+	e.ownership(map[*groupMember]int{a: 2})
+	e.produce(20)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := hold.Wait(ctx, 1); err != nil {
+		t.Fatalf("no precommit reached Doris: %v", err)
+	}
+	e.mu.Lock()
+	a.mayFail = true
+	e.mu.Unlock()
+	a.sigs <- syscall.SIGTERM // drains: the held precommit keeps the drain waiting
+	a.sigs <- syscall.SIGTERM // aborts
+	var runErr error
+	select {
+	case runErr = <-a.done:
+	case <-ctx.Done():
+		t.Fatal("member a did not end after two signals")
+	}
+	if !errors.Is(runErr, context.Canceled) || cmdutil.ExitCode(runErr) != cmdutil.ExitInterrupted {
+		t.Fatalf("member a: %v (exit %d), want context.Canceled, exit %d", runErr, cmdutil.ExitCode(runErr), cmdutil.ExitInterrupted)
+	}
+	hold.Remove()
+	hold.Release()
+	b := e.start("b", "")
+	e.ownership(map[*groupMember]int{b: 2})
+	e.waitAllDecided()
+	if err := e.stop(b); err != nil {
+		t.Fatalf("member b: %v", err)
 	}
 	e.checkExactlyOnce()
 }
