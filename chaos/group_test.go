@@ -1,12 +1,7 @@
 package chaos
 
 import (
-	"context"
 	"flag"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -99,7 +94,6 @@ func TestGroupHarnessStandalone(t *testing.T) {
 // GroupScenarios up to -chaos.group.cycles (10 in CI, fixed seed).
 func TestCampaignGroup(t *testing.T) {
 	t.Parallel()
-	requireGroupMode(t)
 	plan := EveryGroupFault()
 	plan = append(plan, Plan(*flagSeed, max(*flagGroupCycles-len(plan), 0), GroupScenarios, true)...)
 	for i := range plan {
@@ -114,25 +108,5 @@ func TestCampaignGroup(t *testing.T) {
 	}
 	if res.Zombies == 0 || res.Kills["failpoint:"+loader.FailAfterDecide] == 0 || res.Kills["drain"] == 0 {
 		t.Errorf("zombies %d, member ends %v: the fixed steps did not all happen", res.Zombies, res.Kills)
-	}
-}
-
-// requireGroupMode skips the test when the binary has no group mode yet
-// (job.slots is an unknown key): the group harness is tested on its own
-// by TestGroupHarnessStandalone.
-func requireGroupMode(t *testing.T) {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "probe.yaml")
-	body := "job: { name: probe, data_dir: " + filepath.Join(dir, "data") + ", slots: 2 }\n" +
-		"kafka: { brokers: [127.0.0.1:1], topic: t }\ndoris: { fe: [http://127.0.0.1:1], user: root, database: d, table: t }\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, binary, "run", "-c", cfg).CombinedOutput()
-	if strings.Contains(string(out), "slots: unknown key") {
-		t.Skip("group mode (job.slots) is not built in this binary")
 	}
 }

@@ -7,9 +7,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -123,7 +120,6 @@ func TestGroupLogParsesRunLines(t *testing.T) {
 // case). It asserts no timing.
 func TestBenchGroupJSONShape(t *testing.T) {
 	t.Parallel()
-	requireGroupMode(t)
 	f, out, errOut := cmdutil.NewTestFactory(false)
 	cmd := NewCmdBench(f, func(ctx context.Context, o *Options) error {
 		var cs []GroupCase
@@ -167,72 +163,6 @@ func TestBenchGroupJSONShape(t *testing.T) {
 		}
 		if (r.InheritMS > 0) != (r.Members >= 2) {
 			t.Errorf("%s: inherit %v ms with %d members (measured with 2 or more)", r.Case, r.InheritMS, r.Members)
-		}
-	}
-}
-
-// requireGroupMode skips when `run` has no group mode yet (job.slots is
-// an unknown key).
-func requireGroupMode(t *testing.T) {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "probe.yaml")
-	body := "job: { name: probe, data_dir: " + filepath.Join(dir, "data") + ", slots: 2 }\n" +
-		"kafka: { brokers: [127.0.0.1:1], topic: t }\ndoris: { fe: [http://127.0.0.1:1], user: root, database: d, table: t }\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	path, args, env, err := testMember(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, path, args...)
-	c.Env = append(os.Environ(), env...)
-	b, _ := c.CombinedOutput()
-	if strings.Contains(string(b), "slots: unknown key") {
-		t.Skip("group mode (job.slots) is not built yet")
-	}
-}
-
-// TestBenchGroupFlagAndPlan: --group selects the group plan (1, 2 and 4
-// members sharing 4 slots over 8 partitions) and cannot be combined with
-// --memory or --case.
-func TestBenchGroupFlagAndPlan(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		args    []string
-		wantErr bool
-	}{
-		{args: []string{"--group"}},
-		{args: []string{"--group", "--memory"}, wantErr: true},
-		{args: []string{"--group", "--case", "json-1KiB-p1"}, wantErr: true},
-	} {
-		f, _, _ := cmdutil.NewTestFactory(false)
-		var got *Options
-		cmd := NewCmdBench(f, func(_ context.Context, o *Options) error { got = o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		err := cmd.Execute()
-		if (err != nil) != tc.wantErr {
-			t.Errorf("%v: err %v, want error %v", tc.args, err, tc.wantErr)
-		}
-		if err == nil && (!got.Group || len(got.plan().Group) != 3 || len(got.plan().Combos) != 0) {
-			t.Errorf("%v: group %v, plan %+v", tc.args, got.Group, got.plan())
-		}
-	}
-	for _, quick := range []bool{false, true} {
-		var members []int
-		for _, gc := range GroupPlan(quick).Group {
-			members = append(members, gc.Members)
-			if gc.Slots != 4 || gc.Partitions != 8 || gc.Records == 0 {
-				t.Errorf("quick=%v: case %+v", quick, gc)
-			}
-		}
-		if len(members) != 3 || members[0] != 1 || members[1] != 2 || members[2] != 4 {
-			t.Errorf("quick=%v: members %v, want 1, 2, 4", quick, members)
 		}
 	}
 }
