@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -319,7 +321,7 @@ func (c *Checker) checkState(ctx context.Context, db *sql.DB, maxVer map[int64]i
 // be VISIBLE (or forgotten by label retention), and the rows of committed
 // labels must add up to wantRows (-1: not compared).
 func (c *Checker) checkLedger(ctx context.Context, db *sql.DB, s *Sink, wantRows int64, r *Report) error {
-	entries, _, err := ledger.ReadFile(s.DataDir)
+	entries, err := readLedgers(s.DataDir)
 	if err != nil {
 		return fmt.Errorf("sink %s: %w", s.Name, err)
 	}
@@ -370,6 +372,37 @@ func (c *Checker) checkLedger(ctx context.Context, db *sql.DB, s *Sink, wantRows
 		r.detail("ledger %s: committed rows %d, want %d", s.Name, total, wantRows)
 	}
 	return nil
+}
+
+// readLedgers returns the entries of every ledger under dir: dir's own
+// (a standalone job) and, for a group-mode job whose members each have a
+// data dir (and a ledger per slot) below dir, all of theirs. A label
+// appears in several ledgers when a slot moved between members; the
+// entries agree on its rows.
+func readLedgers(dir string) ([]ledger.Entry, error) {
+	var dirs []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && d.Name() == ledger.FileName {
+			dirs = append(dirs, filepath.Dir(path))
+		}
+		return nil
+	})
+	if err != nil || len(dirs) == 0 {
+		entries, _, rerr := ledger.ReadFile(dir) // the error names the missing ledger
+		return entries, rerr
+	}
+	var all []ledger.Entry
+	for _, d := range dirs {
+		entries, _, err := ledger.ReadFile(d)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, entries...)
+	}
+	return all, nil
 }
 
 type txnRow struct {

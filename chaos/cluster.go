@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -49,17 +50,45 @@ type Cluster struct {
 	kafka   *kfake.Cluster
 	port    int
 	dataDir string
+	// opts are the broker options every (re)start applies.
+	opts []kfake.Opt
+}
+
+// ClusterOptions shape a campaign's cluster; the zero value is
+// NewCluster's.
+type ClusterOptions struct {
+	// Partitions of Topic and DeadLetterTopic (default 2).
+	Partitions int
+	// MinSessionTimeout is the broker's group.min.session.timeout.ms
+	// (kfake default 6 s): group-mode campaigns run members with a shorter
+	// kafka.session_timeout so that a killed or paused member's slots move
+	// within seconds.
+	MinSessionTimeout time.Duration
 }
 
 // NewCluster starts Kafka (topics Topic and DeadLetterTopic, 2
 // partitions, persisted in kafkaDir) and Doris (database with both
 // tables). Call Close when done.
 func NewCluster(kafkaDir string) (*Cluster, error) {
+	return NewClusterWith(kafkaDir, ClusterOptions{})
+}
+
+// NewClusterWith is NewCluster shaped by o.
+func NewClusterWith(kafkaDir string, o ClusterOptions) (*Cluster, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	kc, err := kfake.NewCluster(kfake.Ports(port), kfake.DataDir(kafkaDir), kfake.SeedTopics(partitions, Topic, DeadLetterTopic))
+	var opts []kfake.Opt
+	if o.MinSessionTimeout > 0 {
+		opts = append(opts, kfake.GroupMinSessionTimeout(o.MinSessionTimeout))
+	}
+	nparts := o.Partitions
+	if nparts <= 0 {
+		nparts = partitions
+	}
+	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.Ports(port), kfake.DataDir(kafkaDir),
+		kfake.SeedTopics(int32(nparts), Topic, DeadLetterTopic)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("start kafka: %w", err)
 	}
@@ -68,7 +97,7 @@ func NewCluster(kafkaDir string) (*Cluster, error) {
 		kc.Close()
 		return nil, fmt.Errorf("start doris: %w", err)
 	}
-	c := &Cluster{Doris: srv, kafka: kc, port: port, dataDir: kafkaDir}
+	c := &Cluster{Doris: srv, kafka: kc, port: port, dataDir: kafkaDir, opts: opts}
 	for _, ddl := range []string{eventsDDL, stateDDL} {
 		if err := srv.CreateTable(Database, ddl); err != nil {
 			c.Close()
@@ -97,7 +126,7 @@ func (c *Cluster) RestartKafka() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.kafka.Close()
-	kc, err := kfake.NewCluster(kfake.Ports(c.port), kfake.DataDir(c.dataDir))
+	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.Ports(c.port), kfake.DataDir(c.dataDir)}, c.opts...)...)
 	if err != nil {
 		return fmt.Errorf("restart kafka on port %d: %w", c.port, err)
 	}

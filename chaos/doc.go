@@ -22,6 +22,14 @@
 // (`checkpoint resolve --table`), assumed as Doris held it before it
 // forgot.
 //
+// RunGroup is the group-mode campaign (job.slots ≥ 2): several members of
+// one job run across cycles while they are killed (at random and at
+// failpoints), frozen past the session timeout and resumed (zombies that
+// must be fenced), added, removed, and the broker restarts during a
+// rebalance; it waits on the broker's view of the group (DescribeGroup)
+// and on the members' decisions, and checks with the same Checker
+// (TestCampaignGroup, -chaos.group.cycles).
+//
 // Run it with `go test ./chaos -run TestCampaign` (flags -chaos.cycles,
 // -chaos.seed, -chaos.mode); docs/reliability.md has the fault model, the
 // checker and published figures.

@@ -24,6 +24,22 @@ type Process struct {
 	tail    []string // the last maxTail log lines
 	decided int64    // highest sum of end offsets of a "checkpoint decided" line
 	ready   bool     // "recovered; reading" seen
+	// parts is the highest decided offset per "topic/partition" (the end
+	// of a "checkpoint decided" line, the start of a "recovered; reading"
+	// line): a group member logs only its slots' partitions, so the
+	// group's progress is the per-partition maximum over its members.
+	parts map[string]int64
+	// decisions are the "checkpoint decided" lines, failed counts
+	// "checkpoint failed" lines; lines counts every line (a Mark).
+	decisions []Decision
+	failed    int
+	lines     int
+	// msgs counts the lines per message; generations are the group
+	// generations of the "group mode: slots assigned" lines.
+	msgs        map[string]int
+	generations map[int64]bool
+	// notify, when set, is called after every line (outside the lock).
+	notify  func()
 	more    chan struct{}
 	done    chan struct{}
 	waitErr error
@@ -32,6 +48,12 @@ type Process struct {
 // StartProcess runs binary with args and extra environment; the caller's
 // DORIS_SINK_* variables are not inherited.
 func StartProcess(binary string, args []string, env ...string) (*Process, error) {
+	return startProcess(binary, args, nil, env...)
+}
+
+// startProcess is StartProcess with notify called after every log line
+// and at exit (nil: none).
+func startProcess(binary string, args []string, notify func(), env ...string) (*Process, error) {
 	cmd := exec.Command(binary, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "DORIS_SINK_") {
@@ -44,7 +66,7 @@ func StartProcess(binary string, args []string, env ...string) (*Process, error)
 		return nil, fmt.Errorf("start %v: %w", args, err)
 	}
 	cmd.Stdout = io.Discard
-	p := &Process{cmd: cmd, more: make(chan struct{}), done: make(chan struct{})}
+	p := &Process{cmd: cmd, parts: map[string]int64{}, msgs: map[string]int{}, generations: map[int64]bool{}, notify: notify, more: make(chan struct{}), done: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %v: %w", args, err)
 	}
@@ -64,20 +86,62 @@ func (p *Process) follow(r io.Reader) {
 		if len(p.tail) > 2*maxTail { // bounded memory, amortised trimming
 			p.tail = append(p.tail[:0], p.tail[len(p.tail)-maxTail:]...)
 		}
-		switch m["msg"] {
+		p.lines++
+		msg, _ := m["msg"].(string)
+		p.msgs[msg]++
+		switch msg {
+		case msgSlotsAssigned:
+			if g, ok := m["generation"].(float64); ok {
+				p.generations[int64(g)] = true
+			}
 		case "checkpoint decided":
 			p.decided = max(p.decided, sumOffsets(m["end"]))
+			mergeOffsets(p.parts, m["end"])
+			d := Decision{Line: Mark(p.lines), Start: map[string]int64{}, End: map[string]int64{}}
+			mergeOffsets(d.Start, m["start"])
+			mergeOffsets(d.End, m["end"])
+			p.decisions = append(p.decisions, d)
+		case "checkpoint failed":
+			p.failed++
 		case "recovered; reading":
 			// The start is the end of the last decided checkpoint.
 			p.ready = true
 			p.decided = max(p.decided, sumOffsets(m["start"]))
+			mergeOffsets(p.parts, m["start"])
 		}
 		close(p.more)
 		p.more = make(chan struct{})
 		p.mu.Unlock()
+		if p.notify != nil {
+			p.notify()
+		}
 	}
 	p.waitErr = p.cmd.Wait()
 	close(p.done)
+	if p.notify != nil {
+		p.notify()
+	}
+}
+
+// mergeOffsets raises into[topic/partition] to every offset of a logged
+// position (either form of sumOffsets).
+func mergeOffsets(into map[string]int64, pos any) {
+	m, _ := pos.(map[string]any)
+	merge := func(topic string, offs map[string]any) {
+		for p, v := range offs {
+			f, _ := v.(float64)
+			key := topic + "/" + p
+			into[key] = max(into[key], int64(f))
+		}
+	}
+	offs, _ := m["offsets"].(map[string]any)
+	topic, _ := m["topic"].(string)
+	merge(topic, offs)
+	topics, _ := m["topics"].(map[string]any)
+	for t, o := range topics {
+		offs, _ := o.(map[string]any)
+		merge(t, offs)
+	}
 }
 
 // sumOffsets sums the offsets of a logged position, of one topic
@@ -150,6 +214,108 @@ func (p *Process) Decided() int64 {
 	defer p.mu.Unlock()
 	return p.decided
 }
+
+// Partitions returns a copy of the highest decided offset per
+// "topic/partition" seen in the child's log.
+func (p *Process) Partitions() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int64, len(p.parts))
+	for k, v := range p.parts {
+		out[k] = v
+	}
+	return out
+}
+
+// Mark is a point in the child's log (the count of lines so far): Since
+// tells what happened after it.
+type Mark int
+
+// Mark returns the current point in the child's log.
+func (p *Process) Mark() Mark {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Mark(p.lines)
+}
+
+// Decision is one "checkpoint decided" line: its place in the log and its
+// range per "topic/partition".
+type Decision struct {
+	Line       Mark
+	Start, End map[string]int64
+}
+
+// DecisionsSince returns the decisions logged after m.
+func (p *Process) DecisionsSince(m Mark) []Decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Decision
+	for _, d := range p.decisions {
+		if d.Line > m {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Group-mode log messages of `doris-sink run` the campaign counts.
+const (
+	msgSlotsAssigned = "group mode: slots assigned"
+	msgSlotsLost     = "group mode: slots lost"
+	// msgJoining: the member passed its startup checks and joins.
+	msgJoining = "group mode: joining the job's consumer group"
+	// msgSlotJobRunning: the member owns a slot and runs its job.
+	msgSlotJobRunning = "group mode: slot job running"
+)
+
+// Count returns how many lines whose message starts with prefix the
+// child logged.
+func (p *Process) Count(prefix string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.countLocked(prefix)
+}
+
+// countLocked is Count with p.mu held.
+func (p *Process) countLocked(prefix string) int {
+	n := 0
+	for msg, c := range p.msgs {
+		if strings.HasPrefix(msg, prefix) {
+			n += c
+		}
+	}
+	return n
+}
+
+// Generations returns the group generations the child was assigned slots
+// in.
+func (p *Process) Generations() []int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]int64, 0, len(p.generations))
+	for g := range p.generations {
+		out = append(out, g)
+	}
+	return out
+}
+
+// Failed returns how many "checkpoint failed" lines the child logged.
+func (p *Process) Failed() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
+}
+
+// Pause stops the child with SIGSTOP (a process frozen by a GC pause, a
+// VM migration or a debugger: it holds its sockets and wakes up later
+// believing it still owns what it owned); Resume continues it.
+func (p *Process) Pause() { p.Signal(syscall.SIGSTOP) }
+
+// Resume sends SIGCONT to a paused child.
+func (p *Process) Resume() { p.Signal(syscall.SIGCONT) }
+
+// PID is the child's process id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
 
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }

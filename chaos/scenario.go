@@ -145,7 +145,7 @@ func Plan(seed uint64, cycles int, table []Scenario, exactlyOnce bool) []Step {
 		st.Failpoint = fps[rng.IntN(len(fps))]
 		st.Skip = rng.IntN(3)
 		st.Kill = rng.IntN(2) == 0
-		if kind != KillFailpoint {
+		if kind != KillFailpoint && kind != MemberFailpoint {
 			st.Failpoint, st.Skip = "", 0
 		}
 		steps = append(steps, st)

@@ -20,8 +20,10 @@ import (
 type Options struct {
 	IO *cmdutil.IOStreams
 
-	Quick      bool
-	Memory     bool
+	Quick  bool
+	Memory bool
+	// Group runs only the group-mode cases (GroupPlan).
+	Group      bool
 	Output     string
 	ProfileDir string
 	Repeat     int
@@ -39,6 +41,8 @@ type Options struct {
 	Plan *Plan
 	// Worker starts a child; nil: DefaultWorkerCommand.
 	Worker WorkerCommand
+	// Member starts a group-mode member; nil: DefaultMemberCommand.
+	Member MemberCommand
 	// VictimReadyWithin bounds the wait for the recovery case's victim to
 	// be ready to kill; 0: DefaultVictimReadyWithin.
 	VictimReadyWithin time.Duration
@@ -74,6 +78,10 @@ figures, across machines. See docs/performance.md.`,
   # peak RSS for one checkpoint of 64 MiB, 512 MiB and 4 GiB
   $ doris-sink bench --memory
 
+  # group mode: 1, 2 and 4 members sharing 4 slots (throughput, rebalance
+  # pause, recovery of a killed member's partitions)
+  $ doris-sink bench --group
+
   # medians of 3 rounds of two combos only
   $ doris-sink bench --case json-100B-p8,json-1KiB-p1 --repeat 3
 
@@ -92,9 +100,15 @@ figures, across machines. See docs/performance.md.`,
 			if opts.Parallel && (opts.Memory || len(opts.Cases) > 0 || len(opts.Compress) > 0) {
 				return cmdutil.FlagErrorf("--parallel cannot be combined with --memory, --case or --compress")
 			}
+			if opts.Parallel && opts.Group {
+				return cmdutil.FlagErrorf("--parallel and --group cannot be combined")
+			}
+			if opts.Memory && opts.Group {
+				return cmdutil.FlagErrorf("--memory and --group cannot be combined")
+			}
 			if len(opts.Cases) > 0 {
-				if opts.Memory {
-					return cmdutil.FlagErrorf("--case and --memory cannot be combined")
+				if opts.Memory || opts.Group {
+					return cmdutil.FlagErrorf("--case cannot be combined with --memory or --group")
 				}
 				if _, err := selectCombos(FullPlan(), opts.Cases); err != nil {
 					return cmdutil.FlagErrorf("--case: %v", err)
@@ -114,6 +128,7 @@ figures, across machines. See docs/performance.md.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Quick, "quick", false, "reduced matrix (under a minute)")
 	fl.BoolVar(&opts.Memory, "memory", false, "only the memory cases: peak RSS for one checkpoint of 64 MiB, 512 MiB, 4 GiB")
+	fl.BoolVar(&opts.Group, "group", false, "only the group-mode cases: 1, 2 and 4 members sharing 4 slots (job.slots) of one job")
 	fl.StringVar(&opts.ProfileDir, "profile-dir", "", "write a CPU profile of each case's worker to this directory")
 	fl.StringSliceVar(&opts.Cases, "case", nil, "only these throughput combos of the full matrix, e.g. json-100B-p8 (repeatable; no latency or recovery)")
 	fl.IntVar(&opts.Repeat, "repeat", 1, "run each throughput case this many times and keep the median")

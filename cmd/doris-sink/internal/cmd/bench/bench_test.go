@@ -18,6 +18,7 @@ import (
 // TestMain lets this test binary act as a bench worker (re-executed by
 // the command under test with WorkerEnv=1).
 func TestMain(m *testing.M) {
+	runMemberIfAsked()
 	if os.Getenv(WorkerEnv) == "1" {
 		if err := RunWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -157,6 +158,13 @@ func (e *env) seed(ctx context.Context, topic string, partitions int, format str
 	if err := e.kafka.CreateTopic(topic, int32(partitions), nil); err != nil {
 		return nil, fmt.Errorf("create topic %s: %w", topic, err)
 	}
+	return e.produceRows(ctx, topic, partitions, format, size, 0, n)
+}
+
+// produceRows produces rows first … first+n-1 of format and size round
+// robin into the existing, empty topic; it returns the end offset of each
+// partition.
+func (e *env) produceRows(ctx context.Context, topic string, partitions int, format string, size int, first, n int64) (map[int32]int64, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5e6),
 		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerBatchCompression(kgo.NoCompression()),
@@ -175,7 +183,7 @@ func (e *env) seed(ctx context.Context, topic string, partitions int, format str
 	for i := range n {
 		p := int32(i % int64(partitions))
 		end[p]++
-		cl.Produce(ctx, &kgo.Record{Partition: p, Value: gen.appendRow(nil, i)}, func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, &kgo.Record{Partition: p, Value: gen.appendRow(nil, first+i)}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
 				perr = errors.Join(perr, err)
@@ -198,4 +206,23 @@ func (e *env) createTopic(topic string, partitions int) error {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
 	return nil
+}
+
+// endOffsets returns the end offset of every partition of topic.
+func (e *env) endOffsets(ctx context.Context, topic string) (map[int32]int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...))
+	if err != nil {
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	out := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	return out, nil
 }

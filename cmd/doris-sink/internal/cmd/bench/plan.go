@@ -75,6 +75,8 @@ type Plan struct {
 	Memory []int64
 	// Parallel, when set, is the parallel-load family (--parallel).
 	Parallel *ParallelPlan
+	// Group are the group-mode cases (--group).
+	Group []GroupCase
 }
 
 // ParallelKs are the K of the parallel family: 1 to 32 (16 and 32 find

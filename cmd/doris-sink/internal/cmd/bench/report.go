@@ -140,6 +140,26 @@ func (o *Options) report(rs []*Result) error {
 			return err
 		}
 	}
+	if gs := filter(rs, KindGroup); len(gs) > 0 {
+		fmt.Fprintf(w, "\ngroup mode (job.slots; every member a `doris-sink run` process on this machine's %d CPUs): throughput of the seeded records,\n", runtime.NumCPU())
+		fmt.Fprintln(w, "then the longest time without a load while records arrive, in the whole group / on one partition: steady, after a join, after a leave (SIGTERM);")
+		fmt.Fprintln(w, "inherit = kill -9 of a member → first load of one of its partitions by another (includes the session timeout)")
+		t := cmdutil.NewTable(o.IO, "case", "rec/s total", "rec/s per member", "MB/s", "produce ms", "startup ms", "steady gap ms", "join pause ms",
+			"leave pause ms", "inherit ms", "session ms", "ckpts")
+		gp := func(group, part float64) string { return f0(group) + " / " + f0(part) }
+		for _, r := range gs {
+			per := make([]string, len(r.MemberRecordsPerS))
+			for i, v := range r.MemberRecordsPerS {
+				per[i] = f0(v)
+			}
+			t.AddRow(r.Case, f0(r.RecordsPerS), strings.Join(per, " "), f1(r.MBPerS), f0(r.ProduceMS), f0(r.StartupMS), gp(r.SteadyGapMS, r.SteadyPartitionGapMS),
+				gp(r.RebalancePauseJoinMS, r.PartitionPauseJoinMS), gp(r.RebalancePauseLeaveMS, r.PartitionPauseLeaveMS), opt0(r.InheritMS),
+				f0(r.SessionTimeoutMS), strconv.Itoa(r.Checkpoints))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
 	if ms := filter(rs, KindMemory); len(ms) > 0 {
 		fmt.Fprintln(w, "\nmemory: one checkpoint through loader.Loader.Write (generated 1 KiB JSON rows, no Kafka) into the counting emulator")
 		t := cmdutil.NewTable(o.IO, "case", "checkpoint MiB", "rss MiB", "go sys MiB", "MB/s", "allocs/rec")
@@ -259,6 +279,13 @@ func ratio(p *float64) string {
 		return "-"
 	}
 	return f2(*p)
+}
+
+func opt0(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return f0(x)
 }
 
 func opt2(x float64) string {

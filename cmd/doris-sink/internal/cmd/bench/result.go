@@ -69,6 +69,37 @@ type Result struct {
 	LabelsChecked int      `json:"labels_checked,omitempty"`
 	LabelActions  []string `json:"label_actions,omitempty"`
 
+	// Group mode (KindGroup): Members copies of one config sharing Slots
+	// writer slots. RecordsPerS is the total over the members;
+	// MemberRecordsPerS each starting member's share over the same window
+	// (first produce → last decision, the members started on the empty
+	// topic and the group stable first; StartupMS is exec → group
+	// stable). SteadyGapMS is the longest time without a loading
+	// decision while records arrive and nothing changes;
+	// RebalancePauseJoinMS and RebalancePauseLeaveMS the longest after a
+	// member joins and after one leaves (SIGTERM); the Partition figures
+	// the same per partition (the largest over the partitions: the pause
+	// of a partition that moved). InheritMS is kill -9 of
+	// a member → the first load of one of its partitions by another
+	// member; it includes SessionTimeoutMS (the broker notices the death
+	// only then).
+	Members           int       `json:"members,omitempty"`
+	Slots             int       `json:"slots,omitempty"`
+	MemberRecordsPerS []float64 `json:"member_records_per_s,omitempty"`
+	StartupMS         float64   `json:"startup_ms,omitempty"`
+	// ProduceMS is how long producing the records took (the parent, on the
+	// same cores): a total close to Records ÷ ProduceMS is the producer's
+	// bound, not the group's.
+	ProduceMS             float64 `json:"produce_ms,omitempty"`
+	SteadyGapMS           float64 `json:"steady_gap_ms,omitempty"`
+	SteadyPartitionGapMS  float64 `json:"steady_partition_gap_ms,omitempty"`
+	PartitionPauseJoinMS  float64 `json:"partition_pause_join_ms,omitempty"`
+	PartitionPauseLeaveMS float64 `json:"partition_pause_leave_ms,omitempty"`
+	RebalancePauseJoinMS  float64 `json:"rebalance_pause_join_ms,omitempty"`
+	RebalancePauseLeaveMS float64 `json:"rebalance_pause_leave_ms,omitempty"`
+	InheritMS             float64 `json:"inherit_ms,omitempty"`
+	SessionTimeoutMS      float64 `json:"session_timeout_ms,omitempty"`
+
 	// CheckpointMB is the data of the one checkpoint of a memory case.
 	CheckpointMB float64 `json:"checkpoint_mb,omitempty"`
 	GoSysMB      float64 `json:"go_sys_mb,omitempty"`

@@ -44,6 +44,13 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		emit(r)
 	}
+	for _, gc := range plan.Group {
+		r, err := o.runGroupCase(ctx, e, gc)
+		if err != nil {
+			return err
+		}
+		emit(r)
+	}
 	for _, size := range plan.Memory {
 		r, err := o.runMemoryCase(ctx, e, size)
 		if err != nil {
@@ -64,6 +71,8 @@ func (o *Options) plan() Plan {
 		p = DefaultParallelPlan(o.Quick)
 	case o.Memory:
 		p = MemoryPlan(o.Quick)
+	case o.Group:
+		p = GroupPlan(o.Quick)
 	case o.Quick:
 		p = QuickPlan()
 	default:
