@@ -1,9 +1,11 @@
 package kafka
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -60,6 +62,54 @@ func BenchmarkConvertJSONCompact100(b *testing.B) {
 	for b.Loop() {
 		if _, err := c.Convert(r); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// longStringCases put the bytes a string scan stops at on both sides of
+// the first shortSteps×16 bytes of a string, where scanString leaves its
+// SWAR steps for bytes.IndexByte and hasControl: every escape, a control
+// character, a raw quote and the end of input at offsets of a 160-byte
+// string.
+func longStringCases() []string {
+	var out []string
+	for _, mid := range []string{`\"`, `\\`, `\/`, `\n`, `\u00e9`, `\u12G4`, `\x`, "\x01", "\x1f", "\x7f", "\x80", `"`, `\`, `é`} {
+		for at := 0; at <= 160; at += 3 {
+			s := strings.Repeat("a", at) + mid + strings.Repeat("b", 160-at)
+			out = append(out, `{"k":"`+s+`"}`, `{"k":"`+s, `{"k":"`+s+`","x":1}`, `{"k":["`+s+`",2]}`)
+		}
+	}
+	// Many escapes in one long string (the remembered quote and backslash).
+	out = append(out, `{"k":"`+strings.Repeat(`abc\"def\\`, 40)+`"}`, `{"k":"`+strings.Repeat(`\n`, 300)+`"}`,
+		`{"k":"`+strings.Repeat("x", 90)+`\`, `{"k":"`+strings.Repeat("x", 90)+`\u00`)
+	return out
+}
+
+// TestLongStringsMatchCompact: isCompactObject agrees with json.Compact
+// on long strings with a special byte at every offset.
+func TestLongStringsMatchCompact(t *testing.T) {
+	t.Parallel()
+	for _, in := range longStringCases() {
+		checkCompact(t, []byte(in))
+	}
+}
+
+// TestHasControlMatchesBytewise: hasControl finds a byte below 0x20 at
+// any position of any length (word, 32-byte block and tail paths).
+func TestHasControlMatchesBytewise(t *testing.T) {
+	t.Parallel()
+	for n := range 80 {
+		for pos := -1; pos < n; pos++ {
+			for _, c := range []byte{0x00, 0x01, 0x1f, 0x20, 0x7f, 0x80, 0xff} {
+				b := bytes.Repeat([]byte{'a'}, n)
+				if pos >= 0 {
+					b[pos] = c
+				}
+				want := pos >= 0 && c < 0x20
+				if got := hasControl(b); got != want {
+					t.Fatalf("hasControl(len %d, %#x at %d) = %v, want %v", n, c, pos, got, want)
+				}
+			}
 		}
 	}
 }
