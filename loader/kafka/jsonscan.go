@@ -308,11 +308,32 @@ func scanNumber(v []byte, i int) (int, bool) {
 	return i, true
 }
 
+// digits returns the index of the first byte at or after v[i] that is not
+// an ASCII digit, 8 bytes at a time while 8 remain (a timestamp in
+// milliseconds is 13 digits).
 func digits(v []byte, i int) int {
+	for i+8 <= len(v) {
+		if m := nonDigit8(binary.LittleEndian.Uint64(v[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
 	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
 		i++
 	}
 	return i
+}
+
+// nonDigit8 returns a mask with the high bit set in every byte of x that
+// is not '0'..'9'. Each byte is tested on its own (no borrow or carry
+// crosses bytes): with the high bit forced on, subtracting 0x30 leaves it
+// set exactly when the low seven bits are ≥ 0x30; with it forced off,
+// adding 0x46 sets it exactly when they are ≥ 0x3A; x's own high bit
+// marks bytes ≥ 0x80.
+func nonDigit8(x uint64) uint64 {
+	ge30 := (x | msb8) - lsb8*0x30
+	ge3a := (x &^ msb8) + lsb8*0x46
+	return (^ge30 | ge3a | x) & msb8
 }
 
 func scanLiteral(v []byte, i int, lit string) (int, bool) {

@@ -113,3 +113,44 @@ func TestHasControlMatchesBytewise(t *testing.T) {
 		}
 	}
 }
+
+// TestNonDigit8MatchesBytewise: the word test marks exactly the bytes that
+// are not ASCII digits, every byte value in every position, and random
+// words.
+func TestNonDigit8MatchesBytewise(t *testing.T) {
+	t.Parallel()
+	check := func(b []byte) {
+		t.Helper()
+		m := nonDigit8(binary.LittleEndian.Uint64(b))
+		for i, c := range b {
+			got := m>>(8*i+7)&1 == 1
+			if want := c < '0' || c > '9'; got != want {
+				t.Fatalf("nonDigit8(% x): byte %d (%#x) marked %v, want %v", b, i, c, got, want)
+			}
+		}
+		want := 0
+		for want < len(b) && b[want] >= '0' && b[want] <= '9' {
+			want++
+		}
+		if n := digits(append(b, 'x'), 0); n != want {
+			t.Fatalf("digits(% x) = %d, want %d", b, n, want)
+		}
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			for _, fill := range []byte{'0', '9', '5', 0x2f, 0x3a, 0xb0, 0xff} {
+				b := []byte{fill, fill, fill, fill, fill, fill, fill, fill}
+				b[pos] = byte(c)
+				check(b)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	b := make([]byte, 8)
+	for range 200000 {
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		check(b)
+	}
+}
