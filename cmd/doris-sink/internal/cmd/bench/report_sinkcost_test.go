@@ -37,3 +37,29 @@ func TestSinkCostVerdicts(t *testing.T) {
 		t.Fatalf("baseline only: %q, want none", got)
 	}
 }
+
+// TestCPUMedianOfRounds: the CPU target is judged on the median of the
+// rounds' CPU s/GB, picked on its own, not on the CPU of the round whose
+// records/s is the median.
+func TestCPUMedianOfRounds(t *testing.T) {
+	round := func(rps, cpu float64) *Result { return &Result{RecordsPerS: rps, CPUSecondsPerGB: cpu} }
+	base := median([]*Result{round(100, 2.0), round(120, 1.0), round(90, 3.0)})
+	base.setRange([]*Result{round(100, 2.0), round(120, 1.0), round(90, 3.0)})
+	sinkRounds := []*Result{round(80, 2.2), round(95, 4.0), round(70, 2.4)}
+	sink := median(sinkRounds) // the 80 rec/s round, CPU 2.2
+	sink.setRange(sinkRounds)
+	sink.setRatios(base) // base's median round: 100 rec/s, CPU 2.0
+	if sink.CPUSecondsPerGBMedian != 2.4 || base.CPUSecondsPerGBMedian != 2.0 {
+		t.Fatalf("CPU medians sink %v base %v, want 2.4 and 2.0", sink.CPUSecondsPerGBMedian, base.CPUSecondsPerGBMedian)
+	}
+	if got := sink.CPUMedianRatioToBaseline; got < 1.199 || got > 1.201 {
+		t.Fatalf("CPU median ratio %v, want 1.2", got)
+	}
+	if got := sink.CPURatioToBaseline; got < 1.099 || got > 1.101 {
+		t.Fatalf("median round's CPU ratio %v, want 1.1", got)
+	}
+	sink.Kind, sink.Mode, sink.Case = KindThroughput, "exactly-once", "x/exactly-once"
+	if got := sinkCostVerdicts([]*Result{sink})[1]; got != "sink CPU s/GB ≤ 1.3× baseline on every case (issue 15): holds (highest 1.20×, x/exactly-once)" {
+		t.Fatalf("verdict %q", got)
+	}
+}
