@@ -39,7 +39,7 @@ func checkCompact(t *testing.T, in []byte) {
 }
 
 func FuzzIsCompactObject(f *testing.F) {
-	for _, in := range compactCases {
+	for _, in := range append(compactCases, longStringCases()...) {
 		f.Add([]byte(in))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) { checkCompact(t, in) })

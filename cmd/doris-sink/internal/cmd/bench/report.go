@@ -17,6 +17,9 @@ const (
 	targetEOvsALO         = 0.9
 	targetRSSFlat         = 1.25 // largest / smallest peak RSS of the memory cases
 	targetAvroToJSON      = 0.8  // avro records/s over json's on the same logical data (issue 14)
+	// The sink's own cost (issue 15), on the uncompressed throughput cases.
+	targetSinkRatio = 0.9 // sink records/s over the bare consumer's
+	targetSinkCPU   = 1.3 // sink CPU s/GB over the bare consumer's
 )
 
 func (o *Options) report(rs []*Result) error {
@@ -199,6 +202,7 @@ func verdicts(rs []*Result) []string {
 	if worstALO != "" {
 		out = append(out, fmt.Sprintf("exactly-once ≥ %.1f× at-least-once: %s (lowest %.2f×, %s)", targetEOvsALO, holds(minALO >= targetEOvsALO), minALO, worstALO))
 	}
+	out = append(out, sinkCostVerdicts(rs)...)
 	minAvro, worstAvro := 0.0, ""
 	for _, r := range filter(rs, KindThroughput) {
 		if r.AvroToJSONRecords > 0 && r.Mode != "baseline" && (worstAvro == "" || r.AvroToJSONRecords < minAvro) {
@@ -249,6 +253,42 @@ func verdicts(rs []*Result) []string {
 		}
 		out = append(out, fmt.Sprintf("peak RSS flat across checkpoint sizes (max/min ≤ %.2f): %s (%.1f–%.1f MiB for %.0f–%.0f MiB checkpoints)",
 			targetRSSFlat, holds(lo > 0 && hi/lo <= targetRSSFlat), lo, hi, ms[0].CheckpointMB, ms[len(ms)-1].CheckpointMB))
+	}
+	return out
+}
+
+// sinkCostVerdicts holds the sink's uncompressed throughput cases (not
+// the parallel family, not --compress) to issue 15's targets: records/s
+// ≥ targetSinkRatio× and CPU s/GB ≤ targetSinkCPU× the bare consumer's on
+// the same topic, every case (CPU: the medians of the rounds, picked on
+// their own); each line names the worst case.
+func sinkCostVerdicts(rs []*Result) []string {
+	cpuRatio := func(r *Result) float64 {
+		if r.CPUMedianRatioToBaseline > 0 {
+			return r.CPUMedianRatioToBaseline
+		}
+		return r.CPURatioToBaseline
+	}
+	var worstRate, worstCPU *Result
+	for _, r := range filter(rs, KindThroughput) {
+		if r.Backends > 0 || (r.Mode != "exactly-once" && r.Mode != "at-least-once") || r.RatioToBaseline == nil {
+			continue
+		}
+		if worstRate == nil || *r.RatioToBaseline < *worstRate.RatioToBaseline {
+			worstRate = r
+		}
+		if cpuRatio(r) > 0 && (worstCPU == nil || cpuRatio(r) > cpuRatio(worstCPU)) {
+			worstCPU = r
+		}
+	}
+	var out []string
+	if worstRate != nil {
+		out = append(out, fmt.Sprintf("sink ≥ %.1f× baseline on every case (issue 15): %s (lowest %.2f×, %s)",
+			targetSinkRatio, holds(*worstRate.RatioToBaseline >= targetSinkRatio), *worstRate.RatioToBaseline, worstRate.Case))
+	}
+	if worstCPU != nil {
+		out = append(out, fmt.Sprintf("sink CPU s/GB ≤ %.1f× baseline on every case (issue 15): %s (highest %.2f×, %s)",
+			targetSinkCPU, holds(cpuRatio(worstCPU) <= targetSinkCPU), cpuRatio(worstCPU), worstCPU.Case))
 	}
 	return out
 }
