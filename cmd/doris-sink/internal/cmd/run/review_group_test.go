@@ -1,0 +1,118 @@
+package run
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Review findings of group mode (issue 12): each test fails on the code
+// it was written against and names what it proves in its doc comment.
+
+// logged reports whether m logged a line whose msg starts with prefix
+// (e.mu need not be held).
+func (m *groupMember) logged(prefix string) bool {
+	m.tap.mu.Lock()
+	defer m.tap.mu.Unlock()
+	for _, l := range m.tap.lines {
+		if s, _ := l["msg"].(string); strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// zombieHeartbeats makes the cluster answer the heartbeats of the first
+// member that heartbeats once armed with success without the group
+// coordinator seeing them: the group's session for that member expires
+// (the group removes it and rebalances) while the member's client goes on
+// believing it is in the group, as a SIGSTOP'd process whose heartbeat
+// goroutine has not run yet after SIGCONT.
+func zombieHeartbeats(e *groupEnv) (arm func()) {
+	var mu sync.Mutex
+	armed, zombie := false, ""
+	e.kc.ControlKey(int16(kmsg.Heartbeat), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.kc.KeepControl()
+		r := req.(*kmsg.HeartbeatRequest)
+		mu.Lock()
+		defer mu.Unlock()
+		if !armed {
+			return nil, nil, false
+		}
+		if zombie == "" {
+			zombie = r.MemberID
+		}
+		if r.MemberID != zombie {
+			return nil, nil, false
+		}
+		resp := kmsg.NewPtrHeartbeatResponse()
+		resp.Version = r.Version
+		return resp, nil, true
+	})
+	return func() { mu.Lock(); armed = true; mu.Unlock() }
+}
+
+// Finding (zombie fences the live owner): a member whose session expired
+// without its client noticing (paused past the session timeout, then
+// resumed) has its next decision refused with UNKNOWN_MEMBER_ID — right —
+// but runSlot then rebuilds the slot job at once because its local view
+// (member.owned) still says it owns the slot: the rebuild opens the slot's
+// log (InitProducerID: it fences whichever member the group gave the slot
+// to), runs recovery over that member's open checkpoint, announces and
+// loads again, all as a non-member. "If the member still owns slot j
+// afterwards" must be decided by a new generation's assignment (a rejoin),
+// not by the stale local map. Here the zombie is never told (its heartbeats
+// are answered for it), so a correct member never rebuilds; this code
+// rebuilds at once (and, with b running, fences b: b ends with a fencing
+// error, exit 1).
+func TestReviewZombieRefusedDecisionNeverRebuildsBeforeRejoin(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 8, 2)
+	arm := zombieHeartbeats(e)
+	a := e.start("a", "")
+	e.ownership(map[*groupMember]int{a: 2})
+	e.waitUntil("both slot jobs of a running", func() bool { return a.starts == 2 })
+	e.mu.Lock()
+	a.mayFail = true
+	e.mu.Unlock()
+	arm()
+	refusal := "coordinator log: decision refused for its group generation"
+	// Keep a deciding until the group, having expired a's session, refuses
+	// one of its decisions (waits on events only: each round ends when
+	// every record is decided or the refusal is logged).
+	for !a.logged(refusal) {
+		e.produce(10)
+		want := map[int32]int64{}
+		for i := 0; i < e.produced; i++ {
+			want[int32(i)%e.parts]++
+		}
+		e.waitUntil("a round decided or a's decision refused", func() bool {
+			if a.logged(refusal) {
+				return true
+			}
+			ends, _ := e.decidedLocked()
+			for p, o := range want {
+				if ends[p] < o {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	b := e.start("b", "")
+	e.ownership(map[*groupMember]int{b: 2})
+	e.waitAllDecided()
+	if err := e.stop(b); err != nil {
+		t.Fatalf("member b (the live owner of every slot): %v", err)
+	}
+	e.mu.Lock()
+	rebuilt := a.rebuilt
+	e.mu.Unlock()
+	if rebuilt > 0 {
+		t.Errorf("the zombie a rebuilt %d slot job(s) after the group refused its decision (UNKNOWN_MEMBER_ID) and before "+
+			"any rejoin: it opened the slot's log and fenced the slot's live owner", rebuilt)
+	}
+	e.checkExactlyOnce()
+}
