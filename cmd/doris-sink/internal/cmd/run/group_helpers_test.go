@@ -39,6 +39,9 @@ type groupEnv struct {
 	produced int
 	// extra are YAML lines added to every member's config.
 	extra string
+	// slotStarted, if set, is called (without e.mu) when a member's slot
+	// job was built, before it runs (review tests: hold a slot job there).
+	slotStarted func(m *groupMember, slot, rebuilt int)
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every member event
@@ -150,7 +153,10 @@ log: { format: json, level: info }
 			e.notifyLocked()
 			e.mu.Unlock()
 		},
-		SlotStarted: func(_, rebuilt int, _ *Job) {
+		SlotStarted: func(slot, rebuilt int, _ *Job) {
+			if e.slotStarted != nil {
+				e.slotStarted(m, slot, rebuilt)
+			}
 			e.mu.Lock()
 			m.starts++
 			if rebuilt > 0 {

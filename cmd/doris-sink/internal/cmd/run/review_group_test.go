@@ -116,3 +116,61 @@ func TestReviewZombieRefusedDecisionNeverRebuildsBeforeRejoin(t *testing.T) {
 	}
 	e.checkExactlyOnce()
 }
+
+// Finding (layout safety holds only at open): job.slots is checked against
+// the state records once, when a slot's store opens (coordlog checkSlots),
+// never again. A standalone process (job.slots 1) and a group member
+// (job.slots 2) of one job config started at about the same time on a
+// fresh job both pass the check (nothing is saved yet); the standalone
+// writer shares slot 0's transactional id and fences it, but nothing fences
+// slot 1 (transactional id doris-sink.<job>.1): slot 1 loads its
+// partitions from the start while the standalone process, which owns every
+// partition, loads them too. docs/design.md §7.2 promises "first save wins,
+// the other is fenced then refused": slot 1 is neither. Deterministic here:
+// both slot jobs are held after their stores opened; the standalone run
+// then starts, loads and decides everything; slot 1 is released, reads and
+// decides its partitions again.
+func TestReviewSlotsMismatchOnFreshJobFirstSaveWins(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 8, 2)
+	e.produce(40)
+	var mu sync.Mutex
+	held := map[int]chan struct{}{0: make(chan struct{}), 1: make(chan struct{})}
+	reached := make(chan int, 2)
+	e.slotStarted = func(_ *groupMember, slot, rebuilt int) {
+		mu.Lock()
+		ch := held[slot]
+		mu.Unlock()
+		if rebuilt > 0 || ch == nil {
+			return
+		}
+		reached <- slot
+		<-ch
+	}
+	a := e.start("a", "")
+	e.mu.Lock()
+	a.mayFail = true // its slot 0 is fenced by the standalone writer
+	e.mu.Unlock()
+	<-reached
+	<-reached // both slot stores open (checkSlots passed), nothing saved
+	e.slots = 1
+	s := e.start("s", "") // a standalone run of the same job config but job.slots 1
+	e.mu.Lock()
+	s.mayFail = true
+	e.mu.Unlock()
+	e.waitAllDecided() // the standalone run loaded and decided every record
+	close(held[1])
+	e.waitUntil("member a ended or slot 1 decided its partitions", func() bool {
+		if a.ended {
+			return true
+		}
+		_, per := e.decidedLocked()
+		return per["a"] > 0
+	})
+	close(held[0])
+	e.waitUntil("member a ended", func() bool { return a.ended })
+	if err := e.stop(s); err != nil {
+		t.Logf("standalone run: %v", err)
+	}
+	e.checkExactlyOnce()
+}
