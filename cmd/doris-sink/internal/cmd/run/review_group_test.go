@@ -1,9 +1,11 @@
 package run
 
 import (
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -173,4 +175,44 @@ func TestReviewSlotsMismatchOnFreshJobFirstSaveWins(t *testing.T) {
 		t.Logf("standalone run: %v", err)
 	}
 	e.checkExactlyOnce()
+}
+
+// Finding (revoke bound applies to one slot only): member.stop drains the
+// revoked slots under one timer and, for each slot in turn, selects on the
+// slot's end or the timer's channel; a time.Timer's channel delivers once,
+// so after the first slot's drain outlasted the bound (and was cancelled),
+// the next slot's drain is waited for without any bound. A revoke of two
+// slots whose drains both hang (Doris slow, a stream load stuck) blocks
+// the rebalance past the rebalance timeout: the group drops the member and
+// gives the slots to another member while this one's jobs still run and
+// may decide (their stamps are stale by then, but runSlot's rebuild on the
+// refusal, see TestReviewZombieRefusedDecisionNeverRebuildsBeforeRejoin,
+// then fences the new owner). Here both slot jobs ignore Drain and end
+// only when cancelled; stop must cancel both once the bound passed.
+func TestReviewRevokeBoundCancelsEverySlot(t *testing.T) {
+	t.Parallel()
+	m := &member{log: slog.New(slog.DiscardHandler), owned: map[int]bool{0: true, 1: true}, jobs: map[int]*slotJob{}}
+	cancelled := map[int]chan struct{}{}
+	for s := range 2 {
+		done, c := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		cancelled[s] = c
+		m.jobs[s] = &slotJob{slot: s, done: done, cancel: func() { once.Do(func() { close(c); close(done) }) }}
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		m.stop([]int{0, 1}, false, time.Millisecond)
+	}()
+	guard := time.NewTimer(30 * time.Second) // a hang guard, not a timing assertion: the bound is 1ms
+	defer guard.Stop()
+	for s := range 2 {
+		select {
+		case <-cancelled[s]:
+		case <-guard.C:
+			t.Fatalf("slot %d's drain was never cancelled after the revoke bound passed (the bound applied to the first "+
+				"slot only): the revoke blocks the rebalance without bound", s)
+		}
+	}
+	<-stopped
 }
