@@ -76,10 +76,10 @@ func (m *groupMember) killNow() { m.killOnce.Do(func() { close(m.kill) }) }
 
 const groupJob = "grp"
 
-func newGroupEnv(t *testing.T, parts int32, slots int) *groupEnv {
+func newGroupEnv(t *testing.T, parts int32, slots int, opts ...kfake.Opt) *groupEnv {
 	t.Helper()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, "orders"),
-		kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(parts, "orders"),
+		kfake.GroupMinSessionTimeout(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/twmb/franz-go/pkg/kfake"
 	"log/slog"
 	"strings"
 	"sync"
@@ -215,4 +216,36 @@ func TestReviewRevokeBoundCancelsEverySlot(t *testing.T) {
 		}
 	}
 	<-stopped
+}
+
+// Finding (a member the group refuses idles forever): the membership
+// client's errors are only logged (member.poll), so a member the group
+// coordinator refuses to admit (here INVALID_SESSION_TIMEOUT: the broker's
+// group.max.session.timeout.ms is below kafka.session_timeout; the same
+// for GROUP_AUTHORIZATION_FAILED, INCONSISTENT_GROUP_PROTOCOL) never owns a
+// slot, loads nothing, and never exits: `run` neither fails loudly nor
+// names the key. Expected: Run ends with an error naming the group and the
+// cause. The wait below is a hang guard, not a timing assertion.
+func TestReviewMemberRefusedByGroupFailsLoudly(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 4, 2, kfake.GroupMaxSessionTimeout(500*time.Millisecond))
+	e.produce(10)
+	a := e.start("a", "") // kafka.session_timeout 1s > the broker's 500ms maximum
+	e.mu.Lock()
+	a.mayFail = true
+	e.mu.Unlock()
+	guard := time.NewTimer(30 * time.Second)
+	defer guard.Stop()
+	select {
+	case err := <-a.done:
+		if err == nil || !strings.Contains(err.Error(), "session") {
+			t.Errorf("member refused by the group: Run = %v, want an error naming the session timeout", err)
+		}
+	case <-guard.C:
+		e.mu.Lock()
+		e.dumpLogsLocked()
+		e.mu.Unlock()
+		t.Fatal("a member the group coordinator refuses (INVALID_SESSION_TIMEOUT) never ends: it loads nothing and " +
+			"only logs warnings")
+	}
 }
