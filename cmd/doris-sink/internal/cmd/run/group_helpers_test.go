@@ -44,6 +44,9 @@ type groupEnv struct {
 	listen string
 	// rebalance is kafka.rebalance_timeout ("": 10s).
 	rebalance string
+	// slotStarted, if set, is called (without e.mu) when a member's slot
+	// job was built, before it runs (review tests: hold a slot job there).
+	slotStarted func(m *groupMember, slot, rebuilt int)
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every member event
@@ -78,10 +81,10 @@ func (m *groupMember) killNow() { m.killOnce.Do(func() { close(m.kill) }) }
 
 const groupJob = "grp"
 
-func newGroupEnv(t *testing.T, parts int32, slots int) *groupEnv {
+func newGroupEnv(t *testing.T, parts int32, slots int, opts ...kfake.Opt) *groupEnv {
 	t.Helper()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, "orders"),
-		kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(parts, "orders"),
+		kfake.GroupMinSessionTimeout(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +158,10 @@ log: { format: json, level: info }
 			e.notifyLocked()
 			e.mu.Unlock()
 		},
-		SlotStarted: func(_, rebuilt int, _ *Job) {
+		SlotStarted: func(slot, rebuilt int, _ *Job) {
+			if e.slotStarted != nil {
+				e.slotStarted(m, slot, rebuilt)
+			}
 			e.mu.Lock()
 			m.starts++
 			if rebuilt > 0 {
