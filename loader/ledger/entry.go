@@ -25,13 +25,17 @@ const (
 	// needed it (records.schema_evolution); Note holds the DDL. Checkpoint
 	// is 0.
 	EventSchemaChanged = "schema_changed"
+	// EventResliced: an operator changed the job's writer slot count
+	// (`checkpoint reslot`); Note holds the plan. Checkpoint is 0.
+	EventResliced = "resliced"
 )
 
 // ValidEvent reports whether Append accepts event: one of the Event
 // constants.
 func ValidEvent(event string) bool {
 	switch event {
-	case EventDecided, EventCommitted, EventAborted, EventHealed, EventResolved, EventTableCreated, EventSchemaChanged:
+	case EventDecided, EventCommitted, EventAborted, EventHealed, EventResolved, EventTableCreated, EventSchemaChanged,
+		EventResliced:
 		return true
 	}
 	return false

@@ -25,7 +25,9 @@ const (
 
 // Label is one label the store knows.
 type Label struct {
-	Label      string `json:"label"`
+	Label string `json:"label"`
+	// Scope is the writer scope (slot) whose state holds the label.
+	Scope      string `json:"scope,omitempty"`
 	Checkpoint uint64 `json:"checkpoint"`
 	// Table is the txn's table ("db.table") of a decided label, or the
 	// announced label's table; empty for an empty decision.
@@ -42,7 +44,9 @@ type Label struct {
 type View struct {
 	Dir   string
 	State *checkpoint.State
-	// Ledger is nil when the directory has no ledger yet.
+	// Ledger is nil when the directory has no ledger yet; in group mode
+	// it holds every local slot ledger's entries (SlotDataDir), slot by
+	// slot.
 	Ledger []ledger.Entry
 	// Torn describes a torn last ledger line, if any.
 	Torn *ledger.TornTail
@@ -50,6 +54,12 @@ type View struct {
 	// topic (Open with job.coordinator kafka); Dir is then the data dir of
 	// the ledger.
 	Kafka *Kafka
+	// Slots are every writer scope's state record read from Kafka, by
+	// slot number (nil for a file store); State is slot 0's (or, when
+	// slot 0 has no record yet, the first slot's). SlotCount is the
+	// job's recorded slot count (1: standalone).
+	Slots     []Slot
+	SlotCount int
 }
 
 // Read reads the store and the ledger in dir. A missing store is an error
@@ -71,9 +81,19 @@ func Read(dir string) (*View, error) {
 	return v, nil
 }
 
-// Labels returns every label of the store, newest checkpoint first.
+// Labels returns every label of the store, of every writer slot, newest
+// checkpoint first.
 func (v *View) Labels() []Label {
-	st := v.State
+	var out []Label
+	for _, s := range v.slotList() {
+		out = append(out, stateLabels(s.State, s.Scope)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Checkpoint > out[j].Checkpoint })
+	return out
+}
+
+// stateLabels returns every label of st, tagged with scope.
+func stateLabels(st *checkpoint.State, scope string) []Label {
 	resolved := map[uint64]string{}
 	for _, r := range st.Resolved {
 		resolved[r.CheckpointID] = r.Assumed
@@ -81,12 +101,12 @@ func (v *View) Labels() []Label {
 	var out []Label
 	add := func(d checkpoint.Decision, role string) {
 		if len(d.Txns) == 0 {
-			out = append(out, Label{Label: d.Label, Checkpoint: d.ID, Role: role, TxnID: d.TxnID,
+			out = append(out, Label{Label: d.Label, Scope: scope, Checkpoint: d.ID, Role: role, TxnID: d.TxnID,
 				Committed: d.Committed, At: d.DecidedAt, Resolved: resolved[d.ID]})
 			return
 		}
 		for _, t := range d.Txns { // one label per table the checkpoint touched
-			out = append(out, Label{Label: t.Label, Checkpoint: d.ID, Table: t.Table, Role: role, TxnID: t.TxnID,
+			out = append(out, Label{Label: t.Label, Scope: scope, Checkpoint: d.ID, Table: t.Table, Role: role, TxnID: t.TxnID,
 				Committed: t.Committed, At: d.DecidedAt, Resolved: resolved[d.ID]})
 		}
 	}
@@ -97,9 +117,8 @@ func (v *View) Labels() []Label {
 		add(d, RoleHistory)
 	}
 	for _, a := range st.Announced {
-		out = append(out, Label{Label: a.Label, Checkpoint: a.ID, Table: a.Table, Role: RoleAnnounced, At: a.At})
+		out = append(out, Label{Label: a.Label, Scope: scope, Checkpoint: a.ID, Table: a.Table, Role: RoleAnnounced, At: a.At})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Checkpoint > out[j].Checkpoint })
 	return out
 }
 

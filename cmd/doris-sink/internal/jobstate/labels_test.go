@@ -23,9 +23,9 @@ func TestLabelsPerTable(t *testing.T) {
 	}
 	got := (&View{State: st}).Labels()
 	want := []Label{
-		{Label: "j:demo-a:0:8", Checkpoint: 8, Table: "demo.a", Role: RoleAnnounced, At: at},
-		{Label: "j:demo-a:0:7", Checkpoint: 7, Table: "demo.a", Role: RoleDecided, TxnID: 2007, Committed: true, At: at},
-		{Label: "j:demo-b:0:7", Checkpoint: 7, Table: "demo.b", Role: RoleDecided, TxnID: 3007, At: at},
+		{Label: "j:demo-a:0:8", Scope: "0", Checkpoint: 8, Table: "demo.a", Role: RoleAnnounced, At: at},
+		{Label: "j:demo-a:0:7", Scope: "0", Checkpoint: 7, Table: "demo.a", Role: RoleDecided, TxnID: 2007, Committed: true, At: at},
+		{Label: "j:demo-b:0:7", Scope: "0", Checkpoint: 7, Table: "demo.b", Role: RoleDecided, TxnID: 3007, At: at},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Labels = %+v", got)

@@ -66,33 +66,51 @@ func Open(ctx context.Context, cfg *config.Config) (*View, error) {
 	return FromSnapshot(sn, cfg.Job.DataDir)
 }
 
-// FromSnapshot builds the view of the standalone scope of a Kafka state
-// snapshot, with the ledger of dataDir ("" reads none).
+// FromSnapshot builds the view of every writer scope of a Kafka state
+// snapshot (View.Slots); View.State and View.Kafka are slot 0's (the
+// standalone scope), or the first slot's when slot 0 has no record yet.
+// The ledger is read from dataDir ("" reads none) and, in group mode
+// (two slots or more), from every slot's SlotDataDir after it.
 func FromSnapshot(sn *coordlog.Snapshot, dataDir string) (*View, error) {
-	st, src, rec, err := sn.StateOf(coordlog.DefaultScope)
-	if err != nil {
-		return nil, fmt.Errorf("read job %s's decisions from Kafka: %w", sn.Job, err)
-	}
-	k := &Kafka{StateTopic: sn.Topic, Offset: rec.Offset, End: sn.End, Incarnation: rec.Incarnation, Source: src,
-		Scopes: sn.Scopes()}
-	op, ok, err := sn.OperatorOf(coordlog.DefaultScope)
+	slots, count, err := slotsOf(sn)
 	if err != nil {
 		return nil, err
 	}
-	if ok {
-		k.Operator, k.Pending = op, OperatorPending(st, op)
+	if len(slots) == 0 {
+		return nil, fmt.Errorf("read job %s's decisions from Kafka: %w", sn.Job,
+			&coordlog.NoStateError{Job: sn.Job, Topic: sn.Topic, Scope: coordlog.DefaultScope})
 	}
-	v := &View{Dir: dataDir, State: st, Kafka: k}
+	first := slots[0]
+	for _, s := range slots {
+		if s.Scope == coordlog.DefaultScope {
+			first = s
+		}
+	}
+	st := first.State
+	k := &Kafka{StateTopic: sn.Topic, Offset: first.Offset, End: sn.End, Incarnation: first.Incarnation, Source: first.Source,
+		Scopes: sn.Scopes(), Operator: first.Operator, Pending: first.Pending}
+	v := &View{Dir: dataDir, State: st, Kafka: k, Slots: slots, SlotCount: count}
 	if dataDir == "" {
 		return v, nil
 	}
-	entries, torn, err := ledger.ReadFile(dataDir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("read ledger in %s: %w", dataDir, err)
-	default:
-		v.Ledger, v.Torn = entries, torn
+	dirs := []string{dataDir}
+	if count >= 2 { // group mode: each slot's ledger in its own directory
+		for j := range count {
+			dirs = append(dirs, SlotDataDir(dataDir, j, count))
+		}
+	}
+	for _, dir := range dirs {
+		entries, torn, err := ledger.ReadFile(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("read ledger in %s: %w", dir, err)
+		default:
+			v.Ledger = append(v.Ledger, entries...)
+			if v.Torn == nil {
+				v.Torn = torn
+			}
+		}
 	}
 	return v, nil
 }

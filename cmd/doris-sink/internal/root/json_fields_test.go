@@ -33,6 +33,7 @@ var jsonOutputs = []struct {
 	{"checkpoint show", reflect.TypeFor[checkpoint.ShowResult]()},
 	{"checkpoint resolve", reflect.TypeFor[checkpoint.ResolveResult]()},
 	{"checkpoint rebase", reflect.TypeFor[checkpoint.RebaseResult]()},
+	{"checkpoint reslot", reflect.TypeFor[checkpoint.ReslotResult]()},
 	{"dev", reflect.TypeFor[dev.Endpoints]()},
 	{"label list", reflect.TypeFor[label.ListItem]()},
 	{"label status", reflect.TypeFor[label.StatusResult]()},

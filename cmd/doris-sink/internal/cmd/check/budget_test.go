@@ -11,7 +11,8 @@ import (
 )
 
 // Issue 12 "Budget": how long a label survives is min(keep, threshold ÷
-// (tables × members) × interval); the limit that sets it is named.
+// (slots × tables × sub-loads) × interval); the limit that sets it is
+// named.
 func TestLabelBudgetWindow(t *testing.T) {
 	t.Parallel()
 	keep := 12 * time.Hour
@@ -20,21 +21,21 @@ func TestLabelBudgetWindow(t *testing.T) {
 		want time.Duration
 		why  string
 	}{
-		{labelBudget{Interval: 10 * time.Second, Tables: 1, Members: 1, Threshold: 2000, Keep: keep}, 20000 * time.Second, "label_num_threshold 2000"},
-		{labelBudget{Interval: 10 * time.Second, Tables: 10, Members: 20, Threshold: 2000, Keep: keep}, 100 * time.Second, "10 table(s) × 20 member(s)"},
-		{labelBudget{Interval: time.Minute, Tables: 1, Members: 1, Threshold: 2000, Keep: keep}, keep, "streaming_label_keep_max_second"},
-		{labelBudget{Interval: 10 * time.Second, Tables: 1, Members: 1, SubLoads: 4, Threshold: 2000, Keep: keep}, 5000 * time.Second, "1 table(s) × 4 sub-load(s) × 1 member(s)"},
-		{labelBudget{Interval: time.Second, Tables: 1, Members: 1, Threshold: -1, Keep: keep}, keep, "streaming_label_keep_max_second"},
+		{labelBudget{Interval: 10 * time.Second, Tables: 1, Slots: 1, Threshold: 2000, Keep: keep}, 20000 * time.Second, "label_num_threshold 2000"},
+		{labelBudget{Interval: 10 * time.Second, Tables: 10, Slots: 20, Threshold: 2000, Keep: keep}, 100 * time.Second, "20 slot(s) × 10 table(s)"},
+		{labelBudget{Interval: time.Minute, Tables: 1, Slots: 1, Threshold: 2000, Keep: keep}, keep, "streaming_label_keep_max_second"},
+		{labelBudget{Interval: 10 * time.Second, Tables: 1, Slots: 1, SubLoads: 4, Threshold: 2000, Keep: keep}, 5000 * time.Second, "1 slot(s) × 1 table(s) × 4 sub-load(s)"},
+		{labelBudget{Interval: time.Second, Tables: 1, Slots: 1, Threshold: -1, Keep: keep}, keep, "streaming_label_keep_max_second"},
 	} {
 		w, why := tc.b.window()
 		if w != tc.want || !strings.Contains(why, tc.why) {
 			t.Errorf("%+v: window %v (%s), want %v naming %q", tc.b, w, why, tc.want, tc.why)
 		}
 	}
-	if got := (labelBudget{Interval: 10 * time.Second, Tables: 1, Members: 1, SubLoads: 4}).perHour(); got != 1440 {
+	if got := (labelBudget{Interval: 10 * time.Second, Tables: 1, Slots: 1, SubLoads: 4}).perHour(); got != 1440 {
 		t.Errorf("perHour with 4 sub-loads = %v, want 1440", got)
 	}
-	if got := (labelBudget{Interval: 10 * time.Second, Tables: 1, Members: 1}).perHour(); got != 360 {
+	if got := (labelBudget{Interval: 10 * time.Second, Tables: 1, Slots: 1}).perHour(); got != 360 {
 		t.Errorf("perHour = %v, want 360", got)
 	}
 }
@@ -55,7 +56,7 @@ func TestCheckLabelRetentionFromFEConfig(t *testing.T) {
 		{2000, 3600, 10 * time.Second, OK, "about 5h33m20s"},
 		{2000, 7200, 2 * time.Second, Warn, "shorter than the precommit timeout 2h0m0s"},
 		{100, 3600, 10 * time.Second, Warn, "needs `checkpoint resolve`"},
-		{10, 3600, time.Second, Fail, "shorter than a Kafka session timeout"},
+		{10, 3600, time.Second, Fail, "shorter than the Kafka session timeout 45s"},
 	} {
 		if err := srv.SetFEConfig("label_num_threshold", tc.threshold); err != nil {
 			t.Fatal(err)
@@ -74,6 +75,56 @@ func TestCheckLabelRetentionFromFEConfig(t *testing.T) {
 		}
 		if line == nil || line.Status != tc.status || !strings.Contains(line.Detail, tc.detail) || !strings.Contains(line.Detail, "FE config") {
 			t.Errorf("threshold %d interval %v: %+v, want %s naming %q (from the FE config)", tc.threshold, tc.interval, line, tc.status, tc.detail)
+		}
+	}
+}
+
+// The budget counts the configured writers: job.slots × (doris.table and
+// the tables routing names) × doris.sub_loads labels per checkpoint, and
+// twice that running at once (one loading, one committing each); routing
+// by record field makes the table count a lower bound.
+func TestLabelBudgetOfConfig(t *testing.T) {
+	t.Parallel()
+	cfg := &config.Config{Job: config.Job{Slots: 4}, Delivery: config.Delivery{CheckpointInterval: 10 * time.Second},
+		Doris:   config.Doris{Database: "db", Table: "t", SubLoads: 2},
+		Routing: config.Routing{TopicTables: map[string]string{"a": "u", "b": "db.v", "c": "t"}}}
+	b := budgetOf(cfg, 2000, 12*time.Hour)
+	if b.perCheckpoint() != 24 || b.running() != 48 || b.shape() != "4 slot(s) × 3 table(s) × 2 sub-load(s)" {
+		t.Errorf("budget %+v: %d per checkpoint, %d running, %q", b, b.perCheckpoint(), b.running(), b.shape())
+	}
+	if w, _ := b.window(); w != 2000/24*10*time.Second {
+		t.Errorf("window %v", w)
+	}
+	cfg.Routing.TableField = "table"
+	if b := budgetOf(cfg, 2000, time.Hour); !b.TablesOpen || !strings.Contains(b.shape(), "at least 3 table(s)") {
+		t.Errorf("routing by field: %q", b.shape())
+	}
+
+	for _, tc := range []struct {
+		limit  int64
+		status string
+	}{{47, Fail}, {48, Warn}, {239, Warn}, {240, OK}} {
+		var r Report
+		checkRunningTxns(&r, b, tc.limit)
+		if l := r.Lines[0]; l.Status != tc.status || !strings.Contains(l.Detail, "up to 48 txns") {
+			t.Errorf("limit %d: %+v, want %s", tc.limit, l, tc.status)
+		}
+	}
+}
+
+// The label window is graded against the configured session timeout
+// (kafka.session_timeout), not a fixed 45 s.
+func TestLabelBudgetSessionTimeout(t *testing.T) {
+	t.Parallel()
+	b := labelBudget{Interval: time.Second, Tables: 1, Slots: 2, Threshold: 120, Keep: 12 * time.Hour} // 60 s
+	for _, tc := range []struct {
+		session time.Duration
+		status  string
+	}{{0, Warn}, {45 * time.Second, Warn}, {2 * time.Minute, Fail}} {
+		var r Report
+		checkLabelBudget(&r, b, tc.session, time.Hour, "test")
+		if l := r.Lines[0]; l.Status != tc.status {
+			t.Errorf("session %v: %+v, want %s", tc.session, l, tc.status)
 		}
 	}
 }

@@ -182,19 +182,9 @@ func checkClocks(ctx context.Context, r *Report, c *doris.Client, cfg *config.Co
 		r.add(Fail, "load timeout", "checkpoint_interval %v ≥ stream_load_default_timeout_second %v: an open load times out before its barrier", iv, lt)
 	}
 
-	k := max(cfg.Doris.SubLoads, 1)
-	checkLabelBudget(r, labelBudget{Interval: iv, Tables: budgetTables, Members: budgetMembers, SubLoads: k,
-		Threshold: vals["label_num_threshold"], Keep: sec("streaming_label_keep_max_second")}, pre, source)
-
-	need := int64(2 * budgetTables * k * budgetMembers) // per table, sub-load and member: one committing, one loading
-	switch run := vals["max_running_txn_num_per_db"]; {
-	case run < need:
-		r.add(Fail, "running txns", "max_running_txn_num_per_db %d: the job needs %d (one committing, one loading per table, sub-load and member)", run, need)
-	case run < 5*need:
-		r.add(Warn, "running txns", "max_running_txn_num_per_db %d is shared with every load of the db; the job uses up to %d", run, need)
-	default:
-		r.add(OK, "running txns", "max_running_txn_num_per_db %d; the job uses up to %d", run, need)
-	}
+	b := budgetOf(cfg, vals["label_num_threshold"], sec("streaming_label_keep_max_second"))
+	checkLabelBudget(r, b, cfg.Kafka.SessionTimeout, pre, source)
+	checkRunningTxns(r, b, vals["max_running_txn_num_per_db"])
 }
 
 func firstErr(errs ...error) error {

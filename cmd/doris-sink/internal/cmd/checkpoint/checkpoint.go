@@ -1,5 +1,5 @@
 // Package checkpoint implements `doris-sink checkpoint show`,
-// `checkpoint resolve` and `checkpoint rebase`.
+// `checkpoint resolve`, `checkpoint rebase` and `checkpoint reslot`.
 package checkpoint
 
 import (
@@ -14,6 +14,6 @@ func NewCmdCheckpoint(f *cmdutil.Factory) *cobra.Command {
 		Use:   "checkpoint <command>",
 		Short: "Inspect a job's checkpoint store, resolve a lost label, or rebase its positions",
 	}
-	cmd.AddCommand(NewCmdShow(f, nil), NewCmdResolve(f, nil), NewCmdRebase(f, nil))
+	cmd.AddCommand(NewCmdShow(f, nil), NewCmdResolve(f, nil), NewCmdRebase(f, nil), NewCmdReslot(f, nil))
 	return cmd
 }

@@ -339,6 +339,14 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 	if err != nil {
 		return nil, err
 	}
+	if n := max(v.SlotCount, cfg.SlotCount()); n > 1 {
+		// Each slot's record holds its own partitions' positions; a rebase
+		// writes one record. Re-slice to one slot, rebase, re-slice back.
+		return nil, &RebaseRefusedError{Job: cfg.Job.Name, Reason: fmt.Sprintf(
+			"the job has %d writer slots (group mode) and a rebase rewrites one slot's positions only: stop every member, "+
+				"run `doris-sink checkpoint reslot --slots 1 --yes`, rebase with job.slots: 1, then "+
+				"`doris-sink checkpoint reslot --slots %d --yes` and start the members with job.slots: %d", n, n, n)}
+	}
 	recreated, err := topicRecreated(ctx, cfg, v)
 	if err != nil {
 		return nil, err

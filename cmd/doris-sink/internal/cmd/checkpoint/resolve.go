@@ -28,7 +28,11 @@ type ResolveOptions struct {
 	// Sub names the sub-load of Table whose txn is resolved (-1: the
 	// table's one uncommitted txn), needed when several sub-loads of the
 	// table are uncommitted (doris.sub_loads).
-	Sub    int
+	Sub int
+	// Slot is the writer slot (group mode, job.slots) whose decided
+	// checkpoint is resolved: the operator record is written for its
+	// scope. 0, the standalone scope, by default.
+	Slot   int
 	DryRun bool
 	Yes    bool
 }
@@ -51,6 +55,9 @@ type ResolveResult struct {
 	Doris  *loader.LabelHeld `json:"doris,omitempty"`
 	By     string            `json:"by,omitempty"`
 	DryRun bool              `json:"dry_run"`
+	// Scope is the writer scope (slot) resolved with job.coordinator
+	// kafka.
+	Scope string `json:"scope,omitempty"`
 	// StateTopic and Offset locate the operator record written (or
 	// already pending) with job.coordinator kafka; the job applies it at
 	// its next start.
@@ -96,6 +103,8 @@ exactly what the real run would do.`,
 				return cmdutil.FlagErrorf("-c/--config is required")
 			case opts.Checkpoint == 0:
 				return cmdutil.FlagErrorf("--checkpoint is required (a checkpoint id ≥ 1)")
+			case opts.Slot < 0:
+				return cmdutil.FlagErrorf("--slot must be ≥ 0, got %d", opts.Slot)
 			case opts.Assume != checkpoint.ResolvedVisible && opts.Assume != checkpoint.ResolvedAborted:
 				return cmdutil.FlagErrorf("--assume must be %s or %s, got %q", checkpoint.ResolvedVisible, checkpoint.ResolvedAborted, opts.Assume)
 			}
@@ -111,6 +120,7 @@ exactly what the real run would do.`,
 	cmd.Flags().StringVar(&opts.Assume, "assume", "", "visible or aborted")
 	cmd.Flags().StringVar(&opts.Table, "table", "", "the table whose txn to resolve, when the checkpoint has uncommitted txns of several")
 	cmd.Flags().IntVar(&opts.Sub, "sub", -1, "the sub-load of --table whose txn to resolve, when several of its sub-loads (doris.sub_loads) are uncommitted")
+	cmd.Flags().IntVar(&opts.Slot, "slot", 0, "the writer slot whose checkpoint to resolve (group mode, job.slots; job.coordinator kafka)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would be recorded; change nothing")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
@@ -135,6 +145,9 @@ func RunResolve(ctx context.Context, o *ResolveOptions) error {
 		}
 		defer client.Close()
 		return o.resolveKafka(ctx, cfg, client)
+	}
+	if o.Slot != 0 {
+		return cmdutil.FlagErrorf("--slot %d: writer slots exist only with job.coordinator kafka", o.Slot)
 	}
 	st, err := checkpoint.ReadFile(cfg.Job.DataDir)
 	if err != nil {

@@ -37,6 +37,8 @@ func (readOnlyStore) Close() error { return nil }
 // own key and transactional id, so a running job is never fenced). The
 // job applies it at its next start, re-checking it against its state and
 // Doris, and records it in its state (State.Resolved) and its ledger.
+// --slot J resolves writer slot J's decided checkpoint: the record is of
+// scope J, which slot J's owner applies.
 func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, client loader.ResolveDoris) error {
 	kopts, err := kafkaopts.Opts(cfg)
 	if err != nil {
@@ -50,7 +52,16 @@ func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, c
 	if err != nil {
 		return fmt.Errorf("resolve checkpoint %d: %w", o.Checkpoint, err)
 	}
-	st := v.State
+	scope := coordlog.SlotScope(o.Slot)
+	slot := v.SlotByNumber(o.Slot)
+	if slot == nil {
+		return fmt.Errorf("resolve checkpoint %d: %w", o.Checkpoint, &coordlog.NoStateError{Job: cfg.Job.Name, Topic: sn.Topic, Scope: scope})
+	}
+	if slot.Retired {
+		return fmt.Errorf("resolve checkpoint %d: writer scope %s is retired (the job has %d slots since `checkpoint reslot`): "+
+			"nothing of it is ever resumed", o.Checkpoint, scope, v.SlotCount)
+	}
+	st := slot.State
 	if ow := st.Owner; ow.Job != cfg.Job.Name || ow.DB != cfg.Doris.Database || ow.Table != cfg.Doris.Table {
 		return fmt.Errorf("state topic %s belongs to job %s table %s.%s, not to this config (job %s table %s.%s)",
 			sn.Topic, ow.Job, ow.DB, ow.Table, cfg.Job.Name, cfg.Doris.Database, cfg.Doris.Table)
@@ -67,8 +78,8 @@ func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, c
 		return err
 	}
 	res := ResolveResult{Checkpoint: p.CheckpointID, Table: p.Table, Label: p.Label, TxnID: p.TxnID, Assumed: p.Assumed,
-		Action: p.Action, Reason: p.Reason, Doris: p.Doris, DryRun: o.DryRun, StateTopic: sn.Topic}
-	if op := v.Kafka.Operator; p.Action == loader.ResolveRecord && op != nil && v.Kafka.Pending && op.Assumed == o.Assume &&
+		Action: p.Action, Reason: p.Reason, Doris: p.Doris, DryRun: o.DryRun, StateTopic: sn.Topic, Scope: scope}
+	if op := slot.Operator; p.Action == loader.ResolveRecord && op != nil && slot.Pending && op.Assumed == o.Assume &&
 		op.Label == p.Label {
 		res.Action, res.Offset = loader.ResolveNothing, &op.Offset
 		res.Reason = fmt.Sprintf("--assume %s is already written to state topic %s (offset %d, by %s); the job applies it at its next start",
@@ -79,7 +90,7 @@ func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, c
 	}
 	fmt.Fprintf(o.IO.ErrOut, "Warning: a wrong --assume %s %s.\n", o.Assume,
 		map[string]string{checkpoint.ResolvedVisible: "loses the checkpoint's rows", checkpoint.ResolvedAborted: "loads its rows twice"}[o.Assume])
-	action := fmt.Sprintf("record checkpoint %d (%s) as %s in state topic %s", o.Checkpoint, res.Label, o.Assume, sn.Topic)
+	action := fmt.Sprintf("record checkpoint %d (%s) of writer slot %s as %s in state topic %s", o.Checkpoint, res.Label, scope, o.Assume, sn.Topic)
 	if err := cmdutil.Confirm(o.IO, o.Yes, action); err != nil {
 		return err
 	}
@@ -88,11 +99,11 @@ func (o *ResolveOptions) resolveKafka(ctx context.Context, cfg *config.Config, c
 		now = o.Factory.Now
 	}
 	op := coordlog.Operator{Kind: coordlog.OperatorResolve, Checkpoint: p.CheckpointID, Label: p.Label, TxnID: p.TxnID, Table: p.Table, Sub: p.Sub,
-		Assumed: o.Assume, By: whoAmI(), At: now().UTC(), StateOffset: v.Kafka.Offset}
+		Assumed: o.Assume, By: whoAmI(), At: now().UTC(), StateOffset: slot.Offset}
 	if p.Doris != nil {
 		op.Doris = p.Doris.String()
 	}
-	off, err := coordlog.WriteOperator(ctx, coordlog.Config{Job: cfg.Job.Name, Scope: coordlog.DefaultScope, ClientOpts: kopts}, op)
+	off, err := coordlog.WriteOperator(ctx, coordlog.Config{Job: cfg.Job.Name, Scope: scope, ClientOpts: kopts}, op)
 	if err != nil {
 		return fmt.Errorf("resolve checkpoint %d: %w", o.Checkpoint, err)
 	}

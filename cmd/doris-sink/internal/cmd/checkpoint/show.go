@@ -49,6 +49,11 @@ type ShowResult struct {
 	// show reads a store imported into Kafka (stale: the job's state is in
 	// the state topic), nil otherwise.
 	Migrated *run.MigrationMarker `json:"migrated,omitempty"`
+	// Group is the whole job (kafka only): every writer slot with its
+	// owner (the consumer-group member holding it), last decision and
+	// lag, and every source partition's slot, owner, position and lag.
+	// The fields above are slot 0's.
+	Group *jobstate.Group `json:"group,omitempty"`
 }
 
 // NewCmdShow returns `checkpoint show`; runF replaces Run in tests.
@@ -109,6 +114,9 @@ func RunShow(ctx context.Context, o *ShowOptions) error {
 	}
 	if v.Torn != nil {
 		res.LedgerTorn = v.Torn.String()
+	}
+	if v.Kafka != nil {
+		res.Group = jobstate.ReadGroup(ctx, cfg, v)
 	}
 	if cfg.Job.Coordinator != config.CoordinatorKafka {
 		var me *run.MigratedError
@@ -203,6 +211,11 @@ func printShow(io *cmdutil.IOStreams, r *ShowResult) error {
 		return err
 	}
 	section := func(title string) { fmt.Fprintf(io.Out, "\n%s\n", title) }
+	if r.Group != nil {
+		if err := printGroup(io, r.Group); err != nil {
+			return err
+		}
+	}
 	if d := r.Decided; d != nil && len(d.Txns) > 0 {
 		section("Txns of the decided checkpoint (one per table it touched):")
 		t := cmdutil.NewTable(io, "table", "label", "txn", "committed", "healed", "rows loaded")

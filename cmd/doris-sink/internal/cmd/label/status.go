@@ -175,7 +175,7 @@ func printStatus(io *cmdutil.IOStreams, r *StatusResult) error {
 		if s.Resolved != "" {
 			note += ", resolved as " + s.Resolved
 		}
-		kv.Add("Store", fmt.Sprintf("checkpoint %d %s (txn %d, %s)", s.Checkpoint, note, s.TxnID, view.Time(s.At)))
+		kv.Add("Store", fmt.Sprintf("writer slot %s checkpoint %d %s (txn %d, %s)", s.Scope, s.Checkpoint, note, s.TxnID, view.Time(s.At)))
 	}
 	for _, e := range r.Ledger {
 		kv.Add("Ledger", fmt.Sprintf("%s %s checkpoint %d txn %d %s rows %d/%d", view.Time(e.Time), e.Event, e.Checkpoint, e.TxnID, e.State, e.RowsLoaded, e.RowsTotal))

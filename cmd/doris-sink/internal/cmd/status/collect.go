@@ -15,7 +15,6 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
-	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
@@ -39,23 +38,33 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 	}
 	topics := slices.Clone(cfg.Kafka.SourceTopics())
 
-	decided := readStore(ctx, cfg, res)
+	v := readStore(ctx, cfg, res)
+	decided := newestDecision(v)
 	if decided != nil {
 		res.LastCheckpoint = checkpointStatus(decided, now())
 		res.Tables = tableStatus(decided)
-		pos, ok, err := kafka.ParsePosition(decided.End)
-		switch {
-		case err != nil:
-			res.Store.Error = fmt.Sprintf("checkpoint %d: %v", decided.ID, err)
-		case ok:
-			for t, offs := range pos.PerTopic() {
-				for p, o := range offs {
-					part(t, p).Loaded = ptr(o)
-				}
-				if !slices.Contains(topics, t) {
-					topics = append(topics, t)
+		// Every partition's loaded end, from the slot that owns it (one
+		// slot, the store's only one, for a standalone job).
+		pos, err := v.Positions()
+		if err != nil {
+			res.Store.Error = err.Error()
+		}
+		for t, offs := range pos {
+			for p, x := range offs {
+				if x.Checkpoint != 0 {
+					part(t, p).Loaded = ptr(x.Next)
 				}
 			}
+			if !slices.Contains(topics, t) {
+				topics = append(topics, t)
+			}
+		}
+	}
+	if v != nil && v.Kafka != nil {
+		res.Group = jobstate.ReadGroup(ctx, cfg, v)
+		for _, gp := range res.Group.Partitions {
+			pp := part(gp.Topic, gp.Partition)
+			pp.Slot, pp.Scope, pp.Owner = ptr(gp.Slot), gp.Scope, gp.Owner
 		}
 	}
 
@@ -112,8 +121,27 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 	return res
 }
 
-// readStore fills res.Store and returns the last decision (nil: none).
-func readStore(ctx context.Context, cfg *config.Config, res *Result) *checkpoint.Decision {
+// newestDecision returns the most recent last decision of the view's
+// active writer slots (the store's last decision for a one-slot job),
+// nil before the first.
+func newestDecision(v *jobstate.View) *checkpoint.Decision {
+	if v == nil {
+		return nil
+	}
+	if len(v.Slots) == 0 {
+		return v.State.Decided
+	}
+	var out *checkpoint.Decision
+	for _, s := range v.Slots {
+		if d := s.State.Decided; !s.Retired && d != nil && (out == nil || d.DecidedAt.After(out.DecidedAt)) {
+			out = d
+		}
+	}
+	return out
+}
+
+// readStore fills res.Store and returns the view read (nil: none).
+func readStore(ctx context.Context, cfg *config.Config, res *Result) *jobstate.View {
 	v, err := jobstate.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -133,7 +161,7 @@ func readStore(ctx context.Context, cfg *config.Config, res *Result) *checkpoint
 		res.Store.Error = fmt.Sprintf("the store in %s belongs to job %q (table %s.%s), not %q", v.Where(), o.Job, o.DB, o.Table, cfg.Job.Name)
 		return nil
 	}
-	return v.State.Decided
+	return v
 }
 
 func checkpointStatus(d *checkpoint.Decision, now time.Time) *metrics.CheckpointStatus {

@@ -49,11 +49,21 @@ func printResult(io *cmdutil.IOStreams, r *Result, now time.Time) error {
 			return err
 		}
 	}
+	group := r.Group != nil && r.Group.Slots >= 2
+	if group {
+		if err := printSlots(io, r); err != nil {
+			return err
+		}
+	}
 	if len(r.Partitions) == 0 {
 		return nil
 	}
 	fmt.Fprintln(io.Out)
-	t := cmdutil.NewTable(io, "partition", "loaded", "read", "high watermark", "lag")
+	cols := []string{"partition", "loaded", "read", "high watermark", "lag"}
+	if group {
+		cols = append(cols, "slot", "owner")
+	}
+	t := cmdutil.NewTable(io, cols...)
 	several := false
 	for _, p := range r.Partitions {
 		several = several || p.Topic != r.Partitions[0].Topic
@@ -63,9 +73,43 @@ func printResult(io *cmdutil.IOStreams, r *Result, now time.Time) error {
 		if several {
 			name = p.Topic + "/" + name // a job reading several topics
 		}
-		t.AddRow(name, offset(p.Loaded), offset(p.Read), offset(p.HighWatermark), offset(p.Lag))
+		row := []string{name, offset(p.Loaded), offset(p.Read), offset(p.HighWatermark), offset(p.Lag)}
+		if group {
+			slot := "-"
+			if p.Slot != nil {
+				slot = strconv.Itoa(*p.Slot)
+			}
+			row = append(row, slot, p.Owner)
+		}
+		t.AddRow(row...)
 	}
 	return t.Render()
+}
+
+// printSlots writes the writer slots of a group-mode job: owner, last
+// decision, partitions and lag.
+func printSlots(io *cmdutil.IOStreams, r *Result) error {
+	g := r.Group
+	fmt.Fprintf(io.Out, "\nWriter slots (%d) of consumer group %s", g.Slots, g.ConsumerGroup)
+	if g.GroupState != "" {
+		fmt.Fprintf(io.Out, " (%s, %d member(s))", g.GroupState, len(g.Members))
+	}
+	fmt.Fprintln(io.Out, ":")
+	t := cmdutil.NewTable(io, "slot", "owner", "checkpoint", "committed", "partitions", "lag")
+	for _, s := range g.SlotViews {
+		cp, committed := "-", "-"
+		if s.Checkpoint != 0 {
+			cp, committed = strconv.FormatUint(s.Checkpoint, 10), strconv.FormatBool(s.Committed)
+		}
+		t.AddRow(s.Scope, s.OwnerText, cp, committed, strconv.Itoa(s.Partitions), offset(s.Lag))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, e := range g.Errors {
+		fmt.Fprintf(io.ErrOut, "warning: %s\n", e)
+	}
+	return nil
 }
 
 func stateText(r *Result) string {

@@ -3,6 +3,7 @@ package status
 import (
 	"time"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
 )
 
@@ -17,8 +18,7 @@ const (
 )
 
 // Result is the output of `doris-sink status -o json`. Field names are
-// stable. Group mode (several members per job) will add per-member
-// fields (a members list, an owner per partition) without changing these.
+// stable; group mode added Group and the partitions' slot and owner.
 type Result struct {
 	Job   string `json:"job"`
 	Topic string `json:"topic"`
@@ -45,6 +45,12 @@ type Result struct {
 	Store Store `json:"store"`
 	// KafkaError says why the high watermarks are missing.
 	KafkaError string `json:"kafka_error,omitempty"`
+	// Group is the whole job read from Kafka (job.coordinator kafka):
+	// every writer slot with its owner (the consumer-group member holding
+	// it, "none (stopped)"), last decision and lag, and every partition's
+	// slot and owner. LastCheckpoint is then the newest decision of any
+	// slot.
+	Group *jobstate.Group `json:"group,omitempty"`
 }
 
 // TableStatus is one table's txn in the last decision.
@@ -108,4 +114,9 @@ type Partition struct {
 	// Lag is HighWatermark − Loaded; before the first decision of a job
 	// starting at earliest, HighWatermark − LogStart (everything).
 	Lag *int64 `json:"lag,omitempty"`
+	// Slot and Scope are the writer slot owning the partition and Owner
+	// the member holding it (job.coordinator kafka; Group).
+	Slot  *int   `json:"slot,omitempty"`
+	Scope string `json:"scope,omitempty"`
+	Owner string `json:"owner,omitempty"`
 }

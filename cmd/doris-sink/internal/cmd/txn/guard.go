@@ -66,9 +66,13 @@ func (o *DecideOptions) guard(ctx context.Context, cfg *config.Config, l string,
 	if err != nil {
 		return "", fmt.Errorf("check label %s against job %q: %w (or pass --force)", l, p.Prefix, err)
 	}
-	if own, err := v.State.Owner.Label(p.Checkpoint); err != nil || own != l {
+	owner := v.State.Owner
+	if s := v.SlotByScope(p.Scope); s != nil { // group mode: the label's writer slot
+		owner = s.State.Owner
+	}
+	if own, err := owner.Label(p.Checkpoint); err != nil || own != l {
 		return "", fmt.Errorf("label %s is not of the store in %s (%s): pass the config of the job's table, or --force",
-			l, v.Where(), v.State.Owner)
+			l, v.Where(), owner)
 	}
 	labels, _ := v.Find(l)
 	refuse := func(why, instead string) error {

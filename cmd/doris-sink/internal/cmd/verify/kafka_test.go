@@ -20,8 +20,12 @@ func TestVerifyReadsKafkaState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := readState(context.Background(), cfg)
-	if err != nil || st.Decided == nil || st.Decided.ID != want.Decided.ID || st.Decided.TxnID != want.Decided.TxnID {
+	v, err := readState(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := v.State
+	if st.Decided == nil || st.Decided.ID != want.Decided.ID || st.Decided.TxnID != want.Decided.TxnID {
 		t.Fatalf("verify's state of a kafka job: %+v %v, want decided checkpoint %d", st, err, want.Decided.ID)
 	}
 	rec := Reconcile(context.Background(), Input{Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table, State: st})

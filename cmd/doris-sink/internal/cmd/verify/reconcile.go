@@ -63,21 +63,58 @@ type Input struct {
 	// SkipsTombstones is true when the job skips nil-value records
 	// (records.format debezium) instead of loading or dead-lettering them.
 	SkipsTombstones bool
+	// Slots are the writer slots of a group-mode job (job.slots ≥ 2),
+	// each with its own ledger and state; Entries, Torn and State are then
+	// unused. Every slot's checkpoints are reconciled on their own (ids,
+	// ranges and contiguity are per slot), the lingering txns and the
+	// table count once for the job.
+	Slots []SlotInput
 }
 
-// Reconcile checks the ledger against itself, the store, Doris and Kafka.
-// It returns a report; lookup failures become findings, never errors.
+// SlotInput is one writer slot's evidence.
+type SlotInput struct {
+	// Scope is the slot's writer scope (its labels' scope field).
+	Scope   string
+	Entries []ledger.Entry
+	Torn    *ledger.TornTail
+	State   *checkpoint.State
+}
+
+// Reconcile checks the ledger against itself, the store, Doris and Kafka
+// (every writer slot's, in.Slots). It returns a report; lookup failures
+// become findings, never errors.
 func Reconcile(ctx context.Context, in Input) *Report {
-	rep := &Report{Job: in.Job, Table: in.DB + "." + in.Table, Findings: []Finding{}}
-	if in.Torn != nil {
-		rep.add(Finding{Severity: SeverityWarning, Kind: KindLedger,
-			Message: fmt.Sprintf("ledger ends with a torn line (%s): a crash during an append; it is repaired at the next start", in.Torn)})
+	rep := &Report{Job: in.Job, Table: in.DB + "." + in.Table, Findings: []Finding{}, Checkpoints: []Checkpoint{}}
+	slots := in.Slots
+	if len(slots) == 0 {
+		slots = []SlotInput{{Entries: in.Entries, Torn: in.Torn, State: in.State}}
 	}
-	recs := fold(in.Entries)
+	var all []*record
+	txnStates := map[*record]doris.TxnStatus{}
+	for _, s := range slots {
+		all = append(all, reconcileSlot(ctx, in, s, rep, txnStates)...)
+	}
+	checkLingering(ctx, in, rep)
+	checkTableCount(ctx, in, all, txnStates, rep)
+	return rep
+}
+
+// reconcileSlot reconciles one writer slot's ledger and state into rep
+// and returns its decided checkpoints (their Doris states in txnStates).
+func reconcileSlot(ctx context.Context, in Input, slot SlotInput, rep *Report, txnStates map[*record]doris.TxnStatus) []*record {
+	where := ""
+	if slot.Scope != "" {
+		where = "writer slot " + slot.Scope + ": "
+	}
+	if slot.Torn != nil {
+		rep.add(Finding{Severity: SeverityWarning, Kind: KindLedger, Scope: slot.Scope,
+			Message: fmt.Sprintf("%sledger ends with a torn line (%s): a crash during an append; it is repaired at the next start", where, slot.Torn)})
+	}
+	recs := fold(slot.Entries)
 	rows := make([]Checkpoint, len(recs))
 	status := make([]Severity, len(recs))
 	note := func(i int, f Finding) {
-		f.Checkpoint, f.Label = recs[i].id, recs[i].label
+		f.Checkpoint, f.Label, f.Scope = recs[i].id, recs[i].label, slot.Scope
 		rep.add(f)
 		if rank(f.Severity) > rank(status[i]) {
 			status[i] = f.Severity
@@ -85,7 +122,7 @@ func Reconcile(ctx context.Context, in Input) *Report {
 	}
 	positions := make([]parsedRange, len(recs))
 	for i, r := range recs {
-		rows[i] = Checkpoint{ID: r.id, Label: r.label, TxnID: r.txnID, Ledger: r.last, RowsTotal: -1, RowsLoaded: -1}
+		rows[i] = Checkpoint{ID: r.id, Scope: slot.Scope, Label: r.label, TxnID: r.txnID, Ledger: r.last, RowsTotal: -1, RowsLoaded: -1}
 		if r.counts {
 			rows[i].RowsTotal, rows[i].RowsLoaded = r.rows.total, r.rows.loaded
 		}
@@ -113,9 +150,15 @@ func Reconcile(ctx context.Context, in Input) *Report {
 			note(i, f)
 		}
 	}
-	checkKafka(ctx, in.Kafka, rep.Topic, positions, note)
+	topic := rep.Topic // the slot's first range's topic, as rep.Topic is the first slot's
+	for _, p := range positions {
+		if p.topic != "" {
+			topic = p.topic
+			break
+		}
+	}
+	checkKafka(ctx, in.Kafka, topic, positions, note)
 	states := make([]doris.TxnStatus, len(recs))
-	txnStates := map[*record]doris.TxnStatus{}
 	for i, r := range recs {
 		for _, tx := range r.txnRecords() {
 			tin := in
@@ -135,17 +178,15 @@ func Reconcile(ctx context.Context, in Input) *Report {
 		}
 		rows[i].Doris = string(states[i])
 	}
-	checkStore(in.State, recs, rep)
-	checkLingering(ctx, in, rep)
-	checkTableCount(ctx, in, recs, txnStates, rep)
+	checkStore(slot.State, slot.Scope, recs, rep)
 	for i := range rows {
 		rows[i].Status = "OK"
 		if status[i] != "" {
 			rows[i].Status = string(status[i])
 		}
 	}
-	rep.Checkpoints = rows
-	return rep
+	rep.Checkpoints = append(rep.Checkpoints, rows...)
+	return recs
 }
 
 func rank(s Severity) int {
@@ -387,13 +428,13 @@ func checkTxnID(ctx context.Context, in Input, r *record, note func(Finding)) {
 }
 
 // checkStore compares the store's last decision with the ledger.
-func checkStore(st *checkpoint.State, recs []*record, rep *Report) {
+func checkStore(st *checkpoint.State, scope string, recs []*record, rep *Report) {
 	if st == nil || st.Decided == nil {
 		return
 	}
 	d := st.Decided
 	if !slices.ContainsFunc(recs, func(r *record) bool { return r.id == d.ID }) {
-		rep.add(Finding{Severity: SeverityWarning, Kind: KindLedger, Checkpoint: d.ID, Label: d.Label,
+		rep.add(Finding{Severity: SeverityWarning, Kind: KindLedger, Checkpoint: d.ID, Label: d.Label, Scope: scope,
 			Message: "the store's last decided checkpoint is missing from the ledger (a failed ledger append)"})
 	}
 }

@@ -64,7 +64,9 @@ type Finding struct {
 	Label      string `json:"label,omitempty"`
 	// Partition is set for range findings.
 	Partition *int32 `json:"partition,omitempty"`
-	Message   string `json:"message"`
+	// Scope is the writer slot of the checkpoint (group mode).
+	Scope   string `json:"scope,omitempty"`
+	Message string `json:"message"`
 }
 
 // String renders "severity kind checkpoint: message".
@@ -77,7 +79,10 @@ func (f Finding) String() string {
 
 // Checkpoint is one reconciled checkpoint (a row of the table).
 type Checkpoint struct {
-	ID    uint64 `json:"checkpoint"`
+	ID uint64 `json:"checkpoint"`
+	// Scope is the writer slot whose checkpoint it is (group mode: ids
+	// are per slot); empty for a one-slot job.
+	Scope string `json:"scope,omitempty"`
 	Label string `json:"label"`
 	TxnID int64  `json:"txn_id"`
 	// Ledger is the last ledger event of the checkpoint (decided,
@@ -103,7 +108,8 @@ type Report struct {
 	Job   string `json:"job"`
 	Table string `json:"table"`
 	Topic string `json:"topic,omitempty"`
-	// Checkpoints lists the decided checkpoints of the ledger, ids ascending.
+	// Checkpoints lists the decided checkpoints of the ledger, ids
+	// ascending (per writer slot in group mode, slot by slot).
 	Checkpoints []Checkpoint `json:"checkpoints"`
 	// RowsLoaded sums the loaded rows of committed checkpoints.
 	RowsLoaded int64 `json:"rows_loaded"`

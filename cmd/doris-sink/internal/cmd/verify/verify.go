@@ -14,6 +14,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
@@ -42,7 +43,9 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 		Use:   "verify -c config.yaml",
 		Short: "Reconcile the evidence ledger with Doris and Kafka",
 		Long: `verify reads the evidence ledger in job.data_dir and the checkpoint store (in
-job.data_dir, or the Kafka state topic read-only with job.coordinator kafka) and checks:
+job.data_dir, or the Kafka state topic read-only with job.coordinator kafka) and checks
+(in group mode, job.slots ≥ 2, every writer slot's decisions against its own ledger in
+job.data_dir/slot-<j>; a slot whose ledger is on another member's machine is reported):
   - Doris: every decided label is VISIBLE/COMMITTED, under the txn id the ledger names;
   - Kafka: the offset ranges of consecutive checkpoints are contiguous per partition
     (no gap, no overlap) from the first checkpoint, and end at or below the high watermark;
@@ -129,23 +132,31 @@ func VerifyConfig(ctx context.Context, f *cmdutil.Factory, cfg *config.Config, s
 // job.coordinator kafka), Doris and Kafka as configured (skipped when asked). An
 // unreadable ledger is an error; lookup failures are findings.
 func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Config, skipDoris, skipKafka bool, checks Checks) (*Report, error) {
-	dir := cfg.Job.DataDir
-	entries, torn, err := ledger.ReadFile(dir)
-	if err != nil {
-		return nil, fmt.Errorf("verify job %s: %w", cfg.Job.Name, err)
-	}
-	in := Input{Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table, Entries: entries, Torn: torn,
+	in := Input{Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
 		TableCount: checks.TableCount, Now: f.Now, SkipsTombstones: cfg.Records.Format == config.RecordsDebezium}
 	if checks.LingerMargin > 0 {
 		in.LingerAfter = cfg.Delivery.CheckpointInterval + checks.LingerMargin
 	}
-	st, err := readState(ctx, cfg)
+	v, err := readState(ctx, cfg)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return nil, fmt.Errorf("verify job %s: %w", cfg.Job.Name, err)
 	default:
-		in.State = st
+		in.State = v.State
+	}
+	var missing []string
+	if v != nil && v.SlotCount >= 2 {
+		// Group mode: each slot's decisions against its own ledger.
+		if in.Slots, missing, err = slotInputs(cfg, v); err != nil {
+			return nil, err
+		}
+	} else {
+		entries, torn, err := ledger.ReadFile(cfg.Job.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("verify job %s: %w", cfg.Job.Name, err)
+		}
+		in.Entries, in.Torn = entries, torn
 	}
 	if !skipDoris {
 		c, err := f.Doris(cfg)
@@ -163,21 +174,58 @@ func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Con
 		defer k.Close()
 		in.Kafka = k
 	}
-	return Reconcile(ctx, in), nil
+	rep := Reconcile(ctx, in)
+	for _, m := range missing {
+		rep.add(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Scope: m, Message: fmt.Sprintf(
+			"writer slot %s: no ledger in %s: its evidence is in the data_dir of the member that ran it (run verify there)",
+			m, jobstate.SlotDataDir(cfg.Job.DataDir, slotNum(m), v.SlotCount))})
+	}
+	return rep, nil
 }
 
 // readState reads the job's checkpoint state where job.coordinator keeps
-// it: the store in job.data_dir, or the Kafka state topic (read-only,
-// never fencing the running job; jobstate.Open).
-func readState(ctx context.Context, cfg *config.Config) (*checkpoint.State, error) {
+// it: the store in job.data_dir, or the Kafka state topic, every writer
+// slot (read-only, never fencing the running job; jobstate.Open).
+func readState(ctx context.Context, cfg *config.Config) (*jobstate.View, error) {
 	if cfg.Job.Coordinator != config.CoordinatorKafka {
-		return checkpoint.ReadFile(cfg.Job.DataDir)
+		st, err := checkpoint.ReadFile(cfg.Job.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		return &jobstate.View{Dir: cfg.Job.DataDir, State: st}, nil
 	}
-	v, err := jobstate.Open(ctx, cfg)
-	if err != nil {
-		return nil, err
+	return jobstate.Open(ctx, cfg)
+}
+
+// slotInputs returns every active writer slot's state and local ledger
+// (jobstate.SlotDataDir), and the slots with no ledger here.
+func slotInputs(cfg *config.Config, v *jobstate.View) ([]SlotInput, []string, error) {
+	var out []SlotInput
+	var missing []string
+	for j := range v.SlotCount {
+		scope := coordlog.SlotScope(j)
+		in := SlotInput{Scope: scope}
+		if s := v.SlotByNumber(j); s != nil {
+			in.State = s.State
+		}
+		dir := jobstate.SlotDataDir(cfg.Job.DataDir, j, v.SlotCount)
+		entries, torn, err := ledger.ReadFile(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			missing = append(missing, scope)
+			continue
+		case err != nil:
+			return nil, nil, fmt.Errorf("verify job %s: writer slot %s: %w", cfg.Job.Name, scope, err)
+		}
+		in.Entries, in.Torn = entries, torn
+		out = append(out, in)
 	}
-	return v.State, nil
+	return out, missing, nil
+}
+
+func slotNum(scope string) int {
+	n, _ := strconv.Atoi(scope)
+	return n
 }
 
 // Print writes the report as a table, then the findings and a summary.

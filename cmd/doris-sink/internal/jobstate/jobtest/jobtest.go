@@ -57,7 +57,14 @@ const Topic = "t"
 // (kfake) holding the source topic Topic.
 func NewKafka(t testing.TB) *Job {
 	t.Helper()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, Topic))
+	return NewKafkaPartitions(t, 1)
+}
+
+// NewKafkaPartitions is NewKafka with a source topic of partitions
+// partitions.
+func NewKafkaPartitions(t testing.TB, partitions int) *Job {
+	t.Helper()
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), Topic))
 	if err != nil {
 		t.Fatal(err)
 	}
