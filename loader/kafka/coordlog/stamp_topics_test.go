@@ -9,19 +9,17 @@ import (
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
-// Finding (review of group mode, issue 12): a writer slot of a job reading
-// several topics that owns no partition of the first topic (sorted) is
-// never stamped. The Connector's positions keep a topic whose partitions
-// the filter all drops as an empty entry (partition_filter.go keepOwned),
-// so the decided end is {"topics":{"a":{},"b":{...}}}; Store.Save builds
-// Offsets with topic a first (no partitions) and b in Others, and
-// commitOnce's `len(offs.Partitions) > 0` then skips the TxnOffsetCommit
-// altogether: the decision carries no member id / generation (KIP-447 "own
-// what you decide" is not checked by the group coordinator), and topic b's
-// offsets are never committed to kafka.group (lag tools and `kafka.start:
-// committed` of a later job see nothing). With S slots and a one-partition
-// first topic, S-1 slots decide unstamped.
-func TestReviewSlotOwningNoPartitionOfFirstTopicStillStamped(t *testing.T) {
+// A writer slot of a job reading several topics that owns no partition of
+// the first topic (sorted) is stamped all the same (a review finding of
+// issue 12: it was not). The Connector's positions keep a topic whose
+// partitions the filter all drops as an empty entry (partition_filter.go
+// keepOwned), so the decided end is {"topics":{"a":{},"b":{...}}}; Store.Save
+// builds Offsets with topic a first (no partitions) and b in Others. The
+// TxnOffsetCommit must still be sent, stamped (KIP-447 "own what you
+// decide" is checked by the group coordinator), with topic a left out, and
+// topic b's offsets committed to kafka.group (lag tools, `kafka.start:
+// committed` of a later job).
+func TestDecisionStampedWhenFirstTopicEmpty(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, kfake.SeedTopics(1, "a"), kfake.SeedTopics(2, "b"))
 	ctx := ctxT(t)
