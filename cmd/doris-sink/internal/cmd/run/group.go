@@ -74,17 +74,30 @@ type member struct {
 	draining bool
 	wg       sync.WaitGroup
 	fatal    chan error // the first terminal slot-job error
-	// joined is called on every assignment (a standby's empty one too):
-	// the member is in the group.
-	joined func()
+	// gen is the generation of the last assignment callback.
+	gen int32
+	// suspended maps an owned slot whose decision was refused for the
+	// membership to the generation of the refused stamp: its job is not
+	// rebuilt until an assignment of a newer generation includes the slot
+	// (the member rejoined); the local owned map alone is never enough.
+	suspended map[int]int32
+	// rebuilds counts the rebuilds of each owned slot since it was
+	// assigned (the rebuild backoff grows with it).
+	rebuilds map[int]int
+	// ready sets the process's readiness: true on every assignment (a
+	// standby's empty one too), false when the member owns slots but runs
+	// none of their jobs (every one suspended) or lost its slots.
+	ready func(bool)
 }
 
 // slotJob is the job of one owned slot, rebuilt after a refused decision
 // while the slot stays owned.
 type slotJob struct {
-	slot   int
-	cancel context.CancelFunc
-	done   chan struct{}
+	slot    int
+	rebuilt int // the slot's rebuilds before this job (0: first since assigned)
+	cancel  context.CancelFunc
+	done    chan struct{}
+	drainCh chan struct{} // closed by the first drain
 
 	mu      sync.Mutex
 	job     *Job // nil while being built
@@ -95,6 +108,9 @@ type slotJob struct {
 func (s *slotJob) drain() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.drained && s.drainCh != nil {
+		close(s.drainCh)
+	}
 	s.drained = true
 	if s.job != nil {
 		s.job.Connector.Drain()
@@ -116,7 +132,7 @@ func (s *slotJob) set(j *Job) {
 // the group), ctx ends (abort: slot jobs are cancelled, nothing more is
 // decided) or a slot job fails with an error no rebuild fixes (returned;
 // the other slot jobs drain first).
-func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs, drain <-chan struct{}, joined func()) error {
+func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs, drain <-chan struct{}, ready func(bool)) error {
 	if err := checkNoFileStore(cfg); err != nil {
 		return err
 	}
@@ -125,11 +141,14 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		return err
 	}
 	m := &member{cfg: cfg, d: d, log: d.Logger, ctx: ctx, topic: coordlog.SlotTopic(cfg.Job.Name), slots: cfg.SlotCount(),
-		owned: map[int]bool{}, jobs: map[int]*slotJob{}, fatal: make(chan error, 1)}
+		owned: map[int]bool{}, jobs: map[int]*slotJob{}, fatal: make(chan error, 1), suspended: map[int]int32{},
+		rebuilds: map[int]int{}, ready: func(bool) {}}
 	if knobs != nil {
 		m.knobs = *knobs
 	}
-	m.joined = joined
+	if ready != nil {
+		m.ready = ready
+	}
 	admCl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
 	if err != nil {
 		return fmt.Errorf("group mode: kafka client: %w", err)
@@ -263,17 +282,31 @@ func (m *member) assigned(_ context.Context, cl *kgo.Client, parts map[string][]
 	m.log.Info("group mode: slots assigned", "slots", slots, "member", id, "generation", gen)
 	m.mu.Lock()
 	m.cl = cl
+	m.gen = gen
 	for _, s := range slots {
 		m.owned[s] = true
-		if m.draining || m.jobs[s] != nil {
+	}
+	// Every owned slot without a job: newly assigned, or suspended after a
+	// refused decision and now in the assignment of a newer generation
+	// (cooperative: a kept slot is not in parts, but the callback runs on
+	// every generation).
+	for s, own := range m.owned {
+		if !own || m.draining || m.jobs[s] != nil {
 			continue
+		}
+		if refused, ok := m.suspended[s]; ok {
+			if gen <= refused {
+				continue
+			}
+			delete(m.suspended, s)
+			m.rebuilds[s]++
+			m.log.Info("group mode: a suspended slot is in the assignment of a newer generation; rebuilding its job",
+				"slot", s, "refused_generation", refused, "generation", gen)
 		}
 		m.startLocked(s)
 	}
 	m.mu.Unlock()
-	if m.joined != nil {
-		m.joined()
-	}
+	m.ready(true)
 	if m.knobs.Assigned != nil {
 		m.knobs.Assigned(slots)
 	}
@@ -304,6 +337,7 @@ func (m *member) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32
 		return
 	}
 	m.log.Warn("group mode: slots lost (the group moved them without a hand-over); cancelling their jobs", "slots", slots)
+	m.ready(false) // out of the group until the next assignment
 	m.stop(slots, true, 0)
 	if m.knobs.Revoked != nil {
 		m.knobs.Revoked(slots)
@@ -332,25 +366,24 @@ func (m *member) stop(slots []int, cancel bool, bound time.Duration) {
 		}
 	}
 	m.mu.Unlock()
-	var timeout <-chan time.Time
+	// One deadline for every slot: a slot whose drain outlasts it is
+	// cancelled, and so is every slot after it still draining.
+	deadline, stopDeadline := context.WithDeadline(context.Background(), time.Now().Add(bound))
+	defer stopDeadline()
 	if !cancel {
-		tm := time.NewTimer(bound)
-		defer tm.Stop()
-		timeout = tm.C
 		for _, sj := range jobs {
 			sj.drain()
 		}
 	}
 	for _, sj := range jobs {
-		if cancel {
-			sj.cancel()
-		}
-		select {
-		case <-sj.done:
-			continue
-		case <-timeout:
-			m.log.Warn("group mode: a revoked slot's drain outlasted the rebalance timeout; cancelling it (its open "+
-				"checkpoint stays undecided: the slot's next owner aborts it)", "slot", sj.slot, "bound", bound)
+		if !cancel {
+			select {
+			case <-sj.done:
+				continue
+			case <-deadline.Done():
+				m.log.Warn("group mode: a revoked slot's drain outlasted the rebalance timeout; cancelling it (its open "+
+					"checkpoint stays undecided: the slot's next owner aborts it)", "slot", sj.slot, "bound", bound)
+			}
 		}
 		sj.cancel()
 		<-sj.done
@@ -358,6 +391,8 @@ func (m *member) stop(slots []int, cancel bool, bound time.Duration) {
 	m.mu.Lock()
 	for _, s := range slots {
 		m.owned[s] = false
+		delete(m.suspended, s)
+		delete(m.rebuilds, s)
 		if sj := m.jobs[s]; sj != nil && slices.Contains(jobs, sj) {
 			delete(m.jobs, s)
 		}
@@ -392,7 +427,7 @@ func (m *member) drainBound() time.Duration {
 // startLocked starts the job of slot s; m.mu is held.
 func (m *member) startLocked(s int) {
 	ctx, cancel := context.WithCancel(m.ctx)
-	sj := &slotJob{slot: s, cancel: cancel, done: make(chan struct{})}
+	sj := &slotJob{slot: s, rebuilt: m.rebuilds[s], cancel: cancel, done: make(chan struct{}), drainCh: make(chan struct{})}
 	m.jobs[s] = sj
 	m.wg.Add(1)
 	go func() {
@@ -410,17 +445,22 @@ func (m *member) owns(s int) bool {
 	return m.owned[s] && !m.draining
 }
 
-// runSlot builds and runs slot sj.slot's job; a decision refused for the
-// membership (kafka.ErrNotOwner) rebuilds it from scratch while the slot
-// is still owned (the rebuild's recovery aborts what was left undecided)
-// and drops it otherwise; an error no rebuild fixes is fatal to the
-// member.
+// runSlot builds and runs slot sj.slot's job. A decision refused for the
+// membership (kafka.ErrNotOwner: a stale generation, an unknown member, a
+// slot not in the assignment) ends the job; the slot is then either no
+// longer owned (dropped) or suspended (see suspend): never rebuilt from
+// the local view alone, since a member whose session expired unnoticed
+// would open the slot's log and fence its live owner. An error no rebuild
+// fixes is fatal to the member.
 func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 	s := sj.slot
 	log := m.log.With("slot", s)
+	if sj.rebuilt > 0 && !m.backoff(ctx, sj, log) {
+		return
+	}
 	wait := time.Second
-	for rebuilt := 0; ; rebuilt++ {
-		err := m.runSlotOnce(ctx, sj, rebuilt, log)
+	for {
+		err := m.runSlotOnce(ctx, sj, sj.rebuilt, log)
 		var locked *ledger.LockedError
 		if errors.As(err, &locked) && ctx.Err() == nil && m.owns(s) {
 			// Another process of this job on this machine (same
@@ -447,12 +487,8 @@ func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 		case ctx.Err() != nil:
 			log.Info("group mode: slot job cancelled", "err", err)
 			return
-		case errors.Is(err, kafka.ErrNotOwner) && m.owns(s):
-			log.Warn("group mode: slot decision refused for the membership; rebuilding the slot job (its recovery "+
-				"aborts the undecided checkpoint)", "err", err)
-			continue
 		case errors.Is(err, kafka.ErrNotOwner):
-			log.Info("group mode: slot no longer owned; its job stops", "err", err)
+			m.suspend(sj, m.refusedGeneration(err), err, log)
 			return
 		}
 		err = fmt.Errorf("group mode: job %s writer slot %d (state topic %s, transactional id %s): %w", m.cfg.Job.Name, s,
@@ -460,8 +496,81 @@ func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 		select {
 		case m.fatal <- err:
 		default:
+			// A second slot's terminal error: the member already ends with
+			// the first one; this one is logged, never dropped silently.
+			log.Error("group mode: slot job failed while the member is already ending with another slot's error", "err", err)
 		}
 		return
+	}
+}
+
+// refusedGeneration is the generation a refused decision was stamped with
+// (*coordlog.GenerationError), or the member's generation at the refusal
+// (the membership check failed before the transaction began).
+func (m *member) refusedGeneration(err error) int32 {
+	if ge, ok := errors.AsType[*coordlog.GenerationError](err); ok {
+		return ge.Stamp.Generation
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.gen
+}
+
+// suspend ends sj after its decision was refused for the membership
+// stamped at generation refused: a slot no longer owned is dropped; an
+// owned one is suspended until an assignment of a newer generation
+// includes it (assigned rebuilds it then), or rebuilt at once when such an
+// assignment already arrived while the refused decision was in flight.
+func (m *member) suspend(sj *slotJob, refused int32, err error, log *slog.Logger) {
+	s := sj.slot
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.jobs[s] == sj {
+		delete(m.jobs, s)
+	}
+	if !m.owned[s] || m.draining {
+		log.Info("group mode: slot no longer owned; its job stops", "err", err)
+		return
+	}
+	if m.gen > refused {
+		m.rebuilds[s]++
+		log.Warn("group mode: slot decision refused for an older generation than the member's; rebuilding the slot "+
+			"job (its recovery aborts the undecided checkpoint)", "refused_generation", refused, "generation", m.gen, "err", err)
+		m.startLocked(s)
+		return
+	}
+	m.suspended[s] = refused
+	log.Warn("group mode: slot decision refused for the membership; the slot job is suspended until the member rejoins "+
+		"the group and a newer generation's assignment includes the slot (its log is not opened before)",
+		"refused_generation", refused, "err", err)
+	if len(m.jobs) == 0 {
+		m.ready(false)
+	}
+}
+
+// Rebuild backoff: the n-th rebuild of a slot since it was assigned waits
+// rebuildBackoff·2^(n-1), at most maxRebuildBackoff, so that a rebuild
+// loop can never spin.
+const (
+	rebuildBackoff    = 500 * time.Millisecond
+	maxRebuildBackoff = 30 * time.Second
+)
+
+// backoff waits before rebuild sj.rebuilt of the slot; false: the slot job
+// was cancelled or drained meanwhile (nothing to run).
+func (m *member) backoff(ctx context.Context, sj *slotJob, log *slog.Logger) bool {
+	wait := rebuildBackoff << min(sj.rebuilt-1, 10)
+	wait = min(wait, maxRebuildBackoff)
+	log.Info("group mode: rebuilding the slot job after a backoff", "rebuilt", sj.rebuilt, "backoff", wait)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-sj.drainCh:
+		return false
 	}
 }
 
@@ -559,9 +668,9 @@ func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Con
 		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir, "slots", cfg.SlotCount(), "group", cfg.Kafka.Group)
 	// Ready once in the group: a standby owning no slot is healthy too
 	// (each slot job's start sets it as well).
-	err := runGroup(ctx, cfg, d, opts.groupKnobs, drain, func() {
+	err := runGroup(ctx, cfg, d, opts.groupKnobs, drain, func(ready bool) {
 		if m != nil {
-			m.SetReady(true)
+			m.SetReady(ready)
 		}
 	})
 	switch {

@@ -27,6 +27,19 @@ func (m *groupMember) logged(prefix string) bool {
 	return false
 }
 
+// loggedCount counts m's log lines whose msg starts with prefix.
+func (m *groupMember) loggedCount(prefix string) int {
+	m.tap.mu.Lock()
+	defer m.tap.mu.Unlock()
+	n := 0
+	for _, l := range m.tap.lines {
+		if s, _ := l["msg"].(string); strings.HasPrefix(s, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
 // zombieHeartbeats makes the cluster answer the heartbeats of the first
 // member that heartbeats once armed with success without the group
 // coordinator seeing them: the group's session for that member expires
@@ -70,7 +83,7 @@ func zombieHeartbeats(e *groupEnv) (arm func()) {
 // are answered for it), so a correct member never rebuilds; this code
 // rebuilds at once (and, with b running, fences b: b ends with a fencing
 // error, exit 1).
-func TestReviewZombieRefusedDecisionNeverRebuildsBeforeRejoin(t *testing.T) {
+func TestGroupZombieRefusedDecisionNeverRebuildsBeforeRejoin(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 8, 2)
 	arm := zombieHeartbeats(e)
@@ -133,7 +146,7 @@ func TestReviewZombieRefusedDecisionNeverRebuildsBeforeRejoin(t *testing.T) {
 // both slot jobs are held after their stores opened; the standalone run
 // then starts, loads and decides everything; slot 1 is released, reads and
 // decides its partitions again.
-func TestReviewSlotsMismatchOnFreshJobFirstSaveWins(t *testing.T) {
+func TestGroupSlotsMismatchOnFreshJobFirstSaveWins(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 8, 2)
 	e.produce(40)
@@ -187,10 +200,10 @@ func TestReviewSlotsMismatchOnFreshJobFirstSaveWins(t *testing.T) {
 // the rebalance past the rebalance timeout: the group drops the member and
 // gives the slots to another member while this one's jobs still run and
 // may decide (their stamps are stale by then, but runSlot's rebuild on the
-// refusal, see TestReviewZombieRefusedDecisionNeverRebuildsBeforeRejoin,
+// refusal, see TestGroupZombieRefusedDecisionNeverRebuildsBeforeRejoin,
 // then fences the new owner). Here both slot jobs ignore Drain and end
 // only when cancelled; stop must cancel both once the bound passed.
-func TestReviewRevokeBoundCancelsEverySlot(t *testing.T) {
+func TestGroupRevokeBoundCancelsEverySlot(t *testing.T) {
 	t.Parallel()
 	m := &member{log: slog.New(slog.DiscardHandler), owned: map[int]bool{0: true, 1: true}, jobs: map[int]*slotJob{}}
 	cancelled := map[int]chan struct{}{}
@@ -226,7 +239,7 @@ func TestReviewRevokeBoundCancelsEverySlot(t *testing.T) {
 // slot, loads nothing, and never exits: `run` neither fails loudly nor
 // names the key. Expected: Run ends with an error naming the group and the
 // cause. The wait below is a hang guard, not a timing assertion.
-func TestReviewMemberRefusedByGroupFailsLoudly(t *testing.T) {
+func TestGroupMemberRefusedByGroupFailsLoudly(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 4, 2, kfake.GroupMaxSessionTimeout(500*time.Millisecond))
 	e.produce(10)
