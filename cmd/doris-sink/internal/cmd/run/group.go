@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
@@ -203,7 +204,7 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 			m.stopAll(true) // a failpoint crash: the process is gone
 			break
 		}
-		m.log.Error("group mode: a slot job failed; draining the others and leaving the group", "err", err)
+		m.log.Error("group mode: the member failed (a slot job, or the group refused it); draining the slot jobs and leaving the group", "err", err)
 		m.stopAll(false)
 	case <-m.knobs.Kill:
 		m.stopAll(true)
@@ -249,18 +250,79 @@ func checkNoFileStore(cfg *config.Config) error {
 }
 
 // poll keeps the membership client polling (the slot topic holds no
-// records; errors the group reports are logged).
+// records). Errors the client retries are logged; one retrying cannot fix
+// (refusedByGroup) ends the member: it is sent to m.fatal, since the
+// member would otherwise idle outside the group forever.
 func (m *member) poll(ctx context.Context, cl *kgo.Client) {
 	for ctx.Err() == nil {
 		fs := cl.PollFetches(ctx)
 		if fs.IsClientClosed() || ctx.Err() != nil {
 			return
 		}
+		var fatal error
 		fs.EachError(func(t string, p int32, err error) {
+			if fatal == nil {
+				fatal = m.refusedByGroup(err)
+			}
 			m.log.Warn("group mode: membership client error", "group", m.cfg.Kafka.Group, "topic", t, "partition", p, "err", err)
 		})
+		if fatal != nil {
+			select {
+			case m.fatal <- fatal:
+			default:
+				m.log.Error("group mode: membership refused while the member is already ending with another error", "err", fatal)
+			}
+			return
+		}
 	}
 }
+
+// refusedByGroup returns a *GroupRefusedError when err is a membership
+// error retrying cannot fix, naming what to change; nil otherwise.
+func (m *member) refusedByGroup(err error) error {
+	g := m.cfg.Kafka.Group
+	var fix string
+	switch {
+	case errors.Is(err, kerr.InvalidSessionTimeout):
+		fix = "set kafka.session_timeout within the broker's group.min.session.timeout.ms and group.max.session.timeout.ms"
+	case errors.Is(err, kerr.GroupAuthorizationFailed):
+		fix = "grant the job's principal READ on group " + g + " (or change kafka.group)"
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		fix = "grant the job's principal DESCRIBE and READ on the slot topic " + m.topic
+	case errors.Is(err, kerr.InconsistentGroupProtocol), errors.Is(err, kerr.UnsupportedAssignor):
+		fix = "kafka.group " + g + " is used by other consumers with another protocol or assignor: give the job its own kafka.group"
+	case errors.Is(err, kerr.InvalidGroupID):
+		fix = "set kafka.group to a valid group id"
+	case errors.Is(err, kerr.FencedInstanceID):
+		fix = "another running process uses job.instance " + m.cfg.Job.Instance + ": give each process its own job.instance"
+	default:
+		return nil
+	}
+	return &GroupRefusedError{Job: m.cfg.Job.Name, Group: g, Fix: fix, Err: err}
+}
+
+// GroupRefusedError is a member the job's consumer group refuses for a
+// reason retrying cannot fix (a session timeout outside the broker's
+// bounds, a missing ACL, a group used by other consumers, a duplicate
+// static instance id): the member ends with it instead of idling outside
+// the group.
+type GroupRefusedError struct {
+	// Job and Group name the job and its consumer group (kafka.group).
+	Job, Group string
+	// Fix says which key or ACL to change.
+	Fix string
+	// Err is the Kafka error.
+	Err error
+}
+
+// Error names the group, the cause and the fix.
+func (e *GroupRefusedError) Error() string {
+	return fmt.Sprintf("job %s: consumer group %s (kafka.group) refused this member: %v; nothing is loaded by it: %s",
+		e.Job, e.Group, e.Err, e.Fix)
+}
+
+// Unwrap returns the Kafka error.
+func (e *GroupRefusedError) Unwrap() error { return e.Err }
 
 // slotsOf returns the slot-topic partitions of an assignment callback,
 // sorted.

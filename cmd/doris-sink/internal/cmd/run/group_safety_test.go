@@ -1,14 +1,19 @@
 package run
 
 import (
-	"github.com/twmb/franz-go/pkg/kfake"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 )
 
 // Review findings of group mode (issue 12): each test fails on the code
@@ -251,8 +256,10 @@ func TestGroupMemberRefusedByGroupFailsLoudly(t *testing.T) {
 	defer guard.Stop()
 	select {
 	case err := <-a.done:
-		if err == nil || !strings.Contains(err.Error(), "session") {
-			t.Errorf("member refused by the group: Run = %v, want an error naming the session timeout", err)
+		var gr *GroupRefusedError
+		if !errors.As(err, &gr) || !errors.Is(err, kerr.InvalidSessionTimeout) || !strings.Contains(err.Error(), "kafka.session_timeout") ||
+			!strings.Contains(err.Error(), gr.Group) || gr.Group == "" {
+			t.Errorf("member refused by the group: Run = %v, want a *GroupRefusedError naming the group and kafka.session_timeout", err)
 		}
 	case <-guard.C:
 		e.mu.Lock()
@@ -260,5 +267,33 @@ func TestGroupMemberRefusedByGroupFailsLoudly(t *testing.T) {
 		e.mu.Unlock()
 		t.Fatal("a member the group coordinator refuses (INVALID_SESSION_TIMEOUT) never ends: it loads nothing and " +
 			"only logs warnings")
+	}
+}
+
+// Every membership error retrying cannot fix ends the member naming the
+// key or ACL to change; a retriable one (the client rejoins) does not.
+func TestGroupRefusedByGroupClassified(t *testing.T) {
+	t.Parallel()
+	cfg := &config.Config{}
+	cfg.Job.Name, cfg.Kafka.Group, cfg.Job.Instance = "j", "g", "i1"
+	m := &member{cfg: cfg, topic: "doris-sink.j.slots"}
+	for err, want := range map[error]string{
+		kerr.InvalidSessionTimeout:     "kafka.session_timeout",
+		kerr.GroupAuthorizationFailed:  "READ on group g",
+		kerr.TopicAuthorizationFailed:  "doris-sink.j.slots",
+		kerr.InconsistentGroupProtocol: "its own kafka.group",
+		kerr.UnsupportedAssignor:       "its own kafka.group",
+		kerr.InvalidGroupID:            "kafka.group",
+		kerr.FencedInstanceID:          "job.instance i1",
+	} {
+		got := m.refusedByGroup(fmt.Errorf("join: %w", err))
+		if !errors.Is(got, err) || got == nil || !strings.Contains(got.Error(), want) || !strings.Contains(got.Error(), "group g") {
+			t.Errorf("refusedByGroup(%v) = %v, want it naming group g and %q", err, got, want)
+		}
+	}
+	for _, err := range []error{kerr.RebalanceInProgress, kerr.CoordinatorNotAvailable, kerr.NotCoordinator, kerr.UnknownMemberID} {
+		if got := m.refusedByGroup(err); got != nil {
+			t.Errorf("refusedByGroup(%v) = %v, want nil (the client retries it)", err, got)
+		}
 	}
 }
