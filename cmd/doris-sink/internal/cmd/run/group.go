@@ -150,13 +150,7 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	if ready != nil {
 		m.ready = ready
 	}
-	admCl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
-	if err != nil {
-		return fmt.Errorf("group mode: kafka client: %w", err)
-	}
-	err = ensureSlotTopic(ctx, admCl, cfg.Job.Name, m.slots)
-	admCl.Close()
-	if err != nil {
+	if err := ensureJobSlotTopic(ctx, cfg, kc); err != nil {
 		return err
 	}
 	opts := append(kafka.ClientOpts(kc),

@@ -138,20 +138,20 @@ func TestGroupZombieRefusedDecisionNeverRebuildsBeforeRejoin(t *testing.T) {
 	e.checkExactlyOnce()
 }
 
-// Finding (layout safety holds only at open): job.slots is checked against
-// the state records once, when a slot's store opens (coordlog checkSlots),
-// never again. A standalone process (job.slots 1) and a group member
-// (job.slots 2) of one job config started at about the same time on a
-// fresh job both pass the check (nothing is saved yet); the standalone
-// writer shares slot 0's transactional id and fences it, but nothing fences
-// slot 1 (transactional id doris-sink.<job>.1): slot 1 loads its
-// partitions from the start while the standalone process, which owns every
-// partition, loads them too. docs/design.md §7.2 promises "first save wins,
-// the other is fenced then refused": slot 1 is neither. Deterministic here:
-// both slot jobs are held after their stores opened; the standalone run
-// then starts, loads and decides everything; slot 1 is released, reads and
-// decides its partitions again.
-func TestGroupSlotsMismatchOnFreshJobFirstSaveWins(t *testing.T) {
+// Layout safety on a fresh job: the state records' slots check alone
+// holds only once something is saved, so a standalone process (job.slots
+// 1) and a group member (job.slots 2) of one job config started together
+// would both pass it, and slot 1 (transactional id doris-sink.<job>.1,
+// which nothing fences) would load its partitions while the standalone
+// process loads them too. The slot topic is the arbiter: every start
+// creates or checks it before any store opens, CreateTopics is atomic, and
+// the start that finds it with another partition count is refused before
+// it reads anything. Deterministic here: the member's two slot jobs are
+// held after their stores opened (the topic exists with 2 partitions);
+// the standalone start is refused with *SlotTopicError naming 2 and 1 and
+// `checkpoint reslot`; the member then loads every record exactly once.
+// The reverse order (standalone first) is TestGroupStartOverStandaloneStateRefused.
+func TestGroupSlotsMismatchOnFreshJobFirstStartWins(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 8, 2)
 	e.produce(40)
@@ -169,29 +169,27 @@ func TestGroupSlotsMismatchOnFreshJobFirstSaveWins(t *testing.T) {
 		<-ch
 	}
 	a := e.start("a", "")
-	e.mu.Lock()
-	a.mayFail = true // its slot 0 is fenced by the standalone writer
-	e.mu.Unlock()
 	<-reached
-	<-reached // both slot stores open (checkSlots passed), nothing saved
+	<-reached // both slot stores open, nothing saved
 	e.slots = 1
 	s := e.start("s", "") // a standalone run of the same job config but job.slots 1
 	e.mu.Lock()
 	s.mayFail = true
 	e.mu.Unlock()
-	e.waitAllDecided() // the standalone run loaded and decided every record
-	close(held[1])
-	e.waitUntil("member a ended or slot 1 decided its partitions", func() bool {
-		if a.ended {
-			return true
-		}
-		_, per := e.decidedLocked()
-		return per["a"] > 0
-	})
+	err := <-s.done
+	var ste *SlotTopicError
+	if !errors.As(err, &ste) || ste.Partitions != 2 || ste.Slots != 1 || !strings.Contains(err.Error(), "checkpoint reslot") {
+		t.Fatalf("standalone start while a group member of job.slots 2 runs: %v, want *SlotTopicError 2 partitions vs "+
+			"job.slots 1 naming checkpoint reslot", err)
+	}
+	if s.loggedCount("checkpoint decided") > 0 || s.loggedCount("coordinator: decisions in Kafka") > 0 {
+		t.Error("the refused standalone start opened its store or decided a checkpoint")
+	}
 	close(held[0])
-	e.waitUntil("member a ended", func() bool { return a.ended })
-	if err := e.stop(s); err != nil {
-		t.Logf("standalone run: %v", err)
+	close(held[1])
+	e.waitAllDecided()
+	if err := e.stop(a); err != nil {
+		t.Fatalf("member a: %v", err)
 	}
 	e.checkExactlyOnce()
 }

@@ -283,11 +283,27 @@ func TestGroupStartOverStandaloneStateRefused(t *testing.T) {
 	}
 	e.slots = 4
 	e.produce(40)
+	// The standalone run created the slot topic with one partition: the
+	// arbiter refuses the group start first, naming both counts.
+	g := e.start("g", "")
+	e.mu.Lock()
+	g.mayFail = true
+	e.mu.Unlock()
+	err := <-g.done
+	var ste *SlotTopicError
+	if !errors.As(err, &ste) || ste.Partitions != 1 || ste.Slots != 4 || !strings.Contains(err.Error(), "checkpoint reslot") {
+		t.Fatalf("group start over a standalone job: %v, want *SlotTopicError 1 partition vs job.slots 4 naming checkpoint reslot", err)
+	}
+	// Without the slot topic (a job last run before standalone starts
+	// created it), the state records refuse it.
+	if _, err := e.adm.DeleteTopic(context.Background(), coordlog.SlotTopic(groupJob)); err != nil {
+		t.Fatal(err)
+	}
 	a := e.start("a", "")
 	e.mu.Lock()
 	a.mayFail = true
 	e.mu.Unlock()
-	err := <-a.done
+	err = <-a.done
 	var sm *coordlog.SlotsMismatchError
 	if !errors.As(err, &sm) || sm.Recorded != 1 || sm.Configured != 4 {
 		t.Fatalf("group start over a standalone job: %v, want *coordlog.SlotsMismatchError 1 vs 4", err)
