@@ -16,8 +16,9 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 )
 
-// Review findings of group mode (issue 12): each test fails on the code
-// it was written against and names what it proves in its doc comment.
+// Group-mode safety (issue 12, from the review of group mode): a zombie
+// never rebuilds a refused slot, the slot topic arbitrates the layout, the
+// revoke bound holds for every slot, a member the group refuses fails.
 
 // logged reports whether m logged a line whose msg starts with prefix
 // (e.mu need not be held).
@@ -75,19 +76,16 @@ func zombieHeartbeats(e *groupEnv) (arm func()) {
 	return func() { mu.Lock(); armed = true; mu.Unlock() }
 }
 
-// Finding (zombie fences the live owner): a member whose session expired
-// without its client noticing (paused past the session timeout, then
-// resumed) has its next decision refused with UNKNOWN_MEMBER_ID — right —
-// but runSlot then rebuilds the slot job at once because its local view
-// (member.owned) still says it owns the slot: the rebuild opens the slot's
-// log (InitProducerID: it fences whichever member the group gave the slot
-// to), runs recovery over that member's open checkpoint, announces and
-// loads again, all as a non-member. "If the member still owns slot j
-// afterwards" must be decided by a new generation's assignment (a rejoin),
-// not by the stale local map. Here the zombie is never told (its heartbeats
-// are answered for it), so a correct member never rebuilds; this code
-// rebuilds at once (and, with b running, fences b: b ends with a fencing
-// error, exit 1).
+// A member whose session expired without its client noticing (paused
+// past the session timeout, then resumed) has its next decision refused
+// with UNKNOWN_MEMBER_ID. Its local view (member.owned) still says it owns
+// the slot, but a rebuild from that view would open the slot's log
+// (InitProducerID: it fences whichever member the group gave the slot to),
+// run recovery over that member's open checkpoint, announce and load
+// again, all as a non-member. The slot is suspended until an assignment
+// of a newer generation includes it (a rejoin). Here the zombie is never
+// told (its heartbeats are answered for it), so it never rebuilds, and b,
+// the live owner of every slot, loads everything and is never fenced.
 func TestGroupZombieRefusedDecisionNeverRebuildsBeforeRejoin(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 8, 2)
@@ -194,18 +192,13 @@ func TestGroupSlotsMismatchOnFreshJobFirstStartWins(t *testing.T) {
 	e.checkExactlyOnce()
 }
 
-// Finding (revoke bound applies to one slot only): member.stop drains the
-// revoked slots under one timer and, for each slot in turn, selects on the
-// slot's end or the timer's channel; a time.Timer's channel delivers once,
-// so after the first slot's drain outlasted the bound (and was cancelled),
-// the next slot's drain is waited for without any bound. A revoke of two
-// slots whose drains both hang (Doris slow, a stream load stuck) blocks
-// the rebalance past the rebalance timeout: the group drops the member and
-// gives the slots to another member while this one's jobs still run and
-// may decide (their stamps are stale by then, but runSlot's rebuild on the
-// refusal, see TestGroupZombieRefusedDecisionNeverRebuildsBeforeRejoin,
-// then fences the new owner). Here both slot jobs ignore Drain and end
-// only when cancelled; stop must cancel both once the bound passed.
+// The revoke bound is one deadline for all the revoked slots: a
+// time.Timer's channel delivers once, so a bound applied slot by slot
+// cancelled only the first slot whose drain outlasted it and waited for
+// the next without bound, blocking the rebalance past the rebalance
+// timeout (the group would then give the slots to another member while
+// this one's jobs still run). Here both slot jobs ignore Drain and end only
+// when cancelled; stop must cancel both once the bound passed.
 func TestGroupRevokeBoundCancelsEverySlot(t *testing.T) {
 	t.Parallel()
 	m := &member{log: slog.New(slog.DiscardHandler), owned: map[int]bool{0: true, 1: true}, jobs: map[int]*slotJob{}}
@@ -234,14 +227,13 @@ func TestGroupRevokeBoundCancelsEverySlot(t *testing.T) {
 	<-stopped
 }
 
-// Finding (a member the group refuses idles forever): the membership
-// client's errors are only logged (member.poll), so a member the group
-// coordinator refuses to admit (here INVALID_SESSION_TIMEOUT: the broker's
-// group.max.session.timeout.ms is below kafka.session_timeout; the same
-// for GROUP_AUTHORIZATION_FAILED, INCONSISTENT_GROUP_PROTOCOL) never owns a
-// slot, loads nothing, and never exits: `run` neither fails loudly nor
-// names the key. Expected: Run ends with an error naming the group and the
-// cause. The wait below is a hang guard, not a timing assertion.
+// A member the group coordinator refuses to admit for a reason retrying
+// cannot fix (here INVALID_SESSION_TIMEOUT: the broker's
+// group.max.session.timeout.ms is below kafka.session_timeout) would own
+// no slot, load nothing and never exit if the membership client's errors
+// were only logged. Run ends with a *GroupRefusedError naming the group
+// and kafka.session_timeout. The wait below is a hang guard, not a timing
+// assertion.
 func TestGroupMemberRefusedByGroupFailsLoudly(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 4, 2, kfake.GroupMaxSessionTimeout(500*time.Millisecond))
