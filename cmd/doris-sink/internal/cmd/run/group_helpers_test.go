@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,6 +72,9 @@ type groupMember struct {
 	// rebuilt the rebuilds (SlotStarted with rebuilt > 0).
 	drained map[int]int
 	rebuilt int
+	// refused counts, per slot, the slot jobs that ended on a decision
+	// refused for the membership (the slot was suspended).
+	refused map[int]int
 	// kill stops the member like kill -9 (GroupKnobs.Kill).
 	kill     chan struct{}
 	killOnce sync.Once
@@ -144,7 +148,7 @@ log: { format: json, level: info }
 		e.t.Fatal(err)
 	}
 	m := &groupMember{name: name, sigs: make(chan os.Signal, 2), done: make(chan error, 1), owned: map[int]bool{},
-		drained: map[int]int{}, kill: make(chan struct{})}
+		drained: map[int]int{}, refused: map[int]int{}, kill: make(chan struct{})}
 	tap, w := newLogTap()
 	m.tap = tap
 	knobs := &GroupKnobs{
@@ -154,6 +158,9 @@ log: { format: json, level: info }
 			e.mu.Lock()
 			if err == nil {
 				m.drained[slot]++
+			}
+			if errors.Is(err, kafka.ErrNotOwner) {
+				m.refused[slot]++
 			}
 			e.notifyLocked()
 			e.mu.Unlock()

@@ -68,8 +68,13 @@ func TestGroupMemberAddedMidLoad(t *testing.T) {
 	e.ownership(map[*groupMember]int{a: 2, b: 2})
 	e.mu.Lock()
 	for s := range b.owned {
-		if a.drained[s] != 1 {
-			t.Errorf("slot %d moved to b: a drained it %d times, want once", s, a.drained[s])
+		// A decision in flight when b's join began the rebalance is
+		// refused (REBALANCE_IN_PROGRESS): that slot is suspended, not
+		// rebuilt before the new generation, so it has no job to drain
+		// when it moves (b aborts what it left undecided).
+		if a.drained[s]+a.refused[s] != 1 {
+			t.Errorf("slot %d moved to b: a drained it %d times and had it refused %d times, want one of them once",
+				s, a.drained[s], a.refused[s])
 		}
 	}
 	for s := range a.owned {
