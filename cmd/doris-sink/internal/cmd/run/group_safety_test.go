@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // Group-mode safety (issue 12, from the review of group mode): a zombie
@@ -285,5 +286,35 @@ func TestGroupRefusedByGroupClassified(t *testing.T) {
 		if got := m.refusedByGroup(err); got != nil {
 			t.Errorf("refusedByGroup(%v) = %v, want nil (the client retries it)", err, got)
 		}
+	}
+}
+
+// A slot whose decision was refused for a generation the member has not
+// moved past is suspended (its job dropped, not rebuilt), and a member
+// whose every owned slot is suspended is not ready; a slot no longer owned
+// is dropped without suspension.
+func TestGroupSuspendedSlotClearsReadiness(t *testing.T) {
+	t.Parallel()
+	var ready []bool
+	m := &member{log: slog.New(slog.DiscardHandler), gen: 3, owned: map[int]bool{0: true, 1: false},
+		jobs: map[int]*slotJob{}, suspended: map[int]int32{}, rebuilds: map[int]int{},
+		ready: func(r bool) { ready = append(ready, r) }}
+	for s := range 2 {
+		m.jobs[s] = &slotJob{slot: s, done: make(chan struct{}), drainCh: make(chan struct{})}
+	}
+	refused := &coordlog.GenerationError{Job: "j", Scope: "1", Stamp: coordlog.GroupStamp{MemberID: "m", Generation: 3}}
+	m.suspend(m.jobs[1], m.refusedGeneration(refused), refused, m.log)
+	if _, ok := m.suspended[1]; ok || m.jobs[1] != nil {
+		t.Errorf("slot 1 (not owned) suspended %v, job %v: want it dropped", m.suspended, m.jobs[1])
+	}
+	if len(ready) != 0 {
+		t.Errorf("readiness changed %v while slot 0 still runs", ready)
+	}
+	m.suspend(m.jobs[0], m.refusedGeneration(refused), refused, m.log)
+	if g, ok := m.suspended[0]; !ok || g != 3 || m.jobs[0] != nil {
+		t.Errorf("slot 0 refused at generation 3 (the member's): suspended %v, job %v; want suspended at 3, no job", m.suspended, m.jobs[0])
+	}
+	if len(ready) != 1 || ready[0] {
+		t.Errorf("readiness %v after every owned slot was suspended, want [false]", ready)
 	}
 }
