@@ -98,7 +98,7 @@ func retriable(err error) bool {
 // commitOnce runs one transaction: produce (extra, then the state
 // record), commit offsets, end.
 func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets, extra Extra) error {
-	withOffsets := offs != nil && l.cfg.Group != "" && len(offs.Partitions) > 0
+	withOffsets := offs != nil && l.cfg.Group != "" && offs.hasPartitions()
 	stamp := GroupStamp{Generation: -1}
 	if withOffsets && l.cfg.Stamp != nil {
 		// Checked when the transaction begins, not when the offsets are
@@ -296,7 +296,7 @@ func (l *Log) commitOffsets(ctx context.Context, offs *Offsets, stamp GroupStamp
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = l.txnID, l.cfg.Group, id, epoch
 	req.Generation, req.MemberID, req.InstanceID = stamp.Generation, stamp.MemberID, stamp.InstanceID
-	all := append([]Offsets{*offs}, offs.Others...)
+	all := offs.nonEmpty()
 	for _, to := range all {
 		rt := kmsg.NewTxnOffsetCommitRequestTopic()
 		rt.Topic, rt.TopicID = to.Topic, to.TopicID
@@ -325,7 +325,7 @@ func (l *Log) commitOffsets(ctx context.Context, offs *Offsets, stamp GroupStamp
 	var errs []error
 	refused := 0
 	for _, t := range resp.Topics {
-		to := offs
+		to := &all[0]
 		for i := range all {
 			if all[i].Topic == t.Topic {
 				to = &all[i]
@@ -375,4 +375,24 @@ func (l *Log) TopicID(ctx context.Context, topic string) ([16]byte, error) {
 		return [16]byte{}, fmt.Errorf("topic ID of %s: %w", topic, kerr.UnknownTopicOrPartition)
 	}
 	return d.ID, nil
+}
+
+// hasPartitions reports whether any topic of o (the first or Others) has a
+// partition: a writer slot may own no partition of the first topic
+// (sorted) and still decide offsets of another, and that decision must be
+// stamped and committed as well.
+func (o *Offsets) hasPartitions() bool {
+	return len(o.nonEmpty()) > 0
+}
+
+// nonEmpty returns the topics of o (the first, then Others) that have a
+// partition: an empty topic is left out of the TxnOffsetCommit request.
+func (o *Offsets) nonEmpty() []Offsets {
+	var out []Offsets
+	for _, to := range append([]Offsets{*o}, o.Others...) {
+		if len(to.Partitions) > 0 {
+			out = append(out, to)
+		}
+	}
+	return out
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // e2eWait bounds every wait of the end-to-end test (a hang fails it).
@@ -259,10 +260,12 @@ func TestReslotEndToEnd(t *testing.T) {
 	e.produce()
 	e.runMembers(1, nil, "solo")
 	e.checkExactlyOnce()
+	e.checkSlotTopic(1) // a standalone start creates the one-partition slot topic (the layout's arbiter)
 
-	if res := e.reslot(3); res.FromSlots != 1 || len(res.Slots) != 3 {
+	if res := e.reslot(3); res.FromSlots != 1 || len(res.Slots) != 3 || res.SlotTopicAction != SlotTopicRaise {
 		t.Fatalf("reslot 1→3: %+v", res)
 	}
+	e.checkSlotTopic(3)
 	e.produce()
 	e.runMembers(3, func() { e.checkOwners(3, 2, true) }, "a", "b")
 	e.checkExactlyOnce()
@@ -273,9 +276,28 @@ func TestReslotEndToEnd(t *testing.T) {
 	if res := e.reslot(1); res.FromSlots != 3 || strings.Join(res.Retired, ",") != "1,2" || res.SlotTopicAction != SlotTopicDelete {
 		t.Fatalf("reslot 3→1: %+v", res)
 	}
+	e.checkSlotTopic(-1) // none: the next standalone start creates it with one partition
 	e.produce()
 	e.runMembers(1, nil, "solo")
 	e.checkExactlyOnce()
+	e.checkSlotTopic(1)
+	if res := e.reslot(1); res.SlotTopicAction != SlotTopicNone {
+		t.Fatalf("reslot 1→1 over a standalone job's slot topic: %+v, want the topic left alone", res)
+	}
+	e.checkSlotTopic(1)
+}
+
+// checkSlotTopic asserts the job's slot topic has want partitions (-1:
+// none).
+func (e *e2eJob) checkSlotTopic(want int) {
+	e.t.Helper()
+	n, err := slotTopicPartitions(context.Background(), []kgo.Opt{kgo.SeedBrokers(e.kc.ListenAddrs()...)}, coordlog.SlotTopic("rs"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if n != want {
+		e.t.Fatalf("slot topic %s has %d partitions, want %d", coordlog.SlotTopic("rs"), n, want)
+	}
 }
 
 // checkOwners asserts, while the members run, that the group view names

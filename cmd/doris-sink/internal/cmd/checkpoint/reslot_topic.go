@@ -20,11 +20,14 @@ const (
 )
 
 // slotTopicAction is what sets the slot topic of have partitions (-1:
-// missing) to want: a one-slot job has none (it runs without a group).
+// missing) to want: a one-slot job needs none (it runs without a group),
+// so a topic of several partitions is deleted (the next standalone start
+// creates its one-partition topic, run's layout arbiter) and a
+// one-partition one kept.
 func slotTopicAction(have, want int) string {
 	switch {
-	case want < 2 && have < 0:
-		return SlotTopicNone
+	case want < 2 && (have < 0 || have == want):
+		return SlotTopicNone // none, or a standalone start's own one-partition topic
 	case want < 2:
 		return SlotTopicDelete
 	case have < 0:

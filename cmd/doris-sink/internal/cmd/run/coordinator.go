@@ -49,6 +49,17 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), coordinatorOpenTimeout)
 	defer cancel()
+	if d.Slot == nil {
+		// The slot topic is the atomic arbiter of the job's layout, for a
+		// standalone start too (job.slots 1: a one-partition topic): it is
+		// created or checked before any store opens, so a standalone run
+		// and a group member started together on a fresh job cannot both
+		// load (see ensureJobSlotTopic). A group's slot jobs (d.Slot set)
+		// were checked by runGroup.
+		if err := ensureJobSlotTopic(ctx, cfg, kc); err != nil {
+			return nil, nil, err
+		}
+	}
 	owner := Owner(cfg)
 	var stamp func() (coordlog.GroupStamp, error)
 	if d.Slot != nil {

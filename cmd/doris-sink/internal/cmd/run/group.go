@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
@@ -74,17 +75,30 @@ type member struct {
 	draining bool
 	wg       sync.WaitGroup
 	fatal    chan error // the first terminal slot-job error
-	// joined is called on every assignment (a standby's empty one too):
-	// the member is in the group.
-	joined func()
+	// gen is the generation of the last assignment callback.
+	gen int32
+	// suspended maps an owned slot whose decision was refused for the
+	// membership to the generation of the refused stamp: its job is not
+	// rebuilt until an assignment of a newer generation includes the slot
+	// (the member rejoined); the local owned map alone is never enough.
+	suspended map[int]int32
+	// rebuilds counts the rebuilds of each owned slot since it was
+	// assigned (the rebuild backoff grows with it).
+	rebuilds map[int]int
+	// ready sets the process's readiness: true on every assignment (a
+	// standby's empty one too), false when the member owns slots but runs
+	// none of their jobs (every one suspended) or lost its slots.
+	ready func(bool)
 }
 
 // slotJob is the job of one owned slot, rebuilt after a refused decision
 // while the slot stays owned.
 type slotJob struct {
-	slot   int
-	cancel context.CancelFunc
-	done   chan struct{}
+	slot    int
+	rebuilt int // the slot's rebuilds before this job (0: first since assigned)
+	cancel  context.CancelFunc
+	done    chan struct{}
+	drainCh chan struct{} // closed by the first drain
 
 	mu      sync.Mutex
 	job     *Job // nil while being built
@@ -95,6 +109,9 @@ type slotJob struct {
 func (s *slotJob) drain() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.drained && s.drainCh != nil {
+		close(s.drainCh)
+	}
 	s.drained = true
 	if s.job != nil {
 		s.job.Connector.Drain()
@@ -116,7 +133,7 @@ func (s *slotJob) set(j *Job) {
 // the group), ctx ends (abort: slot jobs are cancelled, nothing more is
 // decided) or a slot job fails with an error no rebuild fixes (returned;
 // the other slot jobs drain first).
-func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs, drain <-chan struct{}, joined func()) error {
+func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs, drain <-chan struct{}, ready func(bool)) error {
 	if err := checkNoFileStore(cfg); err != nil {
 		return err
 	}
@@ -125,18 +142,15 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		return err
 	}
 	m := &member{cfg: cfg, d: d, log: d.Logger, ctx: ctx, topic: coordlog.SlotTopic(cfg.Job.Name), slots: cfg.SlotCount(),
-		owned: map[int]bool{}, jobs: map[int]*slotJob{}, fatal: make(chan error, 1)}
+		owned: map[int]bool{}, jobs: map[int]*slotJob{}, fatal: make(chan error, 1), suspended: map[int]int32{},
+		rebuilds: map[int]int{}, ready: func(bool) {}}
 	if knobs != nil {
 		m.knobs = *knobs
 	}
-	m.joined = joined
-	admCl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
-	if err != nil {
-		return fmt.Errorf("group mode: kafka client: %w", err)
+	if ready != nil {
+		m.ready = ready
 	}
-	err = ensureSlotTopic(ctx, admCl, cfg.Job.Name, m.slots)
-	admCl.Close()
-	if err != nil {
+	if err := ensureJobSlotTopic(ctx, cfg, kc); err != nil {
 		return err
 	}
 	opts := append(kafka.ClientOpts(kc),
@@ -184,7 +198,7 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 			m.stopAll(true) // a failpoint crash: the process is gone
 			break
 		}
-		m.log.Error("group mode: a slot job failed; draining the others and leaving the group", "err", err)
+		m.log.Error("group mode: the member failed (a slot job, or the group refused it); draining the slot jobs and leaving the group", "err", err)
 		m.stopAll(false)
 	case <-m.knobs.Kill:
 		m.stopAll(true)
@@ -230,18 +244,79 @@ func checkNoFileStore(cfg *config.Config) error {
 }
 
 // poll keeps the membership client polling (the slot topic holds no
-// records; errors the group reports are logged).
+// records). Errors the client retries are logged; one retrying cannot fix
+// (refusedByGroup) ends the member: it is sent to m.fatal, since the
+// member would otherwise idle outside the group forever.
 func (m *member) poll(ctx context.Context, cl *kgo.Client) {
 	for ctx.Err() == nil {
 		fs := cl.PollFetches(ctx)
 		if fs.IsClientClosed() || ctx.Err() != nil {
 			return
 		}
+		var fatal error
 		fs.EachError(func(t string, p int32, err error) {
+			if fatal == nil {
+				fatal = m.refusedByGroup(err)
+			}
 			m.log.Warn("group mode: membership client error", "group", m.cfg.Kafka.Group, "topic", t, "partition", p, "err", err)
 		})
+		if fatal != nil {
+			select {
+			case m.fatal <- fatal:
+			default:
+				m.log.Error("group mode: membership refused while the member is already ending with another error", "err", fatal)
+			}
+			return
+		}
 	}
 }
+
+// refusedByGroup returns a *GroupRefusedError when err is a membership
+// error retrying cannot fix, naming what to change; nil otherwise.
+func (m *member) refusedByGroup(err error) error {
+	g := m.cfg.Kafka.Group
+	var fix string
+	switch {
+	case errors.Is(err, kerr.InvalidSessionTimeout):
+		fix = "set kafka.session_timeout within the broker's group.min.session.timeout.ms and group.max.session.timeout.ms"
+	case errors.Is(err, kerr.GroupAuthorizationFailed):
+		fix = "grant the job's principal READ on group " + g + " (or change kafka.group)"
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		fix = "grant the job's principal DESCRIBE and READ on the slot topic " + m.topic
+	case errors.Is(err, kerr.InconsistentGroupProtocol), errors.Is(err, kerr.UnsupportedAssignor):
+		fix = "kafka.group " + g + " is used by other consumers with another protocol or assignor: give the job its own kafka.group"
+	case errors.Is(err, kerr.InvalidGroupID):
+		fix = "set kafka.group to a valid group id"
+	case errors.Is(err, kerr.FencedInstanceID):
+		fix = "another running process uses job.instance " + m.cfg.Job.Instance + ": give each process its own job.instance"
+	default:
+		return nil
+	}
+	return &GroupRefusedError{Job: m.cfg.Job.Name, Group: g, Fix: fix, Err: err}
+}
+
+// GroupRefusedError is a member the job's consumer group refuses for a
+// reason retrying cannot fix (a session timeout outside the broker's
+// bounds, a missing ACL, a group used by other consumers, a duplicate
+// static instance id): the member ends with it instead of idling outside
+// the group.
+type GroupRefusedError struct {
+	// Job and Group name the job and its consumer group (kafka.group).
+	Job, Group string
+	// Fix says which key or ACL to change.
+	Fix string
+	// Err is the Kafka error.
+	Err error
+}
+
+// Error names the group, the cause and the fix.
+func (e *GroupRefusedError) Error() string {
+	return fmt.Sprintf("job %s: consumer group %s (kafka.group) refused this member: %v; nothing is loaded by it: %s",
+		e.Job, e.Group, e.Err, e.Fix)
+}
+
+// Unwrap returns the Kafka error.
+func (e *GroupRefusedError) Unwrap() error { return e.Err }
 
 // slotsOf returns the slot-topic partitions of an assignment callback,
 // sorted.
@@ -263,17 +338,31 @@ func (m *member) assigned(_ context.Context, cl *kgo.Client, parts map[string][]
 	m.log.Info("group mode: slots assigned", "slots", slots, "member", id, "generation", gen)
 	m.mu.Lock()
 	m.cl = cl
+	m.gen = gen
 	for _, s := range slots {
 		m.owned[s] = true
-		if m.draining || m.jobs[s] != nil {
+	}
+	// Every owned slot without a job: newly assigned, or suspended after a
+	// refused decision and now in the assignment of a newer generation
+	// (cooperative: a kept slot is not in parts, but the callback runs on
+	// every generation).
+	for s, own := range m.owned {
+		if !own || m.draining || m.jobs[s] != nil {
 			continue
+		}
+		if refused, ok := m.suspended[s]; ok {
+			if gen <= refused {
+				continue
+			}
+			delete(m.suspended, s)
+			m.rebuilds[s]++
+			m.log.Info("group mode: a suspended slot is in the assignment of a newer generation; rebuilding its job",
+				"slot", s, "refused_generation", refused, "generation", gen)
 		}
 		m.startLocked(s)
 	}
 	m.mu.Unlock()
-	if m.joined != nil {
-		m.joined()
-	}
+	m.ready(true)
 	if m.knobs.Assigned != nil {
 		m.knobs.Assigned(slots)
 	}
@@ -304,6 +393,7 @@ func (m *member) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32
 		return
 	}
 	m.log.Warn("group mode: slots lost (the group moved them without a hand-over); cancelling their jobs", "slots", slots)
+	m.ready(false) // out of the group until the next assignment
 	m.stop(slots, true, 0)
 	if m.knobs.Revoked != nil {
 		m.knobs.Revoked(slots)
@@ -332,25 +422,24 @@ func (m *member) stop(slots []int, cancel bool, bound time.Duration) {
 		}
 	}
 	m.mu.Unlock()
-	var timeout <-chan time.Time
+	// One deadline for every slot: a slot whose drain outlasts it is
+	// cancelled, and so is every slot after it still draining.
+	deadline, stopDeadline := context.WithDeadline(context.Background(), time.Now().Add(bound))
+	defer stopDeadline()
 	if !cancel {
-		tm := time.NewTimer(bound)
-		defer tm.Stop()
-		timeout = tm.C
 		for _, sj := range jobs {
 			sj.drain()
 		}
 	}
 	for _, sj := range jobs {
-		if cancel {
-			sj.cancel()
-		}
-		select {
-		case <-sj.done:
-			continue
-		case <-timeout:
-			m.log.Warn("group mode: a revoked slot's drain outlasted the rebalance timeout; cancelling it (its open "+
-				"checkpoint stays undecided: the slot's next owner aborts it)", "slot", sj.slot, "bound", bound)
+		if !cancel {
+			select {
+			case <-sj.done:
+				continue
+			case <-deadline.Done():
+				m.log.Warn("group mode: a revoked slot's drain outlasted the rebalance timeout; cancelling it (its open "+
+					"checkpoint stays undecided: the slot's next owner aborts it)", "slot", sj.slot, "bound", bound)
+			}
 		}
 		sj.cancel()
 		<-sj.done
@@ -358,6 +447,8 @@ func (m *member) stop(slots []int, cancel bool, bound time.Duration) {
 	m.mu.Lock()
 	for _, s := range slots {
 		m.owned[s] = false
+		delete(m.suspended, s)
+		delete(m.rebuilds, s)
 		if sj := m.jobs[s]; sj != nil && slices.Contains(jobs, sj) {
 			delete(m.jobs, s)
 		}
@@ -392,7 +483,7 @@ func (m *member) drainBound() time.Duration {
 // startLocked starts the job of slot s; m.mu is held.
 func (m *member) startLocked(s int) {
 	ctx, cancel := context.WithCancel(m.ctx)
-	sj := &slotJob{slot: s, cancel: cancel, done: make(chan struct{})}
+	sj := &slotJob{slot: s, rebuilt: m.rebuilds[s], cancel: cancel, done: make(chan struct{}), drainCh: make(chan struct{})}
 	m.jobs[s] = sj
 	m.wg.Add(1)
 	go func() {
@@ -410,17 +501,22 @@ func (m *member) owns(s int) bool {
 	return m.owned[s] && !m.draining
 }
 
-// runSlot builds and runs slot sj.slot's job; a decision refused for the
-// membership (kafka.ErrNotOwner) rebuilds it from scratch while the slot
-// is still owned (the rebuild's recovery aborts what was left undecided)
-// and drops it otherwise; an error no rebuild fixes is fatal to the
-// member.
+// runSlot builds and runs slot sj.slot's job. A decision refused for the
+// membership (kafka.ErrNotOwner: a stale generation, an unknown member, a
+// slot not in the assignment) ends the job; the slot is then either no
+// longer owned (dropped) or suspended (see suspend): never rebuilt from
+// the local view alone, since a member whose session expired unnoticed
+// would open the slot's log and fence its live owner. An error no rebuild
+// fixes is fatal to the member.
 func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 	s := sj.slot
 	log := m.log.With("slot", s)
+	if sj.rebuilt > 0 && !m.backoff(ctx, sj, log) {
+		return
+	}
 	wait := time.Second
-	for rebuilt := 0; ; rebuilt++ {
-		err := m.runSlotOnce(ctx, sj, rebuilt, log)
+	for {
+		err := m.runSlotOnce(ctx, sj, sj.rebuilt, log)
 		var locked *ledger.LockedError
 		if errors.As(err, &locked) && ctx.Err() == nil && m.owns(s) {
 			// Another process of this job on this machine (same
@@ -447,12 +543,8 @@ func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 		case ctx.Err() != nil:
 			log.Info("group mode: slot job cancelled", "err", err)
 			return
-		case errors.Is(err, kafka.ErrNotOwner) && m.owns(s):
-			log.Warn("group mode: slot decision refused for the membership; rebuilding the slot job (its recovery "+
-				"aborts the undecided checkpoint)", "err", err)
-			continue
 		case errors.Is(err, kafka.ErrNotOwner):
-			log.Info("group mode: slot no longer owned; its job stops", "err", err)
+			m.suspend(sj, m.refusedGeneration(err), err, log)
 			return
 		}
 		err = fmt.Errorf("group mode: job %s writer slot %d (state topic %s, transactional id %s): %w", m.cfg.Job.Name, s,
@@ -460,8 +552,81 @@ func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 		select {
 		case m.fatal <- err:
 		default:
+			// A second slot's terminal error: the member already ends with
+			// the first one; this one is logged, never dropped silently.
+			log.Error("group mode: slot job failed while the member is already ending with another slot's error", "err", err)
 		}
 		return
+	}
+}
+
+// refusedGeneration is the generation a refused decision was stamped with
+// (*coordlog.GenerationError), or the member's generation at the refusal
+// (the membership check failed before the transaction began).
+func (m *member) refusedGeneration(err error) int32 {
+	if ge, ok := errors.AsType[*coordlog.GenerationError](err); ok {
+		return ge.Stamp.Generation
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.gen
+}
+
+// suspend ends sj after its decision was refused for the membership
+// stamped at generation refused: a slot no longer owned is dropped; an
+// owned one is suspended until an assignment of a newer generation
+// includes it (assigned rebuilds it then), or rebuilt at once when such an
+// assignment already arrived while the refused decision was in flight.
+func (m *member) suspend(sj *slotJob, refused int32, err error, log *slog.Logger) {
+	s := sj.slot
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.jobs[s] == sj {
+		delete(m.jobs, s)
+	}
+	if !m.owned[s] || m.draining {
+		log.Info("group mode: slot no longer owned; its job stops", "err", err)
+		return
+	}
+	if m.gen > refused {
+		m.rebuilds[s]++
+		log.Warn("group mode: slot decision refused for an older generation than the member's; rebuilding the slot "+
+			"job (its recovery aborts the undecided checkpoint)", "refused_generation", refused, "generation", m.gen, "err", err)
+		m.startLocked(s)
+		return
+	}
+	m.suspended[s] = refused
+	log.Warn("group mode: slot decision refused for the membership; the slot job is suspended until the member rejoins "+
+		"the group and a newer generation's assignment includes the slot (its log is not opened before)",
+		"refused_generation", refused, "err", err)
+	if len(m.jobs) == 0 {
+		m.ready(false)
+	}
+}
+
+// Rebuild backoff: the n-th rebuild of a slot since it was assigned waits
+// rebuildBackoff·2^(n-1), at most maxRebuildBackoff, so that a rebuild
+// loop can never spin.
+const (
+	rebuildBackoff    = 500 * time.Millisecond
+	maxRebuildBackoff = 30 * time.Second
+)
+
+// backoff waits before rebuild sj.rebuilt of the slot; false: the slot job
+// was cancelled or drained meanwhile (nothing to run).
+func (m *member) backoff(ctx context.Context, sj *slotJob, log *slog.Logger) bool {
+	wait := rebuildBackoff << min(sj.rebuilt-1, 10)
+	wait = min(wait, maxRebuildBackoff)
+	log.Info("group mode: rebuilding the slot job after a backoff", "rebuilt", sj.rebuilt, "backoff", wait)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-sj.drainCh:
+		return false
 	}
 }
 
@@ -559,9 +724,9 @@ func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Con
 		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir, "slots", cfg.SlotCount(), "group", cfg.Kafka.Group)
 	// Ready once in the group: a standby owning no slot is healthy too
 	// (each slot job's start sets it as well).
-	err := runGroup(ctx, cfg, d, opts.groupKnobs, drain, func() {
+	err := runGroup(ctx, cfg, d, opts.groupKnobs, drain, func(ready bool) {
 		if m != nil {
-			m.SetReady(true)
+			m.SetReady(ready)
 		}
 	})
 	switch {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,9 @@ type groupEnv struct {
 	listen string
 	// rebalance is kafka.rebalance_timeout ("": 10s).
 	rebalance string
+	// slotStarted, if set, is called (without e.mu) when a member's slot
+	// job was built, before it runs (review tests: hold a slot job there).
+	slotStarted func(m *groupMember, slot, rebuilt int)
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every member event
@@ -68,6 +72,9 @@ type groupMember struct {
 	// rebuilt the rebuilds (SlotStarted with rebuilt > 0).
 	drained map[int]int
 	rebuilt int
+	// refused counts, per slot, the slot jobs that ended on a decision
+	// refused for the membership (the slot was suspended).
+	refused map[int]int
 	// kill stops the member like kill -9 (GroupKnobs.Kill).
 	kill     chan struct{}
 	killOnce sync.Once
@@ -78,10 +85,10 @@ func (m *groupMember) killNow() { m.killOnce.Do(func() { close(m.kill) }) }
 
 const groupJob = "grp"
 
-func newGroupEnv(t *testing.T, parts int32, slots int) *groupEnv {
+func newGroupEnv(t *testing.T, parts int32, slots int, opts ...kfake.Opt) *groupEnv {
 	t.Helper()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, "orders"),
-		kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(parts, "orders"),
+		kfake.GroupMinSessionTimeout(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +148,7 @@ log: { format: json, level: info }
 		e.t.Fatal(err)
 	}
 	m := &groupMember{name: name, sigs: make(chan os.Signal, 2), done: make(chan error, 1), owned: map[int]bool{},
-		drained: map[int]int{}, kill: make(chan struct{})}
+		drained: map[int]int{}, refused: map[int]int{}, kill: make(chan struct{})}
 	tap, w := newLogTap()
 	m.tap = tap
 	knobs := &GroupKnobs{
@@ -152,10 +159,16 @@ log: { format: json, level: info }
 			if err == nil {
 				m.drained[slot]++
 			}
+			if errors.Is(err, kafka.ErrNotOwner) {
+				m.refused[slot]++
+			}
 			e.notifyLocked()
 			e.mu.Unlock()
 		},
-		SlotStarted: func(_, rebuilt int, _ *Job) {
+		SlotStarted: func(slot, rebuilt int, _ *Job) {
+			if e.slotStarted != nil {
+				e.slotStarted(m, slot, rebuilt)
+			}
 			e.mu.Lock()
 			m.starts++
 			if rebuilt > 0 {

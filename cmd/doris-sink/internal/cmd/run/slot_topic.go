@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
+	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
@@ -45,6 +47,22 @@ func (e *SlotTopicError) Unwrap() error { return e.Err }
 
 // slotTopicTimeout bounds describing and creating the slot topic.
 const slotTopicTimeout = time.Minute
+
+// ensureJobSlotTopic is ensureSlotTopic for cfg's job and job.slots, over
+// a client of its own. It runs before any store of the job opens, in a
+// standalone start (job.slots 1) as in a group member: CreateTopics is
+// atomic, so of two starts of one fresh job with different job.slots one
+// creates the topic and the other gets TOPIC_ALREADY_EXISTS, describes it
+// and is refused (*SlotTopicError naming both counts) before it reads or
+// loads anything.
+func ensureJobSlotTopic(ctx context.Context, cfg *config.Config, kc kafka.Config) error {
+	cl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
+	if err != nil {
+		return fmt.Errorf("job %s: slot topic %s: kafka client: %w", cfg.Job.Name, coordlog.SlotTopic(cfg.Job.Name), err)
+	}
+	defer cl.Close()
+	return ensureSlotTopic(ctx, cl, cfg.Job.Name, cfg.SlotCount())
+}
 
 // ensureSlotTopic makes sure job's slot topic exists with slots
 // partitions: it creates it (slots partitions, the broker's default
