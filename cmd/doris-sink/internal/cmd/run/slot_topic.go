@@ -55,13 +55,65 @@ const slotTopicTimeout = time.Minute
 // creates the topic and the other gets TOPIC_ALREADY_EXISTS, describes it
 // and is refused (*SlotTopicError naming both counts) before it reads or
 // loads anything.
+//
+// An answer retrying can fix — a broker not reachable yet (a member
+// started while the cluster restarts), a retriable Kafka error, an attempt
+// that timed out — is tried again with a fresh client (a client whose
+// first dials failed can keep stale metadata) after a doubling backoff
+// (100 ms to 5 s), for slotTopicTimeout in all; a partition-count mismatch
+// or an answer retrying cannot fix (an authorization failure) returns at
+// once.
 func ensureJobSlotTopic(ctx context.Context, cfg *config.Config, kc kafka.Config) error {
-	cl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
-	if err != nil {
-		return fmt.Errorf("job %s: slot topic %s: kafka client: %w", cfg.Job.Name, coordlog.SlotTopic(cfg.Job.Name), err)
+	ctx, cancel := context.WithTimeout(ctx, slotTopicTimeout)
+	defer cancel()
+	return retrySlotTopic(ctx, func(ctx context.Context) error {
+		cl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
+		if err != nil {
+			return fmt.Errorf("job %s: slot topic %s: kafka client: %w", cfg.Job.Name, coordlog.SlotTopic(cfg.Job.Name), err)
+		}
+		defer cl.Close()
+		return ensureSlotTopic(ctx, cl, cfg.Job.Name, cfg.SlotCount())
+	})
+}
+
+// slotTopicAttempt bounds one attempt of retrySlotTopic.
+const slotTopicAttempt = 10 * time.Second
+
+// retrySlotTopic runs attempt, each try bounded by slotTopicAttempt, until
+// it returns nil or an error retrying cannot fix, or ctx ends (then the
+// last error).
+func retrySlotTopic(ctx context.Context, attempt func(context.Context) error) error {
+	wait := 100 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, slotTopicAttempt)
+		err := attempt(actx)
+		cancel()
+		if err == nil || !slotTopicRetriable(err) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (retried for %v)", err, slotTopicTimeout)
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Second)
 	}
-	defer cl.Close()
-	return ensureSlotTopic(ctx, cl, cfg.Job.Name, cfg.SlotCount())
+}
+
+// slotTopicRetriable tells whether err may go away on its own: not a
+// partition-count mismatch, not a Kafka answer kerr marks non-retriable.
+func slotTopicRetriable(err error) bool {
+	var se *SlotTopicError
+	if errors.As(err, &se) && se.Err == nil {
+		return false // another partition count: an operator's decision
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Retriable
+	}
+	return true // dial refused, connection reset, an attempt timed out
 }
 
 // ensureSlotTopic makes sure job's slot topic exists with slots
