@@ -86,17 +86,17 @@ func (s *fileFirstStart) SaveFirstStart(_ context.Context, raw []byte) error {
 		return err
 	}
 	path := filepath.Join(s.dir, FirstStartFile)
-	if err := writeDurable(path, append(b, '\n')); err != nil {
+	if err := writeDurable(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("job.data_dir: persist the first start %s in %s: %w", raw, path, err)
 	}
 	return nil
 }
 
-// writeDurable replaces path with b: a temporary file in the same
-// directory, fsync, rename, fsync of the directory.
-func writeDurable(path string, b []byte) error {
+// writeDurable replaces path with b (a new file gets perm): a temporary
+// file in the same directory, fsync, rename, fsync of the directory.
+func writeDurable(path string, b []byte, perm os.FileMode) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
 		return err
 	}

@@ -729,20 +729,9 @@ func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Con
 			m.SetReady(ready)
 		}
 	})
-	switch {
-	case errors.Is(err, loader.ErrCrashed):
-		log.Error("failpoint crash: exiting without cleanup", "code", ExitCrashed, "err", err)
-		exit := opts.Exit
-		if exit == nil {
-			exit = os.Exit
-		}
-		exit(ExitCrashed)
+	if err := runOutcome(err, ctx.Err() != nil, opts, log, cfg.Job.Name,
+		"aborted: the open checkpoints were not decided; the slots' next owners resume from their last decided positions"); err != nil {
 		return err
-	case ctx.Err() != nil:
-		log.Warn("aborted: the open checkpoints were not decided; the slots' next owners resume from their last decided positions")
-		return fmt.Errorf("run aborted by a second signal: %w", context.Canceled)
-	case err != nil:
-		return fmt.Errorf("run %s: %w", cfg.Job.Name, err)
 	}
 	log.Info("drained: every slot job of this member checkpointed what it read and the member left the group")
 	return nil

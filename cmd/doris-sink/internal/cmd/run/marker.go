@@ -81,34 +81,7 @@ func ReadMigrationMarker(dir string) (*MigrationMarker, error) {
 // it returns never loses it.
 func writeMigrationMarker(dir string, m MigrationMarker) error {
 	body := markerStateKey + m.State + "\n" + markerTopicKey + m.StateTopic + "\n" + strings.TrimRight(m.Note, "\n") + "\n"
-	path := filepath.Join(dir, MigratedMarker)
-	tmp := path + ".tmp"
-	err := func() error {
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := f.WriteString(body); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			return err
-		}
-		d, err := os.Open(dir)
-		if err != nil {
-			return err
-		}
-		defer d.Close()
-		return d.Sync()
-	}()
+	err := writeDurable(filepath.Join(dir, MigratedMarker), []byte(body), 0o644)
 	if err != nil {
 		return fmt.Errorf("job.data_dir %s: write the migration marker %s (%s): %w", dir, MigratedMarker, m.State, err)
 	}

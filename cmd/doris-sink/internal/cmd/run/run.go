@@ -209,9 +209,22 @@ func Run(ctx context.Context, opts *Options) error {
 	log.Info("starting", "job", cfg.Job.Name, "topic", cfg.Kafka.DescribeTopics(), "table", job.Table,
 		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir)
 	err = job.Connector.Run(runCtx)
+	if err := runOutcome(err, runCtx.Err() != nil, opts, log, cfg.Job.Name,
+		"aborted: the open checkpoint was not decided; a restart resumes from the last decided position"); err != nil {
+		return err
+	}
+	logDrained(log, job)
+	return nil
+}
+
+// runOutcome turns how a run (standalone or a group member) ended into
+// Run's answer: a failpoint crash exits ExitCrashed at once (normally
+// unreached: crashExit ended the process at the cut point), an abort by a
+// second signal logs abortedLine and returns context.Canceled, another
+// error names the job; nil when it drained.
+func runOutcome(err error, aborted bool, opts *Options, log *slog.Logger, job, abortedLine string) error {
 	switch {
 	case errors.Is(err, loader.ErrCrashed):
-		// Normally unreached: crashExit ended the process at the cut point.
 		log.Error("failpoint crash: exiting without cleanup", "code", ExitCrashed, "err", err)
 		exit := opts.Exit
 		if exit == nil {
@@ -219,13 +232,12 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		exit(ExitCrashed)
 		return err
-	case runCtx.Err() != nil:
-		log.Warn("aborted: the open checkpoint was not decided; a restart resumes from the last decided position")
+	case aborted:
+		log.Warn(abortedLine)
 		return fmt.Errorf("run aborted by a second signal: %w", context.Canceled)
 	case err != nil:
-		return fmt.Errorf("run %s: %w", cfg.Job.Name, err)
+		return fmt.Errorf("run %s: %w", job, err)
 	}
-	logDrained(log, job)
 	return nil
 }
 
