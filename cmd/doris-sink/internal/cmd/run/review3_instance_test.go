@@ -2,9 +2,13 @@ package run
 
 import (
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
 // Review (issue 12, docs/configuration.md job.instance, design.md §7.2 "A
@@ -39,4 +43,46 @@ func TestReviewDuplicateInstanceFencesFirstMember(t *testing.T) {
 		t.Fatalf("member b (the second process with job.instance dup): %v", err)
 	}
 	e.checkExactlyOnce()
+}
+
+// Review (design.md §7.2 "Layout safety": "a group start over a file store
+// in job.data_dir that was never imported is refused (only a standalone
+// start imports it)"; group.go checkNoFileStore): the refusal had no test.
+// A group member whose job.data_dir holds a file checkpoint store that was
+// never imported into Kafka ends before it joins the group, names the
+// directory and the way out, and loads nothing.
+func TestReviewGroupStartOverUnimportedFileStoreRefused(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 4, 2)
+	dir := filepath.Join(e.dir, "data-a") // startWith's job.data_dir of member "a"
+	fs, err := checkpoint.OpenFile(dir, checkpoint.Owner{Job: groupJob, DB: "demo", Table: "t", Source: "kafka:orders", Writer: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.produce(10)
+	a := e.start("a", "")
+	e.mu.Lock()
+	a.mayFail = true
+	e.mu.Unlock()
+	e.waitUntil("a refused", func() bool { return a.ended })
+	if a.err == nil || !strings.Contains(a.err.Error(), "never imported") || !strings.Contains(a.err.Error(), dir) ||
+		!strings.Contains(a.err.Error(), "checkpoint reslot") {
+		t.Fatalf("group start over an unimported file store: Run = %v, want a refusal naming %s and the way out", a.err, dir)
+	}
+	e.mu.Lock()
+	assigns := a.assigns
+	e.mu.Unlock()
+	if assigns != 0 {
+		t.Errorf("the refused member was assigned slots %d times, want it refused before it joins", assigns)
+	}
+	rows, err := e.srv.Rows("demo", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 0 {
+		t.Errorf("%d rows loaded by a refused member, want 0", len(rows))
+	}
 }
