@@ -2,11 +2,14 @@ package run
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
@@ -85,4 +88,54 @@ func TestReviewGroupStartOverUnimportedFileStoreRefused(t *testing.T) {
 	if len(rows) != 0 {
 		t.Errorf("%d rows loaded by a refused member, want 0", len(rows))
 	}
+}
+
+// Review (design.md §7.2 "Terminal errors": "SIGTERM drains every slot
+// job, then leaves the group (a static member does not leave: its slots
+// stay with its instance id until the session timeout)"; franz-go
+// consumer_group.go leave: a static member sends no LeaveGroup unless it
+// owes a cooperative rejoin). Pinned here because docs/operations.md
+// "Removing a member" says the others take its slots "at once", which
+// holds only without job.instance: a static member's SIGTERM sends no
+// LeaveGroup, and its slots reach the other member only after
+// kafka.session_timeout.
+func TestReviewStaticMemberSigtermDoesNotLeave(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 4, 2)
+	var mu sync.Mutex
+	var leaves []string
+	e.kc.ControlKey(int16(kmsg.LeaveGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.kc.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range req.(*kmsg.LeaveGroupRequest).Members {
+			leaves = append(leaves, fmt.Sprint(m.MemberID, "/", m.InstanceID != nil))
+		}
+		return nil, nil, false
+	})
+	a := e.startWith("a", ", instance: ia", "", nil)
+	e.ownership(map[*groupMember]int{a: 2})
+	b := e.start("b", "")
+	e.ownership(map[*groupMember]int{a: 1, b: 1})
+	e.produce(20)
+	e.waitAllDecided()
+	mu.Lock()
+	leaves = nil // b's join may have made a revoke; count only what a's stop sends
+	mu.Unlock()
+	if err := e.stop(a); err != nil {
+		t.Fatalf("SIGTERM of static member a: %v", err)
+	}
+	mu.Lock()
+	got := append([]string(nil), leaves...)
+	mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("static member a sent LeaveGroup %v on SIGTERM; design.md §7.2 says it does not leave", got)
+	}
+	e.ownership(map[*groupMember]int{b: 2}) // after the session timeout
+	e.produce(20)
+	e.waitAllDecided()
+	if err := e.stop(b); err != nil {
+		t.Fatalf("member b: %v", err)
+	}
+	e.checkExactlyOnce()
 }
