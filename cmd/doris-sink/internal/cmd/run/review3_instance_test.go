@@ -1,16 +1,20 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
@@ -138,4 +142,49 @@ func TestReviewStaticMemberSigtermDoesNotLeave(t *testing.T) {
 		t.Fatalf("member b: %v", err)
 	}
 	e.checkExactlyOnce()
+}
+
+// Review, FAILS on the reviewed code (docs/operations.md "Signals": a
+// drain whose final checkpoint cannot finish exits 1 and says so; design.md
+// §7.2: "SIGTERM drains every slot job"): in group mode a SIGTERM drain is
+// bounded by kafka.rebalance_timeout (group.go drainBound); a slot job
+// still draining then is cancelled with its checkpoint undecided, and the
+// member still exits 0 logging "drained: every slot job of this member
+// checkpointed what it read". Exactly-once holds (the slot's next owner
+// aborts the checkpoint), but the exit code and the log claim a drain that
+// did not happen.
+func TestReviewSigtermDrainCutAtBoundIsNotReportedDrained(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 4, 2)
+	e.rebalance = "2s"
+	a := e.start("a", "")
+	e.ownership(map[*groupMember]int{a: 2})
+	e.waitUntil("both slot jobs running", func() bool { return a.starts == 2 })
+	hold, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, Block: true, Count: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Release()
+	defer hold.Remove()
+	e.produce(20)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := hold.Wait(ctx, 1); err != nil {
+		t.Fatalf("no precommit reached Doris: %v", err)
+	}
+	e.mu.Lock()
+	a.mayFail = true
+	e.mu.Unlock()
+	a.sigs <- syscall.SIGTERM // one signal: drain; the held precommit outlasts the bound
+	var runErr error
+	select {
+	case runErr = <-a.done:
+	case <-ctx.Done():
+		t.Fatal("member a did not end after SIGTERM")
+	}
+	if runErr == nil {
+		t.Errorf("SIGTERM drain cut at the rebalance-timeout bound (an open checkpoint left undecided) ended with " +
+			"nil (exit 0, \"drained: every slot job of this member checkpointed what it read\"); want an error naming the " +
+			"undecided slot, as a standalone drain that cannot finish exits 1")
+	}
 }
