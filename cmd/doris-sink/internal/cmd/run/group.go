@@ -409,8 +409,10 @@ func (m *member) rebalanceTimeout() time.Duration {
 
 // stop ends the jobs of slots: cancelled at once (cancel), or drained
 // and cancelled past bound; the slots are marked not owned after their
-// job ended (a drain's decision still needs the ownership).
-func (m *member) stop(slots []int, cancel bool, bound time.Duration) {
+// job ended (a drain's decision still needs the ownership). It returns the
+// slots whose drain was cut at the bound (their open checkpoint left
+// undecided).
+func (m *member) stop(slots []int, cancel bool, bound time.Duration) (cut []int) {
 	m.mu.Lock()
 	var jobs []*slotJob
 	for _, s := range slots {
@@ -437,8 +439,9 @@ func (m *member) stop(slots []int, cancel bool, bound time.Duration) {
 			case <-sj.done:
 				continue
 			case <-deadline.Done():
-				m.log.Warn("group mode: a revoked slot's drain outlasted the rebalance timeout; cancelling it (its open "+
+				m.log.Warn("group mode: a slot's drain outlasted its bound (kafka.rebalance_timeout); cancelling it (its open "+
 					"checkpoint stays undecided: the slot's next owner aborts it)", "slot", sj.slot, "bound", bound)
+				cut = append(cut, sj.slot)
 			}
 		}
 		sj.cancel()
@@ -454,6 +457,24 @@ func (m *member) stop(slots []int, cancel bool, bound time.Duration) {
 		}
 	}
 	m.mu.Unlock()
+	return cut
+}
+
+// DrainCutError is a signal's drain of a group member that did not finish
+// within its bound (kafka.rebalance_timeout): the open checkpoints of Slots
+// were cancelled undecided. Nothing is lost or loaded twice (each slot's
+// next owner aborts it and resumes from the slot's last decision), but the
+// member did not checkpoint everything it read, so it does not exit 0.
+type DrainCutError struct {
+	// Slots are the slots whose drain was cut; Bound the bound.
+	Slots []int
+	Bound time.Duration
+}
+
+// Error names the slots, the bound and the key.
+func (e *DrainCutError) Error() string {
+	return fmt.Sprintf("drain cut after %v (kafka.rebalance_timeout): the open checkpoints of slot(s) %v were cancelled "+
+		"undecided; their next owners abort them and re-read those records (nothing lost or loaded twice)", e.Bound, e.Slots)
 }
 
 // stopAll drains (or, with cancel, cancels) every slot job and stops
@@ -466,13 +487,17 @@ func (m *member) stopAll(cancel bool) error {
 		slots = append(slots, s)
 	}
 	m.mu.Unlock()
-	m.stop(slots, cancel, m.drainBound())
+	cut := m.stop(slots, cancel, m.drainBound())
 	select {
 	case err := <-m.fatal:
 		return err
 	default:
-		return nil
 	}
+	if len(cut) > 0 {
+		slices.Sort(cut)
+		return &DrainCutError{Slots: cut, Bound: m.drainBound()}
+	}
+	return nil
 }
 
 // drainBound bounds a member's drain of all its slots on a signal.

@@ -444,7 +444,7 @@ func TestGroupRevokeDrainBoundedByRebalanceTimeout(t *testing.T) {
 		t.Fatalf("both slots' precommits never reached Doris: %v", err)
 	}
 	b := e.start("b", "")
-	a.tap.wait(t, "group mode: a revoked slot's drain outlasted the rebalance timeout")
+	a.tap.wait(t, "group mode: a slot's drain outlasted its bound")
 	hold.Remove()
 	hold.Release()
 	e.ownership(map[*groupMember]int{a: 1, b: 1})

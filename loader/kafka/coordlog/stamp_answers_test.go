@@ -11,14 +11,14 @@ import (
 	"github.com/doris-sink/doris-sink/loader/kafka"
 )
 
-// Review (design.md §7.2 "Generation-stamped decisions": ILLEGAL_GENERATION,
+// (design.md §7.2 "Generation-stamped decisions": ILLEGAL_GENERATION,
 // REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID and
 // STALE_MEMBER_EPOCH are never retried or resent; isGenerationKafka): only
 // ILLEGAL_GENERATION was tested. Each of the other answers to a decision's
 // TxnOffsetCommit ends the save with a *GenerationError wrapping
 // kafka.ErrNotOwner and the Kafka error after ONE TxnOffsetCommit, and
 // nothing of the decision is visible.
-func TestReviewEveryMembershipAnswerNeverResent(t *testing.T) {
+func TestEveryMembershipAnswerNeverResent(t *testing.T) {
 	t.Parallel()
 	for _, answer := range []*kerr.Error{kerr.RebalanceInProgress, kerr.UnknownMemberID, kerr.FencedInstanceID, kerr.StaleMemberEpoch} {
 		t.Run(answer.Message, func(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
-// Review (issue 12, docs/configuration.md job.instance, design.md §7.2 "A
+// (issue 12, docs/configuration.md job.instance, design.md §7.2 "A
 // member the group refuses"): a second process started with the same
 // job.instance fences the first out of the group (kfake groups.go
 // validateInstanceID answers the old member FENCED_INSTANCE_ID, as Kafka's
@@ -27,7 +27,7 @@ import (
 // slots and loads everything exactly once. Only the classification was
 // unit-tested (TestGroupRefusedByGroupClassified); this is the end-to-end
 // promise.
-func TestReviewDuplicateInstanceFencesFirstMember(t *testing.T) {
+func TestGroupDuplicateInstanceFencesFirstMember(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 4, 2)
 	a := e.startWith("a", ", instance: dup", "", nil)
@@ -52,13 +52,13 @@ func TestReviewDuplicateInstanceFencesFirstMember(t *testing.T) {
 	e.checkExactlyOnce()
 }
 
-// Review (design.md §7.2 "Layout safety": "a group start over a file store
+// (design.md §7.2 "Layout safety": "a group start over a file store
 // in job.data_dir that was never imported is refused (only a standalone
 // start imports it)"; group.go checkNoFileStore): the refusal had no test.
 // A group member whose job.data_dir holds a file checkpoint store that was
 // never imported into Kafka ends before it joins the group, names the
 // directory and the way out, and loads nothing.
-func TestReviewGroupStartOverUnimportedFileStoreRefused(t *testing.T) {
+func TestGroupStartOverUnimportedFileStoreRefused(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 4, 2)
 	dir := filepath.Join(e.dir, "data-a") // startWith's job.data_dir of member "a"
@@ -94,7 +94,7 @@ func TestReviewGroupStartOverUnimportedFileStoreRefused(t *testing.T) {
 	}
 }
 
-// Review (design.md §7.2 "Terminal errors": "SIGTERM drains every slot
+// (design.md §7.2 "Terminal errors": "SIGTERM drains every slot
 // job, then leaves the group (a static member does not leave: its slots
 // stay with its instance id until the session timeout)"; franz-go
 // consumer_group.go leave: a static member sends no LeaveGroup unless it
@@ -103,7 +103,7 @@ func TestReviewGroupStartOverUnimportedFileStoreRefused(t *testing.T) {
 // holds only without job.instance: a static member's SIGTERM sends no
 // LeaveGroup, and its slots reach the other member only after
 // kafka.session_timeout.
-func TestReviewStaticMemberSigtermDoesNotLeave(t *testing.T) {
+func TestGroupStaticMemberSigtermDoesNotLeave(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 4, 2)
 	var mu sync.Mutex
@@ -144,16 +144,13 @@ func TestReviewStaticMemberSigtermDoesNotLeave(t *testing.T) {
 	e.checkExactlyOnce()
 }
 
-// Review, FAILS on the reviewed code (docs/operations.md "Signals": a
-// drain whose final checkpoint cannot finish exits 1 and says so; design.md
-// §7.2: "SIGTERM drains every slot job"): in group mode a SIGTERM drain is
-// bounded by kafka.rebalance_timeout (group.go drainBound); a slot job
-// still draining then is cancelled with its checkpoint undecided, and the
-// member still exits 0 logging "drained: every slot job of this member
-// checkpointed what it read". Exactly-once holds (the slot's next owner
-// aborts the checkpoint), but the exit code and the log claim a drain that
-// did not happen.
-func TestReviewSigtermDrainCutAtBoundIsNotReportedDrained(t *testing.T) {
+// In group mode a SIGTERM drain is bounded by kafka.rebalance_timeout
+// (group.go drainBound): a slot job still draining then is cancelled with
+// its checkpoint undecided. Exactly-once holds (the slot's next owner
+// aborts it), but the member must not exit 0 claiming it drained: it
+// returns *DrainCutError naming the slot (docs/operations.md "Signals": a
+// drain that cannot finish exits 1 and says so).
+func TestGroupSigtermDrainCutAtBoundIsNotReportedDrained(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 4, 2)
 	e.rebalance = "2s"
@@ -182,9 +179,9 @@ func TestReviewSigtermDrainCutAtBoundIsNotReportedDrained(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("member a did not end after SIGTERM")
 	}
-	if runErr == nil {
-		t.Errorf("SIGTERM drain cut at the rebalance-timeout bound (an open checkpoint left undecided) ended with " +
-			"nil (exit 0, \"drained: every slot job of this member checkpointed what it read\"); want an error naming the " +
-			"undecided slot, as a standalone drain that cannot finish exits 1")
+	var cut *DrainCutError
+	if !errors.As(runErr, &cut) || len(cut.Slots) == 0 {
+		t.Errorf("SIGTERM drain cut at the rebalance-timeout bound (an open checkpoint left undecided) ended with %v; "+
+			"want *DrainCutError naming the undecided slot, as a standalone drain that cannot finish exits 1", runErr)
 	}
 }
