@@ -1,0 +1,54 @@
+package fileload
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+// review2: a CSV load with a line_delimiter header other than "\n" (Doris
+// supports any delimiter: fe/fe-core/.../load/loadv2 StreamLoadTask
+// setLineDelimiter; doristest separators_test.go) is split into chunks on
+// '\n' and each file/piece gets a '\n' appended: chunk cuts fall inside
+// rows and the last row of a file is glued to the first of the next.
+// Either the header must be honoured by the chunking or refused before
+// anything begins; today it is accepted and ignored by the splitter.
+func TestReview2CustomLineDelimiterHonouredOrRefused(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	dir, store := t.TempDir(), t.TempDir()
+	// Rows separated by '|'; values hold '\n' (legal with a custom
+	// line delimiter). Two files, no trailing delimiter on each.
+	var a, b bytes.Buffer
+	for k := 0; k < 20; k++ {
+		w := &a
+		if k >= 10 {
+			w = &b
+		}
+		if k != 0 && k != 10 {
+			w.WriteByte('|')
+		}
+		fmt.Fprintf(w, "%d\tline\nnext-%d", k, k)
+	}
+	o := opts(c, store, writeFile(t, dir, "a.csv", a.Bytes()), writeFile(t, dir, "b.csv", b.Bytes()))
+	// max_filter_ratio lets Doris drop the rows the chunking breaks: the
+	// load then "succeeds" with rows lost or mangled.
+	o.Headers = map[string]string{"line_delimiter": "|", "max_filter_ratio": "1"}
+	o.Workers, o.ChunkBytes = 3, 16
+	_, err := Run(ctx(t), o)
+	if err != nil {
+		// Refused: acceptable only if nothing was sent (a refusal up front).
+		if n := len(keys(t, s)); n != 0 {
+			t.Fatalf("Run = %v with %d rows visible", err, n)
+		}
+		t.Logf("Run refused: %v", err)
+		return
+	}
+	wantExactlyOnce(t, s, 20)
+	rows, _ := s.Rows("demo", "t")
+	for _, r := range rows {
+		if want := fmt.Sprintf("line\nnext-%d", toInt(t, r[0])); r[1] != want {
+			t.Fatalf("row %v: v = %q, want %q (a row split or glued by the chunking)", r, r[1], want)
+		}
+	}
+}
