@@ -2,8 +2,13 @@ package fileload
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"testing"
+	"time"
+
+	"github.com/doris-sink/doris-sink/loader"
 )
 
 // review2: a CSV load with a line_delimiter header other than "\n" (Doris
@@ -51,4 +56,46 @@ func TestReview2CustomLineDelimiterHonouredOrRefused(t *testing.T) {
 			t.Fatalf("row %v: v = %q, want %q (a row split or glued by the chunking)", r, r[1], want)
 		}
 	}
+}
+
+// review2: a round decided (worker 0 already committed) before a kill -9
+// is never committed when an input file's modification time changed
+// before the rerun (touch, a backup tool, a still-open writer): open()
+// refuses the store with a *MismatchError before recover() commits the
+// decision, although committing decided txns reads no file. The rows of
+// worker 0 stay visible, the other decided txns stay PRECOMMITTED until
+// Doris aborts them (stream_load_default_precommit_timeout_second): a
+// partial load after the decision, which the design promises never
+// happens ("after it, the commits complete even across kill -9"). The
+// error's advice (remove the store) makes it permanent.
+func TestReview2DecidedRoundCommittedDespiteTouchedFile(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	dir, store := t.TempDir(), t.TempDir()
+	a := csvFile(t, dir, "a.csv", 0, 150, true)
+	o := opts(c, store, a, csvFile(t, dir, "b.csv", 150, 200, true))
+	fp := loader.NewFailpoints()
+	if _, err := fp.Arm(loader.FailAfterCommitBeforeLedger, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	o.Failpoints = fp
+	if _, err := Run(ctx(t), o); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("Run = %v, want a crash after worker 0 committed", err)
+	}
+	partial := len(keys(t, s))
+	if partial == 0 || partial == 200 {
+		t.Fatalf("%d rows visible after the crash: want worker 0's only", partial)
+	}
+	// Same content, new modification time.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(a, later, later); err != nil {
+		t.Fatal(err)
+	}
+	o.Failpoints = nil
+	_, err := Run(ctx(t), o)
+	if n := len(keys(t, s)); n != 200 {
+		t.Fatalf("rerun = %v; %d rows visible (%d before it): the decided round is left partly committed", err, n, partial)
+	}
+	wantExactlyOnce(t, s, 200)
+	wantSettled(t, s)
 }
