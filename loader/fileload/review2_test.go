@@ -99,3 +99,29 @@ func TestReview2DecidedRoundCommittedDespiteTouchedFile(t *testing.T) {
 	wantExactlyOnce(t, s, 200)
 	wantSettled(t, s)
 }
+
+// review2: skip_lines (be/src/http/action/stream_load.cpp HTTP_SKIP_LINES
+// → TStreamLoadPutRequest.skip_lines: the BE's CSV reader skips the first
+// N lines of the Stream Load body) is accepted as an extra header and
+// sent on every worker's Stream Load: on a real BE each of the W bodies
+// loses its first N lines (the first line of a chunk in the middle of a
+// file is a data row), and the header line of the second file of a body is
+// loaded as a row. The emulator ignores the header, so the load looks
+// right here; the load must refuse it before anything begins (or skip the
+// lines itself, per file). Today it is sent and nothing is refused.
+func TestReview2SkipLinesRefusedBeforeAnythingBegins(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	dir, store := t.TempDir(), t.TempDir()
+	o := opts(c, store, csvFile(t, dir, "a.csv", 0, 100, true), csvFile(t, dir, "b.csv", 100, 200, true))
+	o.Headers = map[string]string{"skip_lines": "1"}
+	_, err := Run(ctx(t), o)
+	txns, terr := s.Txns("demo")
+	if terr != nil {
+		t.Fatal(terr)
+	}
+	if err == nil || len(txns) != 0 {
+		t.Fatalf("Run with skip_lines = %v after %d txns: want it refused before any Stream Load (each of the %d "+
+			"worker bodies would lose its first line on a real BE)", err, len(txns), o.Workers)
+	}
+}
