@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader"
 )
 
@@ -123,5 +124,51 @@ func TestReview2SkipLinesRefusedBeforeAnythingBegins(t *testing.T) {
 	if err == nil || len(txns) != 0 {
 		t.Fatalf("Run with skip_lines = %v after %d txns: want it refused before any Stream Load (each of the %d "+
 			"worker bodies would lose its first line on a real BE)", err, len(txns), o.Workers)
+	}
+}
+
+// review2: after a split load committed its first round and crashed, a
+// changed modification time of an input file makes the rerun fail with a
+// *MismatchError whose advice is "use another --store". Following it
+// loads every file again under a new load id (Prefix hashes the mtime:
+// new labels, so Doris's label check cannot catch it): the first round's
+// rows are in the table twice. The error must not advise a path that
+// duplicates committed rows (or the load must refuse it: the store knows
+// which rows are committed).
+func TestReview2MismatchAdviceDoesNotDuplicateCommittedRounds(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl, doristest.FEConfig(doristest.ConfPrecommitTimeout, 1000))
+	dir, store := t.TempDir(), t.TempDir()
+	a := csvFile(t, dir, "a.csv", 0, 150, true)
+	o := opts(c, store, a, csvFile(t, dir, "b.csv", 150, 300, true))
+	o.Split, o.AssumedRate = true, 1 // rounds of about 1500 bytes
+	fp := loader.NewFailpoints()
+	if _, err := fp.Arm(loader.FailBeforeAnnounce, loader.Crash().Skip(1)); err != nil {
+		t.Fatal(err)
+	}
+	o.Failpoints = fp
+	if _, err := Run(ctx(t), o); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("Run = %v, want a crash before the second round", err)
+	}
+	committed := len(keys(t, s))
+	if committed == 0 || committed == 300 {
+		t.Fatalf("%d rows committed by the first round: want part of the load", committed)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(a, later, later); err != nil {
+		t.Fatal(err)
+	}
+	o.Failpoints = nil
+	var me *MismatchError
+	_, err := Run(ctx(t), o)
+	if !errors.As(err, &me) {
+		t.Fatalf("rerun = %v, want the *MismatchError", err)
+	}
+	// Follow the error's advice.
+	o.StoreDir = t.TempDir()
+	_, err = Run(ctx(t), o)
+	if n := len(keys(t, s)); n > 300 {
+		t.Fatalf("following %q: %v; the table holds %d rows of 300 (%d committed before): rows loaded twice",
+			me.Error(), err, n, committed)
 	}
 }
