@@ -123,3 +123,70 @@ func TestMismatchAdviceDoesNotDuplicateCommittedRounds(t *testing.T) {
 	wantExactlyOnce(t, s, 300)
 	wantSettled(t, s)
 }
+
+// A decided round whose txns Doris aborted (precommit timeout) after
+// worker 0 committed needs a heal, which re-reads the pieces: with an input
+// file changed, it is refused, naming the aborted txn, the file and the
+// committed label, and nothing is sent; restoring the file and rerunning
+// with the store heals it, every row exactly once.
+func TestHealRefusedWhileFileChanged(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	dir, store := t.TempDir(), t.TempDir()
+	a := csvFile(t, dir, "a.csv", 0, 150, true)
+	o := opts(c, store, a, csvFile(t, dir, "b.csv", 150, 200, true))
+	fp := loader.NewFailpoints()
+	if _, err := fp.Arm(loader.FailAfterCommitBeforeLedger, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	o.Failpoints = fp
+	if _, err := Run(ctx(t), o); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("Run = %v, want a crash after worker 0 committed", err)
+	}
+	partial := len(keys(t, s))
+	if n := s.TimeoutPrecommitted(); n == 0 {
+		t.Fatal("no PRECOMMITTED txn timed out")
+	}
+	before, err := s.Txns("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(a, later, later); err != nil {
+		t.Fatal(err)
+	}
+	o.Failpoints = nil
+	_, err = Run(ctx(t), o)
+	var me *MismatchError
+	if !errors.As(err, &me) || me.Heal == "" || len(me.Labels) != 1 {
+		t.Fatalf("rerun = %v, want a *MismatchError naming the heal and worker 0's committed label", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "use another --store") || !strings.Contains(msg, a) ||
+		!strings.Contains(msg, me.Heal) || !strings.Contains(msg, me.Labels[0]) {
+		t.Fatalf("rerun = %q: want the changed file, the aborted txn and the committed label, no new store", msg)
+	}
+	after, err := s.Txns("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) || len(keys(t, s)) != partial {
+		t.Fatalf("the refused heal left %d txns (%d before) and %d rows (%d before)", len(after), len(before),
+			len(keys(t, s)), partial)
+	}
+	if err := os.Chtimes(a, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx(t), o)
+	if err != nil {
+		t.Fatalf("rerun after restoring %s: %v", a, err)
+	}
+	if res.Healed == 0 {
+		t.Fatalf("rerun after restoring: %+v, want the aborted txns healed", res)
+	}
+	wantExactlyOnce(t, s, 200)
+	wantSettled(t, s)
+}
