@@ -22,4 +22,11 @@
 // within stream_load_default_precommit_timeout_second of its precommit)
 // is refused, or with Options.Split loaded in rounds, each atomic on its
 // own and resumable from the position the last decided round reached.
+//
+// An input file changed since the load was planned does not stop a
+// decided round from being committed (by txn id, no file read); a heal or
+// a new round is then refused with a *MismatchError that names the rows
+// already committed and never advises reloading them. Headers whose
+// meaning depends on one body per file (line_delimiter other than "\n",
+// enclose, skip_lines) are refused before anything begins.
 package fileload

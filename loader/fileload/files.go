@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // File is one input file as the load saw it when it was planned. A file
@@ -65,8 +66,9 @@ func sameFiles(recorded, now []File) string {
 		case r.Path != n.Path:
 			return fmt.Sprintf("file %d is %s, the store recorded %s", i+1, n.Path, r.Path)
 		case r.Size != n.Size || r.ModTime != n.ModTime:
-			return fmt.Sprintf("%s changed since the load was planned (size %d, was %d; mtime changed: %t)",
-				n.Path, n.Size, r.Size, r.ModTime != n.ModTime)
+			return fmt.Sprintf("%s changed since the load was planned (size %d, was %d; modification time %s, was %s)",
+				n.Path, n.Size, r.Size, time.Unix(0, n.ModTime).UTC().Format(time.RFC3339Nano),
+				time.Unix(0, r.ModTime).UTC().Format(time.RFC3339Nano))
 		}
 	}
 	return ""

@@ -27,6 +27,9 @@ type Result struct {
 	// streamed bytes, decompressed).
 	Rows  int64 `json:"rows"`
 	Bytes int64 `json:"bytes"`
+	// FilteredRows is the rows Doris dropped (NumberFilteredRows, under
+	// max_filter_ratio) in the txns this run committed.
+	FilteredRows int64 `json:"filtered_rows"`
 	// Txns and Labels are the txns this run committed, in commit order.
 	Txns   int      `json:"txns"`
 	Labels []string `json:"labels"`
@@ -88,6 +91,10 @@ type run struct {
 	crashMu sync.Once
 	// firstPrecommit is when the round's first txn precommitted.
 	firstPrecommit atomic.Pointer[time.Time]
+	// changed, when not nil, is how the input files differ from the ones
+	// the store recorded: the decided round (committed by id) may be
+	// settled, nothing that reads a file (a heal, a new round) may run.
+	changed *MismatchError
 }
 
 // Run loads opts.Files into opts.DB.opts.Table (package doc). On return
@@ -143,6 +150,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := r.recover(ctx); err != nil {
 		return r.res, err
 	}
+	if r.changed != nil && !r.st.done() {
+		return r.res, r.mismatch(true, "")
+	}
 	for !r.st.done() {
 		if err := r.round(ctx); err != nil {
 			return r.res, err
@@ -168,12 +178,38 @@ func (r *run) open(files []File) error {
 	if st.DB != o.DB || st.Table != o.Table {
 		return &MismatchError{Dir: r.store.Dir(), Have: have, Want: want, Why: "another table"}
 	}
-	if why := sameFiles(st.Files, files); why != "" {
-		return &MismatchError{Dir: r.store.Dir(), Have: have, Want: want, Why: why}
-	}
 	r.st = st
+	if why := sameFiles(st.Files, files); why != "" {
+		r.changed = &MismatchError{Dir: r.store.Dir(), Have: have, Want: want, Why: why}
+		if st.Decided == nil {
+			return r.mismatch(false, "")
+		}
+		// A decided round is committed whatever happens (docs/design.md
+		// §2): committing its txns by id reads no file, so it is settled
+		// first; only a heal or a new round needs the files as planned.
+		o.Logger.Warn("file load: input files changed since the load was planned; settling the decided round only",
+			"table", r.table(), "store", r.store.Dir(), "why", why)
+	}
 	r.res.Resumed = st.Decided != nil || len(st.Announced) > 0 || st.Position != (Position{})
 	return nil
+}
+
+// mismatch returns the refusal of changed files, with what the store has
+// committed (settled: this run committed the decided round first; heal:
+// the aborted decided txn that would need a file read).
+func (r *run) mismatch(settled bool, heal string) *MismatchError {
+	e := *r.changed
+	e.Rounds, e.Rows, e.Settled, e.Heal = r.st.Rounds, r.st.Rows, settled, heal
+	e.Labels = append([]string(nil), r.st.Labels...)
+	if heal != "" && r.st.Decided != nil {
+		for _, t := range r.st.Decided.Txns {
+			if t.Label == heal {
+				break
+			}
+			e.Labels = append(e.Labels, t.Label)
+		}
+	}
+	return &e
 }
 
 func describe(db, table string, files []File) string {
@@ -347,7 +383,9 @@ func (r *run) round(ctx context.Context) error {
 			// Labels derive from the load id: the same load already ran
 			// with another store (or this one was removed).
 			r.st.Announced = nil
-			_ = r.store.Save(r.st)
+			if serr := r.store.Save(r.st); serr != nil {
+				err = errors.Join(err, fmt.Errorf("file load into %s: record attempt %d aborted: %w", r.table(), attempt, serr))
+			}
 			return fmt.Errorf("%w: this load (the same files, sizes and modification times into %s) already ran "+
 				"with another store, or its store was removed, so its rows may be in the table already; nothing of this "+
 				"run is visible. Check the table; to load the files again anyway, touch them (new load id, new labels)",
@@ -425,7 +463,7 @@ func (r *run) commit(ctx context.Context) error {
 		r.crashed(err)
 		return fmt.Errorf("file load into %s: attempt %d is decided; rerun to commit it: %w", r.table(), d.Attempt, err)
 	}
-	var rows, bytes int64
+	var rows, bytes, filtered int64
 	for i, t := range d.Txns {
 		c := loader.Committable{DB: r.o.DB, Table: r.o.Table, Label: t.Label, TxnID: t.TxnID}
 		err := r.part.Commit(ctx, c)
@@ -459,6 +497,7 @@ func (r *run) commit(ctx context.Context) error {
 		}
 		rows += t.Rows
 		bytes += t.Bytes
+		filtered += t.Filtered
 		r.res.Txns++
 		r.res.Labels = append(r.res.Labels, t.Label)
 		if r.o.Progress != nil {
@@ -469,12 +508,16 @@ func (r *run) commit(ctx context.Context) error {
 	r.st.Rounds++
 	r.st.Rows += rows
 	r.st.Bytes += bytes
+	for _, t := range d.Txns {
+		r.st.Labels = append(r.st.Labels, t.Label)
+	}
 	if err := r.store.Save(r.st); err != nil {
 		return fmt.Errorf("file load into %s: attempt %d is committed but the store could not record it (a rerun commits "+
 			"it again, harmlessly): %w", r.table(), d.Attempt, err)
 	}
 	r.res.Rows += rows
 	r.res.Bytes += bytes
+	r.res.FilteredRows += filtered
 	r.res.Rounds++
 	r.o.Logger.Info("file load: round committed", "table", r.table(), "attempt", d.Attempt, "rows", rows, "to", d.End)
 	return nil
@@ -490,6 +533,12 @@ func (r *run) heal(ctx context.Context, i int, cause error) (Txn, error) {
 	t := d.Txns[i]
 	r.o.Logger.Warn("file load: Doris aborted a decided txn; loading its pieces again", "table", r.table(),
 		"label", t.Label, "txn_id", t.TxnID, "err", cause)
+	if r.changed != nil {
+		// The heal re-reads t's pieces: the positions must mean the rows
+		// they meant when the round was decided.
+		return Txn{}, fmt.Errorf("file load into %s: heal of aborted txn %d (label %s, %s): %w", r.table(), t.TxnID,
+			t.Label, describePieces(r.st.Files, t.Pieces), r.mismatch(false, t.Label))
+	}
 	if t.Healing != "" {
 		if err := r.part.AbortLabel(ctx, r.o.DB, t.Healing); err != nil {
 			return Txn{}, fmt.Errorf("file load into %s: abort the interrupted heal %s: %w", r.table(), t.Healing, err)

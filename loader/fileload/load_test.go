@@ -235,3 +235,26 @@ func TestEmptyFiles(t *testing.T) {
 	}
 	wantExactlyOnce(t, s, 20)
 }
+
+// The summary's filtered_rows is the sum of the committed txns'
+// NumberFilteredRows: a row with too few columns is filtered by Doris
+// under max_filter_ratio (docs/doris-facts.md §8).
+func TestResultCountsFilteredRows(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	dir, store := t.TempDir(), t.TempDir()
+	o := opts(c, store, writeFile(t, dir, "a.csv", []byte("1\tv-1\nonly-one-column\n2\tv-2\n")),
+		writeFile(t, dir, "b.csv", []byte("3\tv-3\nagain-one\n")))
+	o.Headers = map[string]string{"max_filter_ratio": "1"}
+	o.Workers = 2
+	res, err := Run(ctx(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilteredRows != 2 || res.Rows != 3 {
+		t.Fatalf("rows %d filtered_rows %d, want 3 loaded and 2 filtered", res.Rows, res.FilteredRows)
+	}
+	if n := len(keys(t, s)); n != 3 {
+		t.Fatalf("%d rows visible, want 3", n)
+	}
+}

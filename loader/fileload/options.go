@@ -119,11 +119,14 @@ func (o *Options) validate() error {
 	if o.AssumedRate < 0 {
 		return fmt.Errorf("file load into %s.%s: assumed rate %d must be positive", o.DB, o.Table, o.AssumedRate)
 	}
-	for k := range o.Headers {
+	for k, v := range o.Headers {
 		switch strings.ToLower(k) {
 		case "label", "two_phase_commit", "format", "read_json_by_line", "compress_type":
 			return fmt.Errorf("file load into %s.%s: header %q is set by the load; use the format or compression option",
 				o.DB, o.Table, k)
+		}
+		if err := splittable(k, v); err != nil {
+			return fmt.Errorf("file load into %s.%s: %w", o.DB, o.Table, err)
 		}
 	}
 	if o.Now == nil {

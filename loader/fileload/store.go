@@ -33,6 +33,10 @@ type State struct {
 	Rounds int   `json:"rounds"`
 	Rows   int64 `json:"rows"`
 	Bytes  int64 `json:"bytes"`
+	// Labels are the labels of every committed txn, in commit order (a
+	// store written before they were recorded has none): a refusal names
+	// them, so the rows they loaded can be found in the table.
+	Labels []string `json:"labels,omitempty"`
 	// Announced are the labels of attempt Attempt when it is announced and
 	// not decided: Doris may hold them PREPARE or PRECOMMITTED; they are
 	// aborted before anything else begins.
@@ -59,6 +63,9 @@ type Txn struct {
 	Rows   int64   `json:"rows"`
 	Bytes  int64   `json:"bytes"`
 	Pieces []Piece `json:"pieces"`
+	// Filtered is Doris's NumberFilteredRows of the txn (rows dropped
+	// under max_filter_ratio).
+	Filtered int64 `json:"filtered_rows,omitempty"`
 	// Heals counts the times this worker's pieces were loaded again
 	// because Doris aborted the decided txn (precommit timeout); Healing is
 	// the label of a heal announced and not yet recorded here, aborted
@@ -71,18 +78,59 @@ type Txn struct {
 func (s *State) done() bool { return s.Position.File >= len(s.Files) && s.Decided == nil }
 
 // MismatchError refuses a store that holds another load: another table or
-// other files. Nothing was sent to Doris.
+// other files (an input file changed since the load was planned). Nothing
+// of the refused load was sent to Doris; a round a previous run decided is
+// committed before files are compared (it reads no file), and Settled says
+// so.
 type MismatchError struct {
 	Dir string
 	// Have and Want describe the stored load and the requested one.
 	Have, Want string
 	Why        string
+	// Rounds, Rows and Labels are what the stored load has committed:
+	// rows in the table already. With any, loading the files again (a new
+	// store, a removed one) would load those rows twice, and the error
+	// advises only ways that do not.
+	Rounds int
+	Rows   int64
+	Labels []string
+	// Settled: this run committed the round a previous run decided before
+	// refusing (its txns committed by id).
+	Settled bool
+	// Heal, when not empty, is the decided txn Doris aborted whose pieces
+	// must be read again (the round is partly committed: Labels).
+	Heal string
 }
 
-// Error names both loads.
+// maxLabelsShown bounds the labels an error lists.
+const maxLabelsShown = 8
+
+// Error names both loads and the safe way on.
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("store %s holds the load of %s; this load is of %s: %s (use another --store, or remove %s "+
-		"once that load is finished or abandoned)", e.Dir, e.Have, e.Want, e.Why, e.Dir)
+	msg := fmt.Sprintf("store %s holds the load of %s; this load is of %s: %s", e.Dir, e.Have, e.Want, e.Why)
+	if e.Rounds == 0 && len(e.Labels) == 0 {
+		return msg + fmt.Sprintf(" (use another --store, or remove %s once that load is finished or abandoned)", e.Dir)
+	}
+	if e.Settled {
+		msg += "; the round a previous run decided was committed first (its txns by id)"
+	}
+	if e.Heal != "" {
+		msg += fmt.Sprintf("; Doris aborted decided txn %s, and loading its pieces again needs the files as planned", e.Heal)
+	}
+	shown := e.Labels
+	more := ""
+	if len(shown) > maxLabelsShown {
+		shown, more = shown[:maxLabelsShown], fmt.Sprintf(" and %d more", len(e.Labels)-maxLabelsShown)
+	}
+	labels := "not recorded by this store"
+	if len(shown) > 0 {
+		labels = strings.Join(shown, " ") + more
+	}
+	return msg + fmt.Sprintf(". The rows of %d committed round(s) (%d rows; labels %s) are in the table already: "+
+		"loading the files again (another --store, or this one removed) would load them twice. To finish the load, "+
+		"restore the changed file as the store recorded it (same content and size; the modification time with "+
+		"touch -d) and rerun with --store %s; to load the files anew, first delete those rows from the table, "+
+		"then remove %s", e.Rounds, e.Rows, labels, e.Dir, e.Dir)
 }
 
 // LockedError: another process holds the store.

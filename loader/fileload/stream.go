@@ -83,5 +83,6 @@ func (r *run) worker(ctx context.Context, w int, lbl string, pieces []Piece) (Tx
 		return Txn{}, err
 	}
 	o.Logger.Debug("file load: worker precommitted", "label", lbl, "txn_id", res.TxnID, "rows", res.NumberLoadedRows)
-	return Txn{Worker: w, Label: lbl, TxnID: res.TxnID, Rows: res.NumberLoadedRows, Bytes: b.sent, Pieces: pieces}, nil
+	return Txn{Worker: w, Label: lbl, TxnID: res.TxnID, Rows: res.NumberLoadedRows, Bytes: b.sent, Pieces: pieces,
+		Filtered: res.NumberFilteredRows}, nil
 }

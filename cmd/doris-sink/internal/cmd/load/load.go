@@ -264,6 +264,9 @@ func (o *Options) print(res *fileload.Result) error {
 	kv.Add("Outcome", outcome)
 	kv.Add("Table", res.DB+"."+res.Table)
 	kv.Add("Rows", fmt.Sprint(res.Rows))
+	if res.FilteredRows > 0 {
+		kv.Add("Filtered rows", fmt.Sprint(res.FilteredRows))
+	}
 	kv.Add("Bytes", fmt.Sprint(res.Bytes))
 	kv.Add("Txns", fmt.Sprint(res.Txns))
 	kv.Add("Rounds", fmt.Sprint(res.Rounds))

@@ -66,6 +66,13 @@ func TestLoadPrintsJSONSummary(t *testing.T) {
 	if n := rowCount(t, s); n != 250 {
 		t.Fatalf("table has %d rows, want 250", n)
 	}
+	var fields map[string]any
+	if err := json.Unmarshal(out.Bytes(), &fields); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := fields["filtered_rows"]; !ok || v != float64(0) {
+		t.Fatalf("summary %s: want filtered_rows 0", out)
+	}
 }
 
 // DORIS_SINK_FAILPOINTS arms the loader's names; a crash exits 137 at the
