@@ -45,33 +45,29 @@ func (o *Options) report(rs []*Result) error {
 			return err
 		}
 	}
-	var avro []*Result
-	for _, r := range filter(rs, KindThroughput) {
-		if r.AvroToJSONRecords > 0 {
-			avro = append(avro, r)
-		}
+	vsJSON := []struct {
+		name                string
+		records, bytes, cpu func(*Result) float64
+	}{
+		{"avro", func(r *Result) float64 { return r.AvroToJSONRecords }, func(r *Result) float64 { return r.AvroToJSONBytes },
+			func(r *Result) float64 { return r.AvroToJSONCPU }},
+		{"protobuf", func(r *Result) float64 { return r.ProtobufToJSONRecords }, func(r *Result) float64 { return r.ProtobufToJSONBytes },
+			func(r *Result) float64 { return r.ProtobufToJSONCPU }},
 	}
-	if len(avro) > 0 {
-		fmt.Fprintln(w, "\navro vs json on the same logical data (avro values are smaller: per byte counts record value bytes)")
+	for _, f := range vsJSON {
+		var got []*Result
+		for _, r := range filter(rs, KindThroughput) {
+			if f.records(r) > 0 {
+				got = append(got, r)
+			}
+		}
+		if len(got) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s vs json on the same logical data (%s values are smaller: per byte counts record value bytes)\n", f.name, f.name)
 		t := cmdutil.NewTable(o.IO, "case", "rec/s", "x json rec/s", "MB/s", "x json MB/s", "x json cpu/rec")
-		for _, r := range avro {
-			t.AddRow(r.Case, f0(r.RecordsPerS), f2(r.AvroToJSONRecords), f1(r.MBPerS), f2(r.AvroToJSONBytes), opt2(r.AvroToJSONCPU))
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-	}
-	var proto []*Result
-	for _, r := range filter(rs, KindThroughput) {
-		if r.ProtobufToJSONRecords > 0 {
-			proto = append(proto, r)
-		}
-	}
-	if len(proto) > 0 {
-		fmt.Fprintln(w, "\nprotobuf vs json on the same logical data (protobuf values are smaller: per byte counts record value bytes)")
-		t := cmdutil.NewTable(o.IO, "case", "rec/s", "x json rec/s", "MB/s", "x json MB/s", "x json cpu/rec")
-		for _, r := range proto {
-			t.AddRow(r.Case, f0(r.RecordsPerS), f2(r.ProtobufToJSONRecords), f1(r.MBPerS), f2(r.ProtobufToJSONBytes), opt2(r.ProtobufToJSONCPU))
+		for _, r := range got {
+			t.AddRow(r.Case, f0(r.RecordsPerS), f2(f.records(r)), f1(r.MBPerS), f2(f.bytes(r)), opt2(f.cpu(r)))
 		}
 		if err := t.Render(); err != nil {
 			return err
