@@ -23,6 +23,9 @@ func (c *Config) validateGroup(bad func(key string, v any, allowed string)) {
 			"a file store in job.data_dir cannot be shared by processes on several machines; set job.coordinator: kafka "+
 			"(a file store is imported once) or job.slots: 1")
 	}
+	if msg := instanceIDProblem(c.Job.Instance); msg != "" {
+		bad("job.instance", c.Job.Instance, msg)
+	}
 	if c.Job.Instance != "" && c.Job.Slots < 2 {
 		bad("job.instance", c.Job.Instance, "static membership is for group mode: set job.slots ≥ 2, or leave job.instance unset")
 	}
@@ -32,4 +35,31 @@ func (c *Config) validateGroup(bad func(key string, v any, allowed string)) {
 	if c.Kafka.RebalanceTimeout < 0 || c.Kafka.RebalanceTimeout > 0 && c.Kafka.RebalanceTimeout < time.Second {
 		bad("kafka.rebalance_timeout", c.Kafka.RebalanceTimeout, "want a duration of at least 1s")
 	}
+}
+
+// maxInstanceID is the longest group.instance.id Kafka accepts.
+const maxInstanceID = 249
+
+// instanceIDProblem says why id cannot be a Kafka group.instance.id, ""
+// when it can (or is unset). Kafka's JoinGroupRequest.validateGroupInstanceId
+// allows [a-zA-Z0-9._-], at most 249 characters, not "." or "..": an id it
+// refuses would fail every join, so it is refused at load instead.
+func instanceIDProblem(id string) string {
+	if id == "" {
+		return ""
+	}
+	if id == "." || id == ".." {
+		return `"." and ".." are not allowed as a Kafka group.instance.id`
+	}
+	if len(id) > maxInstanceID {
+		return fmt.Sprintf("at most %d characters (a Kafka group.instance.id), got %d", maxInstanceID, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		switch b := id[i]; {
+		case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9', b == '.', b == '_', b == '-':
+		default:
+			return fmt.Sprintf("character %q at %d: a Kafka group.instance.id allows only [a-zA-Z0-9._-]", b, i)
+		}
+	}
+	return ""
 }
