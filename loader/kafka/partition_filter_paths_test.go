@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -120,4 +121,96 @@ func TestPartitionFilterStartPaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 12: topics kafka.topic_regex finds later are filtered too: of a
+// new two-partition topic only the slot's partition 1 is assigned (from
+// its earliest offset), and a new one-partition topic, none of whose
+// partitions the slot owns, is assigned empty: not read, not an error.
+// No decided position names another slot's partition.
+func TestPartitionFilterRegexTopicFoundLater(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 2)
+	ctx := ctxFor(t)
+	clk := newManualClock()
+	cfg := e.config()
+	cfg.Topic, cfg.TopicRegex = "", "orders.*"
+	cfg.PartitionRefresh = time.Minute
+	e.produceIDs(0, 14, 2) // slot 1 reads the 7 odd ids: one full checkpoint (cap 7), nothing open after
+	started, added, ack := make(chan Position, 1), make(chan []string, 4), make(chan struct{})
+	var rec recorder
+	c := e.connector(cfg, nil, WithClock(clk), WithPartitionFilter(oddSlot), WithOnCheckpoint(rec.add),
+		WithTestingKnobs(&TestingKnobs{
+			AfterStart: func(p Position) { started <- p },
+			AfterTopicsAdded: func(ts []string) {
+				added <- ts
+				<-ack
+			},
+		}))
+	want := make(chan Position, 1)
+	c.knobs.AfterPoll = func(p Position) {
+		select {
+		case w := <-want:
+			if !covers(p, w) {
+				want <- w
+				return
+			}
+			c.Drain()
+		default:
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	if p := <-started; !maps.Equal(p.Of(testTopic), map[int32]int64{1: 0}) {
+		t.Fatalf("started at %s, want only partition 1 of %s", p.String(), testTopic)
+	}
+	e.createTopic("orders-new", 2)
+	e.createTopic("orders-one", 1)
+	e.produceIDsTo("orders-new", 100, 121, 2)
+	e.produceIDsTo("orders-one", 200, 205, 1)
+	if err := clk.waitTimer(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	select {
+	case ts := <-added:
+		if !slices.Equal(ts, []string{"orders-new", "orders-one"}) {
+			t.Fatalf("added %v, want [orders-new orders-one]", ts)
+		}
+	case <-ctx.Done():
+		t.Fatal("the new topics were never added")
+	}
+	end := e.ends("orders-new")
+	want <- Position{Topics: map[string]map[int32]int64{testTopic: {1: 7}, "orders-new": {1: end.Of("orders-new")[1]}}}
+	close(ack)
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	wantIDs := map[int64]int{}
+	for i := 1; i < 14; i += 2 {
+		wantIDs[int64(i)] = 1
+	}
+	for i := 101; i < 121; i += 2 {
+		wantIDs[int64(i)] = 1
+	}
+	if got := e.ids(); mustJSON(t, got) != mustJSON(t, wantIDs) {
+		t.Errorf("rows %v,\nwant %v (only partition 1 of each topic, once)", got, wantIDs)
+	}
+	check := func(what string, p Position) {
+		for _, topic := range p.TopicNames() {
+			for part := range p.Of(topic) {
+				if part != 1 {
+					t.Errorf("%s %s names partition %d of %s, which the slot does not own", what, p.String(), part, topic)
+				}
+			}
+		}
+	}
+	for _, s := range rec.stats() {
+		check("checkpoint end", s.End)
+	}
+	pos, ok := c.Decided()
+	if !ok || !maps.Equal(pos.Of("orders-new"), map[int32]int64{1: 10}) {
+		t.Errorf("decided %s, want partition 1 of orders-new at 10", pos.String())
+	}
+	check("decided", pos)
 }
