@@ -19,8 +19,8 @@ func oddSlot(_ string, p int32) bool { return p%2 == 1 }
 // holds on every start path, not only kafka.start earliest
 // (TestPartitionFilter): kafka.start latest, committed and explicit
 // offsets (an offset of another slot's partition is skipped, not refused),
-// the persisted first start (a StartStore position naming every partition)
-// and the rewind after a failed checkpoint (Doris fails two precommits).
+// the persisted first start (a StartStore position naming every partition;
+// a first start the slot persists names only its partitions) and the rewind after a failed checkpoint (Doris fails two precommits).
 // In each, the start position and every decided position name exactly the
 // slot's partitions, and the table holds exactly the slot's records from
 // the start on, each once.
@@ -32,7 +32,9 @@ func TestPartitionFilterStartPaths(t *testing.T) {
 		start  map[int32]int64 // the expected start of partitions 1 and 3
 		mut    func(*Config)
 		commit map[int32]int64 // group offsets committed before the start
-		stored string          // a persisted first start
+		stored string          // a persisted first start ("": none)
+		store  bool            // with a StartStore
+		saved  string          // what the StartStore holds after the run
 		fault  bool            // Doris fails two precommits: the Connector rewinds
 	}
 	for _, c := range []tc{
@@ -43,7 +45,10 @@ func TestPartitionFilterStartPaths(t *testing.T) {
 			c.Start, c.StartOffsets = StartOffsets, map[int32]int64{0: 3, 1: 7, 2: 5}
 		}},
 		{name: "persisted", start: map[int32]int64{1: 3, 3: 6}, mut: func(c *Config) { c.Start = StartLatest },
-			stored: `{"topic":"orders","offsets":{"0":2,"1":3,"2":4,"3":6}}`},
+			store: true, stored: `{"topic":"orders","offsets":{"0":2,"1":3,"2":4,"3":6}}`,
+			saved: `{"topic":"orders","offsets":{"0":2,"1":3,"2":4,"3":6}}`},
+		{name: "persist", start: map[int32]int64{1: 10, 3: 10}, mut: func(c *Config) { c.Start = StartLatest },
+			store: true, saved: `{"topic":"orders","offsets":{"1":10,"3":10}}`},
 		{name: "rewind", start: map[int32]int64{1: 0, 3: 0}, mut: func(c *Config) { c.Start = StartEarliest }, fault: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,8 +82,12 @@ func TestPartitionFilterStartPaths(t *testing.T) {
 				AfterStart:  func(p Position) { starts = append(starts, p); e.produceIDs(40, 48, parts) },
 				AfterRewind: func(p Position) { rewinds = append(rewinds, p) },
 			})}
+			ss := &memStartStore{}
 			if c.stored != "" {
-				opts = append(opts, WithStartStore(&memStartStore{raw: []byte(c.stored)}))
+				ss.raw = []byte(c.stored)
+			}
+			if c.store {
+				opts = append(opts, WithStartStore(ss))
 			}
 			conn := e.connector(cfg, nil, opts...)
 			want := Position{Topic: testTopic, Offsets: map[int32]int64{1: 12, 3: 12}}
@@ -92,6 +101,9 @@ func TestPartitionFilterStartPaths(t *testing.T) {
 			}
 			if len(starts) != 1 || !maps.Equal(starts[0].Of(testTopic), c.start) {
 				t.Fatalf("start %v, want exactly partitions 1 and 3 at %v", starts, c.start)
+			}
+			if got := string(ss.raw); got != c.saved {
+				t.Errorf("StartStore holds %q, want %q (a slot persists only its own partitions' first start)", got, c.saved)
 			}
 			if c.fault && (fh.Hits() != 2 || len(rewinds) != 2) {
 				t.Fatalf("fault hits %d, rewinds %d; want 2 and 2", fh.Hits(), len(rewinds))
