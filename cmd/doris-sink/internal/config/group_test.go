@@ -36,3 +36,23 @@ func TestJobSlots(t *testing.T) {
 	_, err = load(t, merge(minimal, "job: {instance: m1}\n"), nil, nil, NeedRun)
 	keyError(t, err, "job.instance")
 }
+
+// kafka.session_timeout and kafka.rebalance_timeout under 1s (or negative)
+// are refused naming the key (a group member could not heartbeat or hand
+// over in time); exactly 1s is accepted.
+func TestGroupTimeoutsUnderOneSecondRefused(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"session_timeout", "rebalance_timeout"} {
+		for _, v := range []string{"999ms", "500ms", "1ms", "-1s"} {
+			_, err := load(t, merge(minimal, "job: {slots: 2}\nkafka: {"+key+": "+v+"}\n"), nil, nil, NeedRun)
+			ke := keyError(t, err, "kafka."+key)
+			if !strings.Contains(ke.Allowed, "at least 1s") {
+				t.Errorf("kafka.%s %s: %v, want the error to say at least 1s", key, v, err)
+			}
+		}
+		c := mustLoad(t, merge(minimal, "job: {slots: 2}\nkafka: {"+key+": 1s}\n"), nil, nil, NeedRun)
+		if got := map[string]time.Duration{"session_timeout": c.Kafka.SessionTimeout, "rebalance_timeout": c.Kafka.RebalanceTimeout}[key]; got != time.Second {
+			t.Errorf("kafka.%s 1s: loaded %v, want 1s", key, got)
+		}
+	}
+}
