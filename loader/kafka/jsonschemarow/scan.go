@@ -104,20 +104,8 @@ func (s *scanner) object() bool {
 		if !s.value() {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.src) {
-			return false
-		}
-		switch s.src[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
+		if closed, ok := s.next('}'); !ok || closed {
+			return ok
 		}
 	}
 }
@@ -137,22 +125,31 @@ func (s *scanner) array() bool {
 		if !s.value() {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.src) {
-			return false
-		}
-		switch s.src[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case ']':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
+		if closed, ok := s.next(']'); !ok || closed {
+			return ok
 		}
 	}
+}
+
+// next reads what follows a member or element of an object or array
+// whose closing byte is close: a ',' (then closed is false) or close
+// (closed, one level up); ok is false on anything else.
+func (s *scanner) next(close byte) (closed, ok bool) {
+	s.space()
+	if s.i >= len(s.src) {
+		return false, false
+	}
+	switch s.src[s.i] {
+	case ',':
+		s.i++
+		s.space()
+		return false, true
+	case close:
+		s.i++
+		s.depth--
+		return true, true
+	}
+	return false, false
 }
 
 func (s *scanner) str() bool {
