@@ -56,7 +56,13 @@ type GroupKnobs struct {
 	// member, job.instance, does not leave the group: its slots move after
 	// the session timeout).
 	Kill <-chan struct{}
+	// SlotTopicCheck is how often the member checks the slot topic still
+	// has job.slots partitions (0: slotTopicCheckInterval).
+	SlotTopicCheck time.Duration
 }
+
+// slotTopicCheckInterval is how often a member checks its slot topic.
+const slotTopicCheckInterval = 30 * time.Second
 
 // member is one process of a group-mode job.
 type member struct {
@@ -187,6 +193,11 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		defer close(polled)
 		m.poll(pollCtx, cl)
 	}()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		m.watchSlotTopic(pollCtx, cl)
+	}()
 	var result error
 	select {
 	case <-drain:
@@ -209,6 +220,7 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	}
 	stopPoll()
 	<-polled
+	<-watched
 	cl.Close() // leaves the group (a static member keeps its slots until the session timeout)
 	m.wg.Wait()
 	if result == nil {
@@ -268,6 +280,52 @@ func (m *member) poll(ctx context.Context, cl *kgo.Client) {
 			}
 			return
 		}
+	}
+}
+
+// watchSlotTopic checks the slot topic every SlotTopicCheck while the
+// member runs. A slot topic deleted (or given other partitions) under a
+// running group leaves every member owning no slot, or slots that are not
+// the job's, and loading nothing while each looks healthy: the member stops
+// instead with a *SlotTopicError naming the topic and what to do. A check
+// Kafka does not answer is retried at the next tick.
+func (m *member) watchSlotTopic(ctx context.Context, cl *kgo.Client) {
+	every := m.knobs.SlotTopicCheck
+	if every <= 0 {
+		every = slotTopicCheckInterval
+	}
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+		n, err := topicPartitions(ctx, cl, m.topic)
+		var bad error
+		switch {
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+			bad = &SlotTopicError{Topic: m.topic, Job: m.cfg.Job.Name, Slots: m.slots, Err: errors.New("deleted while the " +
+				"job runs: no member owns a slot, nothing loads; stop every member and start them again (the first start " +
+				"recreates it with job.slots partitions; the decisions in the state topic are unchanged)")}
+		case err == nil && n != m.slots:
+			bad = &SlotTopicError{Topic: m.topic, Job: m.cfg.Job.Name, Partitions: n, Slots: m.slots}
+		case err != nil:
+			if ctx.Err() == nil {
+				m.log.Warn("group mode: slot topic check failed; retrying at the next one", "topic", m.topic, "err", err)
+			}
+			continue
+		}
+		if bad == nil {
+			continue
+		}
+		select {
+		case m.fatal <- bad:
+		default:
+			m.log.Error("group mode: slot topic changed while the member is already ending with another error", "err", bad)
+		}
+		return
 	}
 }
 

@@ -48,6 +48,9 @@ type groupEnv struct {
 	// slotStarted, if set, is called (without e.mu) when a member's slot
 	// job was built, before it runs (review tests: hold a slot job there).
 	slotStarted func(m *groupMember, slot, rebuilt int)
+	// slotTopicCheck is GroupKnobs.SlotTopicCheck of the members started
+	// next (0: the default).
+	slotTopicCheck time.Duration
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every member event
@@ -152,8 +155,9 @@ log: { format: json, level: info }
 	tap, w := newLogTap()
 	m.tap = tap
 	knobs := &GroupKnobs{
-		KgoOpts: []kgo.Opt{kgo.HeartbeatInterval(50 * time.Millisecond)},
-		Kill:    m.kill,
+		KgoOpts:        []kgo.Opt{kgo.HeartbeatInterval(50 * time.Millisecond)},
+		Kill:           m.kill,
+		SlotTopicCheck: e.slotTopicCheck,
 		SlotStopped: func(slot int, err error) {
 			e.mu.Lock()
 			if err == nil {
