@@ -30,7 +30,7 @@ type state struct {
 	unknown int64
 	// limit is the length the row's dst may reach (Options.MaxRowBytes).
 	limit int
-	tz      *time.Location
+	tz    *time.Location
 }
 
 func (s *state) reset() {
