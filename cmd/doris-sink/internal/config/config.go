@@ -236,6 +236,9 @@ type Records struct {
 	Delete Delete `json:"delete"`
 	// SchemaEvolution is none or add_columns (records.schema_evolution).
 	SchemaEvolution string `json:"schema_evolution"`
+	// MaxRowBytes bounds one decoded row's JSON (records.max_row_bytes,
+	// registry formats).
+	MaxRowBytes int64 `json:"max_row_bytes,omitempty"`
 	// Envelope is "" or debezium (records.envelope, registry formats).
 	Envelope string `json:"envelope,omitempty"`
 	// TimeZoneName is records.time_zone: the zone timestamps of the

@@ -293,6 +293,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			Delete:                   decodeDelete(d),
 			SchemaEvolution:          strings.ToLower(d.str("records.schema_evolution")),
 			Envelope:                 strings.ToLower(d.str("records.envelope")),
+			MaxRowBytes:              int64(d.size("records.max_row_bytes")),
 			TimeZoneName:             d.str("records.time_zone"),
 			SchemaRegistry:           decodeSchemaRegistry(d),
 			JSONSchema:               JSONSchemaRecords{Validate: d.boolean("records.json_schema.validate")},

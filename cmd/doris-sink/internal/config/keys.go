@@ -100,6 +100,7 @@ var keys = []Key{
 	{Name: "records.schema_evolution", kind: kindString, Default: EvolutionNone, Doc: "none or add_columns: a Debezium schema change or a new JSON field adds the column (light schema change) before the load that needs it; never drops or narrows"},
 	{Name: "records.envelope", kind: kindString, Default: "", Doc: "registry formats: debezium loads Debezium change events (op c/u/r upsert the after image, d deletes the before image); empty: the record is the row"},
 	{Name: "records.time_zone", kind: kindString, Default: "UTC", Doc: "registry formats: zone of the DATETIME text of timestamp-millis/micros: UTC, an IANA name, or +08:00"},
+	{Name: "records.max_row_bytes", kind: kindSize, Default: "100MiB", Doc: "registry formats: bound of one row's JSON as decoded (default the BE's streaming_load_json_max_mb, 100 MB); a record past it is a dead letter, or stops run naming it"},
 	{Name: "records.json_schema.validate", kind: kindBool, Default: false, Doc: "json_schema: check each record against its registry schema; a record that does not match is a dead letter (Confluent's json.fail.invalid.schema; off by default, as there: it costs about 30 times the pass-through)"},
 	{Name: "records.schema_registry.urls", kind: kindList, Default: []string{}, Doc: "Schema Registry base URLs (required by the registry formats)"},
 	{Name: "records.schema_registry.username", kind: kindString, Default: "", Doc: "registry HTTP Basic user"},
