@@ -217,22 +217,19 @@ func scopeOf(d Deps) string {
 // connectorConfig maps the kafka.*, records.* and delivery.* keys.
 func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	kc := kafka.Config{
-		Brokers:                   cfg.Kafka.Brokers,
-		Topic:                     cfg.Kafka.Topic,
-		Topics:                    cfg.Kafka.Topics,
-		TopicRegex:                cfg.Kafka.TopicRegex,
-		ExcludeTopics:             []string{coordlog.StateTopic(cfg.Job.Name), coordlog.SlotTopic(cfg.Job.Name)},
-		Group:                     cfg.Kafka.Group,
-		Format:                    cfg.Records.Format,
-		DeadLetterTopic:           cfg.Records.DeadLetterTopic,
-		DeadLetterAtLeastOnce:     cfg.Records.DeadLetterDelivery == config.DeadLetterAtLeastOnce,
-		DeadLetterCreate:          cfg.Records.DeadLetterCreate,
-		DeadLetterBufferBytes:     cfg.Records.DeadLetterBufferBytes,
-		MaxKeyBytes:               int(cfg.Records.MaxKeyBytes),
-		MaxHeadersBytes:           int(cfg.Records.MaxHeadersBytes),
-		MaxDecompressedBatchBytes: int(cfg.Kafka.MaxDecompressedBatchBytes),
-		BisectMaxFailures:         bisectLoads(cfg.Records.DeadLetterMaxBisectLoads),
-		Delete:                    deleteConfig(cfg),
+		Brokers:               cfg.Kafka.Brokers,
+		Topic:                 cfg.Kafka.Topic,
+		Topics:                cfg.Kafka.Topics,
+		TopicRegex:            cfg.Kafka.TopicRegex,
+		ExcludeTopics:         []string{coordlog.StateTopic(cfg.Job.Name), coordlog.SlotTopic(cfg.Job.Name)},
+		Group:                 cfg.Kafka.Group,
+		Format:                cfg.Records.Format,
+		DeadLetterTopic:       cfg.Records.DeadLetterTopic,
+		DeadLetterAtLeastOnce: cfg.Records.DeadLetterDelivery == config.DeadLetterAtLeastOnce,
+		DeadLetterCreate:      cfg.Records.DeadLetterCreate,
+		DeadLetterBufferBytes: cfg.Records.DeadLetterBufferBytes,
+		BisectMaxFailures:     bisectLoads(cfg.Records.DeadLetterMaxBisectLoads),
+		Delete:                deleteConfig(cfg),
 		Routing: kafka.Routing{TopicTables: cfg.Routing.TopicTables, TableField: cfg.Routing.TableField,
 			TableHeader: cfg.Routing.TableHeader, DebeziumTemplate: cfg.Routing.DebeziumTemplate,
 			DefaultTable: cfg.Routing.DefaultTable},
@@ -249,6 +246,9 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	if kc.CheckpointMaxBytes == 0 {
 		kc.CheckpointMaxBytes = -1 // 0 means "no byte cap" in the config
 	}
+	// The bounds of hostile records (issue 25).
+	kc.MaxKeyBytes, kc.MaxHeadersBytes = int(cfg.Records.MaxKeyBytes), int(cfg.Records.MaxHeadersBytes)
+	kc.MaxDecompressedBatchBytes = int(cfg.Kafka.MaxDecompressedBatchBytes)
 	switch cfg.Kafka.Start.Mode {
 	case config.StartExplicit:
 		kc.Start, kc.StartOffsets = kafka.StartOffsets, cfg.Kafka.Start.Offsets
