@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/registry/srtest"
 )
@@ -153,5 +154,19 @@ func TestRunRefusesIssue25PoisonPillWithoutDeadLetters(t *testing.T) {
 		if got, want := e.rows(t), "[[0 v]]"; got != want {
 			t.Fatalf("run %d: rows %s, want %s", attempt+1, got, want)
 		}
+	}
+}
+
+// The bounds keys reach the connector.
+func TestConnectorConfigCarriesBounds(t *testing.T) {
+	t.Parallel()
+	cfg := &config.Config{Kafka: config.Kafka{MaxDecompressedBatchBytes: 3 << 20},
+		Records: config.Records{MaxKeyBytes: 1 << 10, MaxHeadersBytes: 2 << 10}}
+	kc, err := connectorConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kc.MaxKeyBytes != 1<<10 || kc.MaxHeadersBytes != 2<<10 || kc.MaxDecompressedBatchBytes != 3<<20 {
+		t.Fatalf("key %d, headers %d, batch %d", kc.MaxKeyBytes, kc.MaxHeadersBytes, kc.MaxDecompressedBatchBytes)
 	}
 }
