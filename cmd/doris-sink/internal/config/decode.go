@@ -228,13 +228,12 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 		Job: Job{Name: d.str("job.name"), DataDir: d.str("job.data_dir"), Coordinator: strings.ToLower(d.str("job.coordinator")),
 			Slots: int(d.integer("job.slots")), Instance: d.str("job.instance")},
 		Kafka: Kafka{
-			Brokers:                   d.list("kafka.brokers"),
-			Topic:                     d.str("kafka.topic"),
-			Topics:                    d.list("kafka.topics"),
-			TopicRegex:                d.str("kafka.topic_regex"),
-			Group:                     d.str("kafka.group"),
-			Start:                     d.start(),
-			MaxDecompressedBatchBytes: int64(d.size("kafka.max_decompressed_batch_bytes")),
+			Brokers:    d.list("kafka.brokers"),
+			Topic:      d.str("kafka.topic"),
+			Topics:     d.list("kafka.topics"),
+			TopicRegex: d.str("kafka.topic_regex"),
+			Group:      d.str("kafka.group"),
+			Start:      d.start(),
 			TLS: TLS{
 				Enabled:    d.boolean("kafka.tls.enabled"),
 				CAFile:     d.str("kafka.tls.ca_file"),
@@ -312,6 +311,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 		Metrics: Metrics{Listen: d.str("metrics.listen"), LogInterval: d.duration("metrics.log_interval")},
 		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},
 	}
+	c.Kafka.MaxDecompressedBatchBytes = int64(d.size("kafka.max_decompressed_batch_bytes"))
 	if err := d.errs.err(); err != nil {
 		return nil, err
 	}
