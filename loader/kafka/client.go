@@ -155,6 +155,7 @@ func (c *Connector) consumerOpts(offsets topicOffsets) []kgo.Opt {
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchMaxBytes(c.cfg.FetchMaxBytes),
 		kgo.BrokerMaxReadBytes(max(c.cfg.FetchMaxBytes*2, 100<<20)),
+		kgo.MaxDecompressBatchBytes(c.cfg.MaxDecompressedBatchBytes),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	)
 }

@@ -37,6 +37,16 @@ const (
 	DefaultFetchMaxBytes      = 16 << 20
 	DefaultPollMaxRecords     = 10000
 	DefaultPartitionRefresh   = time.Minute
+	// DefaultMaxDecompressedBatchBytes bounds what one fetched record
+	// batch may decompress to (kgo.MaxDecompressBatchBytes, whose own
+	// default is 1 GiB): a compressed batch of the broker's default
+	// max.message.bytes (1 MiB) reaches it only at a ratio of 256.
+	DefaultMaxDecompressedBatchBytes = 256 << 20
+	// DefaultMaxKeyBytes and DefaultMaxHeadersBytes bound one record's
+	// key and its headers (keys plus values): 1 MiB each, the broker's
+	// default max.message.bytes for a whole batch.
+	DefaultMaxKeyBytes     = 1 << 20
+	DefaultMaxHeadersBytes = 1 << 20
 )
 
 // SASL mechanisms (kafka.sasl.mechanism).
@@ -157,6 +167,16 @@ type Config struct {
 	// buffered fetch per broker it bounds the consumer's memory. Default
 	// DefaultFetchMaxBytes.
 	FetchMaxBytes int32
+	// MaxDecompressedBatchBytes bounds what one fetched record batch may
+	// decompress to; a batch past it stops Run with an error naming its
+	// partition and offsets (nothing of it is read or skipped). Default
+	// DefaultMaxDecompressedBatchBytes.
+	MaxDecompressedBatchBytes int
+	// MaxKeyBytes and MaxHeadersBytes bound one record's key and its
+	// headers (keys plus values); a record past either is a bad record
+	// (dead letter, or a *RecordError). Defaults DefaultMaxKeyBytes and
+	// DefaultMaxHeadersBytes.
+	MaxKeyBytes, MaxHeadersBytes int
 	// PollMaxRecords bounds the records taken per poll. Default
 	// DefaultPollMaxRecords.
 	PollMaxRecords int
@@ -188,6 +208,15 @@ func (c *Config) applyDefaults() {
 	}
 	if c.PollMaxRecords == 0 {
 		c.PollMaxRecords = DefaultPollMaxRecords
+	}
+	if c.MaxDecompressedBatchBytes == 0 {
+		c.MaxDecompressedBatchBytes = DefaultMaxDecompressedBatchBytes
+	}
+	if c.MaxKeyBytes == 0 {
+		c.MaxKeyBytes = DefaultMaxKeyBytes
+	}
+	if c.MaxHeadersBytes == 0 {
+		c.MaxHeadersBytes = DefaultMaxHeadersBytes
 	}
 	if c.PartitionRefresh == 0 {
 		c.PartitionRefresh = DefaultPartitionRefresh
@@ -242,6 +271,10 @@ func (c *Config) validate() error {
 	}
 	if c.CheckpointMaxRows < 0 {
 		errs = append(errs, fmt.Errorf("delivery.checkpoint_max_rows %d: must not be negative", c.CheckpointMaxRows))
+	}
+	if c.MaxDecompressedBatchBytes < 0 || c.MaxKeyBytes < 0 || c.MaxHeadersBytes < 0 {
+		errs = append(errs, fmt.Errorf("kafka.max_decompressed_batch_bytes %d / records.max_key_bytes %d / records.max_headers_bytes %d: must be positive",
+			c.MaxDecompressedBatchBytes, c.MaxKeyBytes, c.MaxHeadersBytes))
 	}
 	if c.FetchMaxBytes < 0 || c.PollMaxRecords < 0 {
 		errs = append(errs, fmt.Errorf("kafka.fetch_max_bytes %d / kafka.poll_max_records %d: must be positive", c.FetchMaxBytes, c.PollMaxRecords))

@@ -30,6 +30,10 @@ func (e *RecordError) Error() string {
 // Unwrap returns Err.
 func (e *RecordError) Unwrap() error { return e.Err }
 
+// ErrRecordTooBig is wrapped by the *RecordError of a record whose key or
+// headers pass their bound (Config.MaxKeyBytes, MaxHeadersBytes).
+var ErrRecordTooBig = errors.New("record too big")
+
 // DeadLetterError is a failure to produce a bad record to the dead-letter
 // topic; Run ends with it (the record is not skipped).
 type DeadLetterError struct {

@@ -329,6 +329,7 @@ func (c *Connector) fetchErrors(ctx context.Context, fs kgo.Fetches) error {
 		}
 		c.metrics.FetchErrors.Add(1)
 		var dl *kgo.ErrDataLoss
+		var big *kgo.ErrDecompressTooLarge
 		switch {
 		case errors.Is(err, kerr.OffsetOutOfRange):
 			// The consumer never resets (consumerOpts): retention or
@@ -341,6 +342,12 @@ func (c *Connector) fetchErrors(ctx context.Context, fs kgo.Fetches) error {
 		case errors.As(err, &dl):
 			terminal = append(terminal, fmt.Errorf("partition %s/%d: the position to read is no longer in the log "+
 				"(records were deleted by retention or lost by the broker before they were loaded): %w", t, p, err))
+		case errors.As(err, &big):
+			// kgo stops fetching the partition: waiting would stall it
+			// forever while looking healthy.
+			terminal = append(terminal, fmt.Errorf("partition %s/%d: the record batch at offsets %d to %d decompresses to more "+
+				"than %d bytes (kafka.max_decompressed_batch_bytes); nothing of it was loaded or skipped: raise the bound to "+
+				"read it, the next start reads it again: %w", t, p, big.Offset, big.NextOffset-1, c.cfg.MaxDecompressedBatchBytes, err))
 		case errors.Is(err, kgo.ErrClientClosed):
 			terminal = append(terminal, fmt.Errorf("partition %s/%d: %w", t, p, err))
 		case errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID):
@@ -481,7 +488,13 @@ func (t *tally) flush(m *Metrics) {
 // The caller skips records read before and advances the partition's next
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut func() error) error {
-	row, table, te, err := c.convert(ctx, r)
+	var row []byte
+	var table string
+	var te *tableEvo
+	err := c.oversized(r)
+	if err == nil {
+		row, table, te, err = c.convert(ctx, r)
+	}
 	// A row bisection found Doris refuses is dead-lettered before anything
 	// else; the pre-check runs after schema evolution, against the schema
 	// the row loads into (the routed table's, or doris.table's as evolved).
@@ -539,6 +552,25 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 		}
 	}
 	return c.counted(r, t)
+}
+
+// oversized is the error of a record whose key or headers pass their
+// bound (Config.MaxKeyBytes, MaxHeadersBytes), else nil.
+func (c *Connector) oversized(r *kgo.Record) error {
+	if len(r.Key) > c.cfg.MaxKeyBytes {
+		return fmt.Errorf("%w: its key is %d bytes, more than records.max_key_bytes %d", ErrRecordTooBig, len(r.Key), c.cfg.MaxKeyBytes)
+	}
+	if len(r.Headers) == 0 {
+		return nil
+	}
+	n := 0
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	if n > c.cfg.MaxHeadersBytes {
+		return fmt.Errorf("%w: its %d headers are %d bytes, more than records.max_headers_bytes %d", ErrRecordTooBig, len(r.Headers), n, c.cfg.MaxHeadersBytes)
+	}
+	return nil
 }
 
 // isUnknownTable reports whether err is a *loader.UnknownTableError. Its

@@ -12,14 +12,18 @@ type Options struct {
 	// local-timestamp types are wall-clock times already and are not
 	// converted.
 	TimeZone *time.Location
+	// MaxRowBytes bounds one row's JSON: a record whose row would pass it
+	// is a *DecodeError wrapping ErrRowTooBig (0: DefaultMaxRowBytes).
+	MaxRowBytes int
 }
 
 // Decoder turns Avro binary payloads written with one schema into JSON
 // objects. It is immutable after New and safe for concurrent use.
 type Decoder struct {
-	root *node
-	loc  *time.Location
-	utc  bool
+	root   *node
+	loc    *time.Location
+	utc    bool
+	maxRow int
 }
 
 // New compiles an Avro schema (its JSON text as the registry stores it;
@@ -37,17 +41,23 @@ func New(schema string, refs map[string]string, opt Options) (*Decoder, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	return &Decoder{root: s.root, loc: loc, utc: loc == time.UTC}, nil
+	maxRow := opt.MaxRowBytes
+	if maxRow <= 0 {
+		maxRow = DefaultMaxRowBytes
+	}
+	return &Decoder{root: s.root, loc: loc, utc: loc == time.UTC, maxRow: maxRow}, nil
 }
 
 // AppendJSON decodes one payload (the Avro binary encoding of a record of
 // the Decoder's schema, without the 5-byte wire-format header) and appends
 // it to dst as one compact JSON object. On error dst is returned as it
 // was given (its length), and the *DecodeError names the field path and
-// the byte offset in payload.
+// the byte offset in payload. A record is bounded: nesting (MaxDepth),
+// array and map items (FreeItems plus the payload's byte count) and the
+// row's JSON size (Options.MaxRowBytes) each fail it past their bound.
 func (d *Decoder) AppendJSON(dst, payload []byte) ([]byte, error) {
-	r := reader{b: payload}
 	n := len(dst)
+	r := reader{b: payload, items: int64(len(payload)) + FreeItems, limit: n + d.maxRow}
 	out, err := d.value(dst, &r, d.root)
 	if err != nil {
 		return dst[:n], err

@@ -56,3 +56,38 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHostileSchema fuzzes the schema and the payload together (issue
+// 25): any schema text is refused by New or compiles; a compiled one
+// turns any payload into valid JSON within the row bound or a
+// *DecodeError, without a panic or a crash (the seeds include issue 25's
+// recursion and zero-width-item records).
+func FuzzHostileSchema(f *testing.F) {
+	f.Add(recursiveSchema, deepPayload(MaxDepth+10))
+	f.Add(nullsSchema, nullBlocksPayload(1000))
+	f.Add(fuzzSchema, []byte{2, 4, 0, 0, 0, 2, 'k', 2, 0, 2, 1, 'a', 'b', 'c', 0, 0, 0, 0})
+	f.Add(`{"type":"record","name":"E","fields":[{"name":"e","type":{"type":"array","items":{"type":"record","name":"F","fields":[]}}}]}`,
+		[]byte{0xfe, 0xff, 0x7f, 0})
+	f.Add(`{"type":"record","name":"M","fields":[{"name":"m","type":{"type":"map","values":["null","M"]}}]}`, []byte{2, 2, 'k', 2, 2, 2, 'k', 0, 0, 0})
+	const maxRow = 1 << 16
+	f.Fuzz(func(t *testing.T, schema string, payload []byte) {
+		d, err := New(schema, nil, Options{MaxRowBytes: maxRow})
+		if err != nil {
+			return
+		}
+		out, err := d.AppendJSON([]byte("pre"), payload)
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) || string(out) != "pre" {
+				t.Fatalf("err %v (%T), out %.40q", err, err, out)
+			}
+			return
+		}
+		if len(out)-3 > maxRow+1 {
+			t.Fatalf("row of %d bytes passed the bound %d", len(out)-3, maxRow)
+		}
+		if !json.Valid(out[3:]) {
+			t.Fatalf("invalid JSON %.200q from %x", out[3:], payload)
+		}
+	})
+}

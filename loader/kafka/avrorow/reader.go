@@ -7,14 +7,34 @@ import (
 	"math"
 )
 
-// maxBlockItems bounds the item count one array or map block may claim,
-// so a corrupt count fails instead of looping for ages.
-const maxBlockItems = 1 << 30
+// Bounds of one decoded record (a hostile record must fail, never crash
+// or exhaust the process).
+const (
+	// MaxDepth bounds the nesting of records, arrays and maps in one value
+	// (protorow's and jsonschemarow's bound; about 3 Go frames of a few
+	// hundred bytes per level, so well within a goroutine's stack).
+	MaxDepth = 10000
+	// FreeItems is how many array and map items one record may hold beyond
+	// its payload's byte count. An item of a non-null type takes at least
+	// one byte; null and empty-record items take none, so without this
+	// bound a 4-byte block header claims 2^20 of them (issue 25).
+	FreeItems = 1 << 16
+	// DefaultMaxRowBytes bounds one row's JSON (Options.MaxRowBytes): 100
+	// MiB, the BE's streaming_load_json_max_mb, the largest JSON document
+	// Doris parses in one piece.
+	DefaultMaxRowBytes = 100 << 20
+)
 
 // reader reads the Avro binary encoding from b.
 type reader struct {
 	b   []byte
 	pos int
+	// depth is the current nesting of records, arrays and maps; items the
+	// array and map items the record may still hold (FreeItems plus its
+	// byte count, less the items read); limit the length dst may reach.
+	depth int
+	items int64
+	limit int
 }
 
 func (r *reader) fail(err error) error { return &DecodeError{Offset: r.pos, Err: err} }
@@ -112,9 +132,11 @@ func (r *reader) blockCount() (int64, error) {
 			return 0, err
 		}
 	}
-	if n > maxBlockItems || n > int64(len(r.b)-r.pos)+1 && n > 1<<20 {
+	if n > r.items {
 		r.pos = start
-		return 0, r.fail(fmt.Errorf("block of %d items cannot fit the %d bytes left", n, len(r.b)-r.pos))
+		return 0, r.fail(fmt.Errorf("block of %d items: a record of %d bytes holds at most %d array and map items (its byte count plus %d)",
+			n, len(r.b), int64(len(r.b))+FreeItems, FreeItems))
 	}
+	r.items -= n
 	return n, nil
 }

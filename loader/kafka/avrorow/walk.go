@@ -9,8 +9,60 @@ import (
 	"time"
 )
 
-// value decodes one value of n from r and appends its JSON to dst.
+// value decodes one value of n from r and appends its JSON to dst. It
+// only dispatches, with a small stack frame: a recursive schema recurses
+// through value and record once per level (MaxDepth levels take a few
+// MiB of stack), and a union resolves its branch in place.
 func (d *Decoder) value(dst []byte, r *reader, n *node) ([]byte, error) {
+	for n.kind == kUnion {
+		start := r.pos
+		i, err := r.long()
+		if err != nil {
+			return dst, err
+		}
+		if i < 0 || i >= int64(len(n.branches)) {
+			r.pos = start
+			return dst, r.fail(fmt.Errorf("union branch %d out of the %d branches", i, len(n.branches)))
+		}
+		n = n.branches[i]
+	}
+	switch n.kind {
+	case kRecord:
+		return d.record(dst, r, n)
+	case kArray:
+		return d.array(dst, r, n)
+	case kMap:
+		return d.mapValue(dst, r, n)
+	}
+	return d.scalar(dst, r, n)
+}
+
+// record decodes the fields of record n.
+func (d *Decoder) record(dst []byte, r *reader, n *node) ([]byte, error) {
+	if r.depth++; r.depth > MaxDepth {
+		return dst, r.fail(errDepth)
+	}
+	dst = append(dst, '{')
+	for i := range n.fields {
+		f := &n.fields[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, f.key...)
+		var err error
+		if dst, err = d.value(dst, r, f.n); err != nil {
+			return dst, inField(err, f.name)
+		}
+	}
+	r.depth--
+	if len(dst) > r.limit {
+		return dst, r.tooBig()
+	}
+	return append(dst, '}'), nil
+}
+
+// scalar decodes a value of a node that holds no other value.
+func (d *Decoder) scalar(dst []byte, r *reader, n *node) ([]byte, error) {
 	switch n.kind {
 	case kNull:
 		return append(dst, "null"...), nil
@@ -82,35 +134,6 @@ func (d *Decoder) value(dst []byte, r *reader, n *node) ([]byte, error) {
 			return dst, r.fail(fmt.Errorf("enum index %d out of the %d symbols", i, len(n.symbols)))
 		}
 		return append(dst, n.symbols[i]...), nil
-	case kArray:
-		return d.array(dst, r, n)
-	case kMap:
-		return d.mapValue(dst, r, n)
-	case kUnion:
-		start := r.pos
-		i, err := r.long()
-		if err != nil {
-			return dst, err
-		}
-		if i < 0 || i >= int64(len(n.branches)) {
-			r.pos = start
-			return dst, r.fail(fmt.Errorf("union branch %d out of the %d branches", i, len(n.branches)))
-		}
-		return d.value(dst, r, n.branches[i])
-	case kRecord:
-		dst = append(dst, '{')
-		for i := range n.fields {
-			f := &n.fields[i]
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, f.key...)
-			var err error
-			if dst, err = d.value(dst, r, f.n); err != nil {
-				return dst, inField(err, f.name)
-			}
-		}
-		return append(dst, '}'), nil
 	case kDecimalBytes:
 		start := r.pos
 		b, err := r.lenBytes()
@@ -231,7 +254,18 @@ func (d *Decoder) value(dst []byte, r *reader, n *node) ([]byte, error) {
 	return dst, r.fail(fmt.Errorf("internal: node kind %d", n.kind))
 }
 
+// errDepth is a value nested deeper than MaxDepth.
+var errDepth = fmt.Errorf("nested deeper than %d records, arrays and maps", MaxDepth)
+
+// tooBig is the error of a row whose JSON passed r.limit.
+func (r *reader) tooBig() error {
+	return r.fail(fmt.Errorf("%w: its JSON passes the row bound at payload byte %d", ErrRowTooBig, r.pos))
+}
+
 func (d *Decoder) array(dst []byte, r *reader, n *node) ([]byte, error) {
+	if r.depth++; r.depth > MaxDepth {
+		return dst, r.fail(errDepth)
+	}
 	dst = append(dst, '[')
 	idx := 0
 	for {
@@ -240,6 +274,7 @@ func (d *Decoder) array(dst []byte, r *reader, n *node) ([]byte, error) {
 			return dst, err
 		}
 		if cnt == 0 {
+			r.depth--
 			return append(dst, ']'), nil
 		}
 		for ; cnt > 0; cnt-- {
@@ -249,12 +284,18 @@ func (d *Decoder) array(dst []byte, r *reader, n *node) ([]byte, error) {
 			if dst, err = d.value(dst, r, n.items); err != nil {
 				return dst, inElem(err, "["+strconv.Itoa(idx)+"]")
 			}
+			if len(dst) > r.limit {
+				return dst, r.tooBig()
+			}
 			idx++
 		}
 	}
 }
 
 func (d *Decoder) mapValue(dst []byte, r *reader, n *node) ([]byte, error) {
+	if r.depth++; r.depth > MaxDepth {
+		return dst, r.fail(errDepth)
+	}
 	dst = append(dst, '{')
 	first := true
 	for {
@@ -263,6 +304,7 @@ func (d *Decoder) mapValue(dst []byte, r *reader, n *node) ([]byte, error) {
 			return dst, err
 		}
 		if cnt == 0 {
+			r.depth--
 			return append(dst, '}'), nil
 		}
 		for ; cnt > 0; cnt-- {
@@ -277,6 +319,9 @@ func (d *Decoder) mapValue(dst []byte, r *reader, n *node) ([]byte, error) {
 			dst = append(appendString(dst, k), ':')
 			if dst, err = d.value(dst, r, n.items); err != nil {
 				return dst, inElem(err, "["+strconv.Quote(string(k))+"]")
+			}
+			if len(dst) > r.limit {
+				return dst, r.tooBig()
 			}
 		}
 	}

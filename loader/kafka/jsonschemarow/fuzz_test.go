@@ -3,6 +3,7 @@ package jsonschemarow
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"testing"
 )
 
@@ -90,4 +91,41 @@ func sameShape(a, b any) bool {
 		return ok
 	}
 	return a == b
+}
+
+// FuzzHostileSchema fuzzes the schema text and the payload together
+// (issue 25): any schema is refused (the pre-scan's bounds among the
+// reasons) or compiles, with and without validation, and a compiled one
+// turns any payload into one JSON object within the row bound or a
+// *DecodeError, never a panic or a crash.
+func FuzzHostileSchema(f *testing.F) {
+	f.Add(refChain(MaxSchemaRefs), []byte(`{"a":"2024-01-02T03:04:05Z"}`))
+	f.Add(refChain(20), []byte(`{"a":"2024-01-02T03:04:05Z"}`))
+	f.Add(`{"type":"object","properties":{"n":{"$ref":"#"},"t":{"type":"string","format":"date-time"}}}`,
+		[]byte(`{"n":{"n":{"t":"2024-01-02T03:04:05+08:00"}},"t":"x"}`))
+	f.Add(`{"type":"object","properties":{"a":{"type":"array","items":{"$ref":"#/$defs/d"}}},"$defs":{"d":{"type":"string","format":"date-time"}}}`,
+		[]byte(`{"a":["2024-01-02T03:04:05Z",1,null]}`))
+	const maxRow = 1 << 16
+	f.Fuzz(func(t *testing.T, schema string, payload []byte) {
+		for _, validate := range []bool{false, true} {
+			d, err := New(schema, nil, Options{Validate: validate, MaxRowBytes: maxRow})
+			if err != nil {
+				continue
+			}
+			row, err := d.AppendJSON([]byte("pre"), payload)
+			if err != nil {
+				var de *DecodeError
+				if !errors.As(err, &de) || string(row) != "pre" {
+					t.Fatalf("err %v (%T), row %.40q", err, err, row)
+				}
+				continue
+			}
+			if len(row)-3 > maxRow {
+				t.Fatalf("row of %d bytes passed the bound %d", len(row)-3, maxRow)
+			}
+			if row[3] != '{' || !json.Valid(row[3:]) {
+				t.Fatalf("row is not a JSON object: %.200q", row[3:])
+			}
+		}
+	})
 }

@@ -15,7 +15,21 @@ type Options struct {
 	// TimeZone is the zone google.protobuf.Timestamp values are rendered
 	// in (as Doris DATETIME(6) text, which carries no zone). nil: UTC.
 	TimeZone *time.Location
+	// MaxRowBytes bounds one row's JSON: a record whose row would pass it
+	// is a *DecodeError wrapping ErrRowTooBig (0: DefaultMaxRowBytes). A
+	// message's absent fields are written with their zero values, so a
+	// payload of many empty messages can expand far beyond its size.
+	MaxRowBytes int
 }
+
+// DefaultMaxRowBytes bounds one row's JSON (Options.MaxRowBytes): 100
+// MiB, the BE's streaming_load_json_max_mb, the largest JSON document
+// Doris parses in one piece.
+const DefaultMaxRowBytes = 100 << 20
+
+// ErrRowTooBig is wrapped by a DecodeError when the row's JSON would pass
+// Options.MaxRowBytes.
+var ErrRowTooBig = errors.New("row too big")
 
 // Decoder turns Protobuf record payloads of one registry schema into JSON
 // rows. It is immutable after New and safe for concurrent use; scratch
@@ -27,6 +41,7 @@ type Decoder struct {
 	// order (the first element of a Confluent message index selects one).
 	top     []*msgPlan
 	tz      *time.Location
+	maxRow  int
 	pool    sync.Pool // *state
 	unknown atomic.Int64
 }
@@ -43,7 +58,10 @@ func New(schema string, refs map[string]string, opt Options) (*Decoder, error) {
 	if fd.Messages().Len() == 0 {
 		return nil, errors.New("protobuf schema declares no message")
 	}
-	d := &Decoder{file: fd, tz: opt.TimeZone}
+	d := &Decoder{file: fd, tz: opt.TimeZone, maxRow: opt.MaxRowBytes}
+	if d.maxRow <= 0 {
+		d.maxRow = DefaultMaxRowBytes
+	}
 	if d.tz == nil {
 		d.tz = time.UTC
 	}
@@ -63,13 +81,17 @@ func New(schema string, refs map[string]string, opt Options) (*Decoder, error) {
 // Confluent header (magic 0, big-endian schema id), which still begin with
 // the Confluent message-index list, and appends one JSON object (one Doris
 // row, no newline) to dst. On error dst is returned unchanged with a
-// *DecodeError naming the field and byte offset.
+// *DecodeError naming the field and byte offset. A record is bounded:
+// messages nested deeper than 10000 and rows whose JSON would pass
+// Options.MaxRowBytes fail (repeated and map items each take payload
+// bytes, so their count is bounded by the payload's size).
 func (d *Decoder) AppendJSON(dst, payload []byte) ([]byte, error) {
 	mp, off, err := d.messageAt(payload)
 	if err != nil {
 		return dst, err
 	}
 	s := d.pool.Get().(*state)
+	s.limit = len(dst) + d.maxRow
 	out, err := s.walk(dst, payload[off:], off, mp)
 	if s.unknown != 0 {
 		d.unknown.Add(s.unknown)

@@ -1,6 +1,7 @@
 package protorow
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -50,6 +51,35 @@ func FuzzAppendJSON(f *testing.F) {
 			if err := proto.Unmarshal(payload[1:], dynamicpb.NewMessage(md)); err != nil {
 				t.Fatalf("decoded %q to %s, but protobuf-go rejects it: %v", payload, row, err)
 			}
+		}
+	})
+}
+
+// FuzzHostileSchema fuzzes the .proto text and the payload together
+// (issue 25): any schema compiles or is refused, and a compiled one turns
+// any payload into one JSON object within the row bound or an error,
+// never a panic or a crash.
+func FuzzHostileSchema(f *testing.F) {
+	f.Add("syntax = \"proto3\";\nmessage N { N n = 1; }\n", nested(maxDepth+2))
+	f.Add(wideSchema(), append([]byte{0}, bytes.Repeat([]byte{0x0a, 0}, 500)...))
+	f.Add("syntax = \"proto3\";\nmessage M { map<string, M> m = 1; repeated string s = 2; oneof o { int64 a = 3; M b = 4; } }\n",
+		[]byte{0, 0x0a, 5, 0x0a, 1, 'k', 0x12, 0, 0x12, 1, 'x', 0x18, 1, 0x22, 0})
+	f.Add("syntax = \"proto2\";\nmessage G { optional group Q = 1 { optional int32 v = 2; } }\n", []byte{0, 0x0b, 0x10, 1, 0x0c})
+	const maxRow = 1 << 16
+	f.Fuzz(func(t *testing.T, schema string, payload []byte) {
+		d, err := New(schema, nil, Options{MaxRowBytes: maxRow})
+		if err != nil {
+			return
+		}
+		row, err := d.AppendJSON(nil, payload)
+		if err != nil {
+			return
+		}
+		if len(row) > maxRow+1 {
+			t.Fatalf("row of %d bytes passed the bound %d", len(row), maxRow)
+		}
+		if len(row) == 0 || row[0] != '{' || !json.Valid(row) {
+			t.Fatalf("row is not a JSON object: %.200q", row)
 		}
 	})
 }

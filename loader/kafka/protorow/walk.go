@@ -28,7 +28,9 @@ type state struct {
 	wins    []int32 // per real oneof: the index of the field that is set, or -1
 	depth   int
 	unknown int64
-	tz      *time.Location
+	// limit is the length the row's dst may reach (Options.MaxRowBytes).
+	limit int
+	tz    *time.Location
 }
 
 func (s *state) reset() {
@@ -224,7 +226,15 @@ func (s *state) walk(dst, b []byte, base int, mp *msgPlan) ([]byte, error) {
 		}
 		j = k
 	}
+	if len(dst) > s.limit {
+		return dst, s.tooBig(base, mp)
+	}
 	return append(dst, '}'), nil
+}
+
+// tooBig is the error of a row whose JSON passed s.limit.
+func (s *state) tooBig(base int, mp *msgPlan) error {
+	return &DecodeError{Offset: base, Field: string(mp.name), Reason: "its JSON passes the row bound", Err: ErrRowTooBig}
 }
 
 // value appends the JSON value of field f whose occurrences are entries
@@ -242,6 +252,9 @@ func (s *state) value(dst, b []byte, base int, mp *msgPlan, f *fieldPlan, j, k i
 			if dst, err = s.mapEntry(dst, b[e.start:e.end], base+int(e.start), mp, f); err != nil {
 				return dst, err
 			}
+			if len(dst) > s.limit {
+				return dst, s.tooBig(base+int(e.start), mp)
+			}
 		}
 		return append(dst, '}'), nil
 	case f.list:
@@ -251,6 +264,9 @@ func (s *state) value(dst, b []byte, base int, mp *msgPlan, f *fieldPlan, j, k i
 			e := s.ents[i]
 			if dst, err = s.element(dst, b[e.start:e.end], base+int(e.start), e.wt, mp, f, &n); err != nil {
 				return dst, err
+			}
+			if len(dst) > s.limit {
+				return dst, s.tooBig(base+int(e.start), mp)
 			}
 		}
 		return append(dst, ']'), nil
@@ -330,6 +346,9 @@ func (s *state) element(dst, v []byte, base int, wt protowire.Type, mp *msgPlan,
 		*n++
 		if dst, err = s.scalar(dst, v[i:i+m], base+i, elt, mp, f); err != nil {
 			return dst, err
+		}
+		if len(dst) > s.limit {
+			return dst, s.tooBig(base+i, mp)
 		}
 		i += m
 	}

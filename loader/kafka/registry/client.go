@@ -22,6 +22,15 @@ const (
 	DefaultBackoffMax = 10 * time.Second
 	// DefaultRequestTimeout bounds one registry request.
 	DefaultRequestTimeout = 10 * time.Second
+	// DefaultMaxSchemas bounds the schema ids (and, apart, the referenced
+	// subject versions) whose outcome is cached (Config.MaxSchemas).
+	DefaultMaxSchemas = 1000
+	// MaxReferenceDepth bounds a schema's reference chain (a reference of a
+	// reference ...) and MaxReferences the subject versions it references
+	// in all: past either, the schema is refused (a *RecordError) before
+	// anything compiles it.
+	MaxReferenceDepth = 32
+	MaxReferences     = 256
 )
 
 // Config configures a Client. URLs and SchemaType are required.
@@ -45,6 +54,14 @@ type Config struct {
 	// (DecoderOptions.Validate); a record that does not match is a
 	// *RecordError.
 	Validate bool
+	// MaxRowBytes bounds one row's JSON (DecoderOptions.MaxRowBytes; 0:
+	// the decoders' default, 100 MiB).
+	MaxRowBytes int
+	// MaxSchemas bounds the cached schema ids and, apart, the cached
+	// reference texts (0: DefaultMaxSchemas). A full cache forgets one
+	// entry for each new one: a topic naming more distinct ids than that
+	// costs a fetch per id it comes back to, never unbounded memory.
+	MaxSchemas int
 	// MaxWait bounds the sum of the backoff waits for one schema id: a
 	// try whose wait would pass it is not made (0: DefaultMaxWait;
 	// negative: no retry, the first failure refuses).
@@ -74,8 +91,8 @@ type Client struct {
 	factory Factory
 
 	mu    sync.RWMutex
-	byID  map[int]*entry
-	texts map[subjectVersion]sr.SubjectSchema
+	byID  boundedMap[int, *entry]
+	texts boundedMap[subjectVersion, sr.SubjectSchema]
 }
 
 // entry is the outcome of one schema id: a decoder, or the permanent
@@ -121,6 +138,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
+	if cfg.MaxSchemas <= 0 {
+		cfg.MaxSchemas = DefaultMaxSchemas
+	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -138,7 +158,8 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema registry client: %w", err)
 	}
-	return &Client{cfg: cfg, sr: cl, factory: f, byID: map[int]*entry{}, texts: map[subjectVersion]sr.SubjectSchema{}}, nil
+	return &Client{cfg: cfg, sr: cl, factory: f, byID: newBoundedMap[int, *entry](cfg.MaxSchemas),
+		texts: newBoundedMap[subjectVersion, sr.SubjectSchema](cfg.MaxSchemas)}, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -188,7 +209,7 @@ func (c *Client) Subjects(ctx context.Context) ([]string, error) {
 // (*FetchError, or ctx's error) is not cached: the next record asks again.
 func (c *Client) Decoder(ctx context.Context, id int) (Decoder, error) {
 	c.mu.RLock()
-	e := c.byID[id]
+	e := c.byID.m[id]
 	c.mu.RUnlock()
 	if e == nil {
 		s, err := c.fetch(ctx, id, func(ctx context.Context) (sr.Schema, error) { return c.sr.SchemaByID(ctx, id) })
@@ -199,7 +220,7 @@ func (c *Client) Decoder(ctx context.Context, id int) (Decoder, error) {
 			return nil, err
 		}
 		c.mu.Lock()
-		c.byID[id] = e
+		c.byID.put(id, e)
 		c.mu.Unlock()
 	}
 	if e.err != nil {
@@ -215,14 +236,14 @@ func (c *Client) build(ctx context.Context, id int, s sr.Schema) (*entry, error)
 		return &entry{err: &RecordError{ID: id, Err: fmt.Errorf("the schema is %s, the job reads %s (records.format)", s.Type, c.cfg.SchemaType)}}, nil
 	}
 	refs := map[string]string{}
-	if err := c.resolveRefs(ctx, id, s.References, refs, map[subjectVersion]bool{}); err != nil {
+	if err := c.resolveRefs(ctx, id, s.References, refs, map[subjectVersion]bool{}, 1); err != nil {
 		var re *RecordError
 		if errors.As(err, &re) {
 			return &entry{err: err}, nil
 		}
 		return nil, err
 	}
-	dec, err := c.factory(s.Schema, refs, DecoderOptions{TimeZone: c.cfg.TimeZone, Validate: c.cfg.Validate})
+	dec, err := c.factory(s.Schema, refs, DecoderOptions{TimeZone: c.cfg.TimeZone, Validate: c.cfg.Validate, MaxRowBytes: c.cfg.MaxRowBytes})
 	if err != nil {
 		return &entry{err: &RecordError{ID: id, Err: fmt.Errorf("cannot compile the schema: %w", err)}}, nil
 	}
@@ -230,16 +251,23 @@ func (c *Client) build(ctx context.Context, id int, s sr.Schema) (*entry, error)
 }
 
 // resolveRefs adds the text of every reference of schema id, and of their
-// references, to out (name → schema). seen breaks reference cycles.
-func (c *Client) resolveRefs(ctx context.Context, id int, refs []sr.SchemaReference, out map[string]string, seen map[subjectVersion]bool) error {
+// references, to out (name → schema). seen breaks reference cycles; depth
+// is the chain's length so far (MaxReferenceDepth, MaxReferences).
+func (c *Client) resolveRefs(ctx context.Context, id int, refs []sr.SchemaReference, out map[string]string, seen map[subjectVersion]bool, depth int) error {
+	if len(refs) > 0 && depth > MaxReferenceDepth {
+		return &RecordError{ID: id, Err: fmt.Errorf("schema references nest deeper than %d (a reference of a reference ...)", MaxReferenceDepth)}
+	}
 	for _, r := range refs {
 		sv := subjectVersion{r.Subject, r.Version}
 		if seen[sv] {
 			continue
 		}
 		seen[sv] = true
+		if len(seen) > MaxReferences {
+			return &RecordError{ID: id, Err: fmt.Errorf("the schema references more than %d subject versions", MaxReferences)}
+		}
 		c.mu.RLock()
-		ss, ok := c.texts[sv]
+		ss, ok := c.texts.m[sv]
 		c.mu.RUnlock()
 		if !ok {
 			s, err := c.fetch(ctx, id, func(ctx context.Context) (sr.Schema, error) {
@@ -255,11 +283,11 @@ func (c *Client) resolveRefs(ctx context.Context, id int, refs []sr.SchemaRefere
 			}
 			ss = sr.SubjectSchema{Subject: r.Subject, Version: r.Version, Schema: s}
 			c.mu.Lock()
-			c.texts[sv] = ss
+			c.texts.put(sv, ss)
 			c.mu.Unlock()
 		}
 		out[r.Name] = ss.Schema.Schema
-		if err := c.resolveRefs(ctx, id, ss.References, out, seen); err != nil {
+		if err := c.resolveRefs(ctx, id, ss.References, out, seen, depth+1); err != nil {
 			return err
 		}
 	}

@@ -25,6 +25,9 @@ type DecoderOptions struct {
 	// (records.json_schema.validate); Avro and Protobuf records are checked
 	// by decoding them, and their factories ignore it.
 	Validate bool
+	// MaxRowBytes bounds one row's JSON (0: each decoder's default, 100
+	// MiB); a record past it is a decode error, a bad record.
+	MaxRowBytes int
 }
 
 // Factory compiles a registry schema (refs: each reference name → its
@@ -36,13 +39,13 @@ type Factory func(schema string, refs map[string]string, opt DecoderOptions) (De
 func DefaultFactories() map[sr.SchemaType]Factory {
 	return map[sr.SchemaType]Factory{
 		sr.TypeAvro: func(schema string, refs map[string]string, opt DecoderOptions) (Decoder, error) {
-			return avrorow.New(schema, refs, avrorow.Options{TimeZone: opt.TimeZone})
+			return avrorow.New(schema, refs, avrorow.Options{TimeZone: opt.TimeZone, MaxRowBytes: opt.MaxRowBytes})
 		},
 		sr.TypeProtobuf: func(schema string, refs map[string]string, opt DecoderOptions) (Decoder, error) {
-			return protorow.New(schema, refs, protorow.Options{TimeZone: opt.TimeZone})
+			return protorow.New(schema, refs, protorow.Options{TimeZone: opt.TimeZone, MaxRowBytes: opt.MaxRowBytes})
 		},
 		sr.TypeJSON: func(schema string, refs map[string]string, opt DecoderOptions) (Decoder, error) {
-			return jsonschemarow.New(schema, refs, jsonschemarow.Options{TimeZone: opt.TimeZone, Validate: opt.Validate})
+			return jsonschemarow.New(schema, refs, jsonschemarow.Options{TimeZone: opt.TimeZone, Validate: opt.Validate, MaxRowBytes: opt.MaxRowBytes})
 		},
 	}
 }

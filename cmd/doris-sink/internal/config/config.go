@@ -109,6 +109,9 @@ type Kafka struct {
 	// timeouts (kafka.session_timeout, kafka.rebalance_timeout).
 	SessionTimeout   time.Duration `json:"session_timeout"`
 	RebalanceTimeout time.Duration `json:"rebalance_timeout"`
+	// MaxDecompressedBatchBytes bounds one fetched batch decompressed
+	// (kafka.max_decompressed_batch_bytes).
+	MaxDecompressedBatchBytes int64 `json:"max_decompressed_batch_bytes"`
 }
 
 // Start is where a job with no decided checkpoint starts reading.
@@ -236,6 +239,13 @@ type Records struct {
 	Delete Delete `json:"delete"`
 	// SchemaEvolution is none or add_columns (records.schema_evolution).
 	SchemaEvolution string `json:"schema_evolution"`
+	// MaxRowBytes bounds one decoded row's JSON (records.max_row_bytes,
+	// registry formats).
+	MaxRowBytes int64 `json:"max_row_bytes,omitempty"`
+	// MaxKeyBytes and MaxHeadersBytes bound one record's key and headers
+	// (records.max_key_bytes, records.max_headers_bytes).
+	MaxKeyBytes     int64 `json:"max_key_bytes,omitempty"`
+	MaxHeadersBytes int64 `json:"max_headers_bytes,omitempty"`
 	// Envelope is "" or debezium (records.envelope, registry formats).
 	Envelope string `json:"envelope,omitempty"`
 	// TimeZoneName is records.time_zone: the zone timestamps of the

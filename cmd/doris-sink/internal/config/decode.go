@@ -293,6 +293,9 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 			Delete:                   decodeDelete(d),
 			SchemaEvolution:          strings.ToLower(d.str("records.schema_evolution")),
 			Envelope:                 strings.ToLower(d.str("records.envelope")),
+			MaxRowBytes:              int64(d.size("records.max_row_bytes")),
+			MaxKeyBytes:              int64(d.size("records.max_key_bytes")),
+			MaxHeadersBytes:          int64(d.size("records.max_headers_bytes")),
 			TimeZoneName:             d.str("records.time_zone"),
 			SchemaRegistry:           decodeSchemaRegistry(d),
 			JSONSchema:               JSONSchemaRecords{Validate: d.boolean("records.json_schema.validate")},
@@ -308,6 +311,7 @@ func decode(flat map[string]any, origin map[string]string) (*Config, error) {
 		Metrics: Metrics{Listen: d.str("metrics.listen"), LogInterval: d.duration("metrics.log_interval")},
 		Log:     Log{Level: strings.ToLower(d.str("log.level")), Format: strings.ToLower(d.str("log.format"))},
 	}
+	c.Kafka.MaxDecompressedBatchBytes = int64(d.size("kafka.max_decompressed_batch_bytes"))
 	if err := d.errs.err(); err != nil {
 		return nil, err
 	}

@@ -54,6 +54,7 @@ var keys = []Key{
 	{Name: "kafka.sasl.mechanism", kind: kindString, Default: "", Doc: "plain, scram-sha-256 or scram-sha-512; empty for none"},
 	{Name: "kafka.sasl.user", kind: kindString, Default: "", Doc: "SASL user"},
 	{Name: "kafka.sasl.password", kind: kindString, Default: "", Doc: "SASL password (prefer password_file or env)", Secret: true},
+	{Name: "kafka.max_decompressed_batch_bytes", kind: kindSize, Default: "256MiB", Doc: "bound of what one fetched record batch may decompress to (a compression bomb); a batch past it stops run naming its partition and offsets"},
 	{Name: "kafka.sasl.password_file", kind: kindString, Default: "", Doc: "file holding the SASL password"},
 
 	{Name: "doris.fe", kind: kindList, Default: []string{"http://127.0.0.1:8030"}, Doc: "FE HTTP base URLs; host:port gets http://"},
@@ -100,6 +101,9 @@ var keys = []Key{
 	{Name: "records.schema_evolution", kind: kindString, Default: EvolutionNone, Doc: "none or add_columns: a Debezium schema change or a new JSON field adds the column (light schema change) before the load that needs it; never drops or narrows"},
 	{Name: "records.envelope", kind: kindString, Default: "", Doc: "registry formats: debezium loads Debezium change events (op c/u/r upsert the after image, d deletes the before image); empty: the record is the row"},
 	{Name: "records.time_zone", kind: kindString, Default: "UTC", Doc: "registry formats: zone of the DATETIME text of timestamp-millis/micros: UTC, an IANA name, or +08:00"},
+	{Name: "records.max_key_bytes", kind: kindSize, Default: "1MiB", Doc: "bound of one record's key; a record past it is a dead letter, or stops run naming it"},
+	{Name: "records.max_headers_bytes", kind: kindSize, Default: "1MiB", Doc: "bound of one record's headers (keys plus values); a record past it is a dead letter, or stops run naming it"},
+	{Name: "records.max_row_bytes", kind: kindSize, Default: "100MiB", Doc: "registry formats: bound of one row's JSON as decoded (default the BE's streaming_load_json_max_mb, 100 MB); a record past it is a dead letter, or stops run naming it"},
 	{Name: "records.json_schema.validate", kind: kindBool, Default: false, Doc: "json_schema: check each record against its registry schema; a record that does not match is a dead letter (Confluent's json.fail.invalid.schema; off by default, as there: it costs about 30 times the pass-through)"},
 	{Name: "records.schema_registry.urls", kind: kindList, Default: []string{}, Doc: "Schema Registry base URLs (required by the registry formats)"},
 	{Name: "records.schema_registry.username", kind: kindString, Default: "", Doc: "registry HTTP Basic user"},

@@ -55,6 +55,10 @@ type JSONSchemaRecords struct {
 	Validate bool `json:"validate"`
 }
 
+// MaxRowBytes bounds records.max_row_bytes: the BE's streaming_load_max_mb
+// default (10240 MB), the most one Stream Load takes.
+const MaxRowBytes = 10 << 30
+
 // MaxRegistryWait bounds records.schema_registry.max_wait.
 const MaxRegistryWait = 10 * time.Minute
 

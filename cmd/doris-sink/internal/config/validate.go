@@ -318,6 +318,18 @@ func (c *Config) validate(need Need) error {
 	if n := c.Records.DeadLetterMaxBisectLoads; n < 0 || n > 1000 {
 		bad("records.dead_letter_max_bisect_loads", fmt.Sprint(n), "want 0 (off) to 1000")
 	}
+	if n := c.Records.MaxRowBytes; n < 1<<10 || n > MaxRowBytes {
+		bad("records.max_row_bytes", fmt.Sprint(n), "want 1KiB up to 10GiB (the BE's streaming_load_max_mb, one whole load)")
+	}
+	for _, b := range []struct {
+		key string
+		n   int64
+	}{{"records.max_key_bytes", c.Records.MaxKeyBytes}, {"records.max_headers_bytes", c.Records.MaxHeadersBytes},
+		{"kafka.max_decompressed_batch_bytes", c.Kafka.MaxDecompressedBatchBytes}} {
+		if b.n < 1<<10 || b.n > 1<<30 {
+			bad(b.key, fmt.Sprint(b.n), "want 1KiB up to 1GiB")
+		}
+	}
 	if c.Records.DeadLetterBufferBytes < 0 {
 		bad("records.dead_letter_buffer_bytes", fmt.Sprint(c.Records.DeadLetterBufferBytes), "must not be negative")
 	}

@@ -246,6 +246,9 @@ func connectorConfig(cfg *config.Config) (kafka.Config, error) {
 	if kc.CheckpointMaxBytes == 0 {
 		kc.CheckpointMaxBytes = -1 // 0 means "no byte cap" in the config
 	}
+	// The bounds of hostile records (issue 25).
+	kc.MaxKeyBytes, kc.MaxHeadersBytes = int(cfg.Records.MaxKeyBytes), int(cfg.Records.MaxHeadersBytes)
+	kc.MaxDecompressedBatchBytes = int(cfg.Kafka.MaxDecompressedBatchBytes)
 	switch cfg.Kafka.Start.Mode {
 	case config.StartExplicit:
 		kc.Start, kc.StartOffsets = kafka.StartOffsets, cfg.Kafka.Start.Offsets
