@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync/atomic"
@@ -198,4 +199,22 @@ type countingDecoder struct {
 func (d *countingDecoder) AppendJSON(ctx context.Context, dst, value []byte) ([]byte, error) {
 	d.n.Add(1)
 	return d.SchemaDecoder.AppendJSON(ctx, dst, value)
+}
+
+// SkipsTombstones, which verify accounts offsets by, says what the
+// converter of each format and envelope does with a tombstone.
+func TestSkipsTombstonesIsWhatConvertDoes(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{FormatJSON, FormatCSV, FormatDebezium, FormatAvro, FormatProtobuf, FormatJSONSchema} {
+		for _, envelope := range []string{EnvelopeNone, EnvelopeDebezium} {
+			c, err := NewConverter(ConvertConfig{Format: format, Envelope: envelope, Schemas: fakeSchemas{}})
+			if err != nil {
+				continue // a combination NewConverter refuses
+			}
+			_, err = c.Convert(&kgo.Record{Key: []byte(`{"id":1}`)})
+			if got := errors.Is(err, ErrTombstone); got != SkipsTombstones(format, envelope) {
+				t.Errorf("%s/%q: Convert(tombstone) = %v, SkipsTombstones %v", format, envelope, err, SkipsTombstones(format, envelope))
+			}
+		}
+	}
 }

@@ -58,6 +58,17 @@ const DeleteSignColumn = "__DORIS_DELETE_SIGN__"
 // (Metrics.Tombstones).
 var ErrTombstone = errors.New("tombstone record (nil value)")
 
+// SkipsTombstones reports whether records of format and envelope skip a
+// tombstone (ErrTombstone: no row, counted in Metrics.Tombstones): the
+// Debezium envelopes, FormatDebezium and a registry format with
+// EnvelopeDebezium. Any other format loads a tombstone as a delete
+// (DeleteConfig.Tombstones) or refuses it as a bad record (dead letter or
+// failed checkpoint). doris-sink verify accounts a checkpoint's offsets
+// by it.
+func SkipsTombstones(format, envelope string) bool {
+	return format == FormatDebezium || (IsRegistryFormat(format) && envelope == EnvelopeDebezium)
+}
+
 // MetadataColumns names the columns that receive Kafka metadata in JSON
 // rows (formats json and debezium). An empty name adds no column.
 type MetadataColumns struct {
