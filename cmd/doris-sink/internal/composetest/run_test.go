@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"sync/atomic"
 	"testing"
@@ -522,25 +523,37 @@ func TestMatrixRuns(t *testing.T) {
 	w := newWorld(t)
 	points := pairwise(supported(), doneWhen)
 	t.Logf("%d points (pairwise of %d supported)", len(points), len(supported()))
+	// The points wait on Kafka polls and Doris round trips far more than
+	// they compute: several run at once, beyond -parallel (t.Run may be
+	// called from several goroutines).
+	sem := make(chan struct{}, 6)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for i, c := range points {
 		crashAt := crashPoints[i%len(crashPoints)]
 		if c.alo {
 			crashAt = loader.FailMidStream
 		}
-		t.Run(fmt.Sprintf("%02d-%s@%s", i, c, crashAt), func(t *testing.T) {
-			t.Parallel()
-			p := &point{c: c, w: w, t: t, db: fmt.Sprintf("m%d", i)}
-			p.tables = []string{tableOf("a")}
-			if c.routing != "none" {
-				p.tables = append(p.tables, tableOf("b"))
-			}
-			switch c.routing {
-			case "none", "table_field", "table_header":
-				p.topics = []string{p.db + ".src.a"}
-			default:
-				p.topics = []string{p.db + ".src.a", p.db + ".src.b"}
-			}
-			p.exercise(crashAt)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			t.Run(fmt.Sprintf("%02d-%s@%s", i, c, crashAt), func(t *testing.T) { runPoint(t, w, i, c, crashAt) })
 		})
 	}
+}
+
+// runPoint is point i of TestMatrixRuns.
+func runPoint(t *testing.T, w *world, i int, c combo, crashAt string) {
+	p := &point{c: c, w: w, t: t, db: fmt.Sprintf("m%d", i)}
+	p.tables = []string{tableOf("a")}
+	if c.routing != "none" {
+		p.tables = append(p.tables, tableOf("b"))
+	}
+	switch c.routing {
+	case "none", "table_field", "table_header":
+		p.topics = []string{p.db + ".src.a"}
+	default:
+		p.topics = []string{p.db + ".src.a", p.db + ".src.b"}
+	}
+	p.exercise(crashAt)
 }
