@@ -185,9 +185,11 @@ func TestMatrixRefusals(t *testing.T) {
 			if err != nil {
 				t.Errorf("%s: refused, want supported: %v", c, err)
 			}
+			t.Logf("%s: supported", c)
 			supported++
 			continue
 		}
+		t.Logf("%s: refused: %v", c, err)
 		if err == nil {
 			t.Errorf("%s: accepted, want refused naming %v", c, want)
 			continue
