@@ -58,6 +58,17 @@ const DeleteSignColumn = "__DORIS_DELETE_SIGN__"
 // (Metrics.Tombstones).
 var ErrTombstone = errors.New("tombstone record (nil value)")
 
+// SkipsTombstones reports whether records of format and envelope skip a
+// tombstone (ErrTombstone: no row, counted in Metrics.Tombstones): the
+// Debezium envelopes, FormatDebezium and a registry format with
+// EnvelopeDebezium. Any other format loads a tombstone as a delete
+// (DeleteConfig.Tombstones) or refuses it as a bad record (dead letter or
+// failed checkpoint). doris-sink verify accounts a checkpoint's offsets
+// by it.
+func SkipsTombstones(format, envelope string) bool {
+	return format == FormatDebezium || (IsRegistryFormat(format) && envelope == EnvelopeDebezium)
+}
+
 // MetadataColumns names the columns that receive Kafka metadata in JSON
 // rows (formats json and debezium). An empty name adds no column.
 type MetadataColumns struct {
@@ -106,17 +117,18 @@ type SchemaDecoder interface {
 // by Convert is valid until the next call. A Converter is not safe for
 // concurrent use; create one per goroutine.
 type Converter struct {
-	format string
-	meta   MetadataColumns
-	buf    bytes.Buffer
-	// Pre-encoded `"name":` keys and the topic value.
-	topicKey, partKey, offKey, tsKey []byte
-	topicCache                       string
-	topicVal                         []byte
+	// convSettings is what every converter of one job shares: a routed
+	// table's converter copies it whole (forTable, newConverter).
+	convSettings
+	// The fields below are one converter's own state: a routed table's
+	// converter starts them afresh (TestForTableCopiesEverySetting lists
+	// them; a new field is one or the other).
+	buf bytes.Buffer
+	// The topic value of the metadata column, cached per topic.
+	topicCache string
+	topicVal   []byte
 	// watch counts fields the table lacks (WatchFields); nil: off.
 	watch *fieldWatch
-	// del sets the delete sign (DeleteConfig); zero: off.
-	del DeleteConfig
 	// schemas tracks the Connect schema blocks of debezium records
 	// (TrackSchemas, evolve_convert.go); nil: off.
 	schemas *schemaTracker
@@ -125,12 +137,27 @@ type Converter struct {
 	// scratch buffer.
 	vals map[string]valueConv
 	vbuf []byte
-	// decoder and envelope serve the registry formats; scratch holds a
-	// decoded Debezium envelope.
+	// scratch holds a value decoded through the registry (decode).
+	scratch []byte
+}
+
+// convSettings are a Converter's settings from its ConvertConfig.
+type convSettings struct {
+	format string
+	meta   MetadataColumns
+	// del sets the delete sign (DeleteConfig); zero: off. A routed table
+	// may have its own (WithTableDeletes).
+	del DeleteConfig
+	// decoder and envelope serve the registry formats.
 	decoder  SchemaDecoder
 	envelope string
-	scratch  []byte
+	// Pre-encoded `"name":` keys of the metadata columns.
+	topicKey, partKey, offKey, tsKey []byte
 }
+
+// newConverter is the one constructor of a Converter: every converter,
+// the job's and each routed table's, is made here from its settings.
+func newConverter(s convSettings) *Converter { return &Converter{convSettings: s} }
 
 // IsRegistryFormat reports whether format is read through a Schema
 // Registry (avro, protobuf, json_schema).
@@ -176,12 +203,9 @@ func NewConverter(cfg ConvertConfig) (*Converter, error) {
 	if err := cfg.Delete.validate(cfg.Format); err != nil {
 		return nil, err
 	}
-	c := &Converter{format: cfg.Format, meta: cfg.Metadata, del: cfg.Delete, decoder: cfg.Schemas, envelope: cfg.Envelope}
-	c.topicKey = jsonKey(cfg.Metadata.Topic)
-	c.partKey = jsonKey(cfg.Metadata.Partition)
-	c.offKey = jsonKey(cfg.Metadata.Offset)
-	c.tsKey = jsonKey(cfg.Metadata.Timestamp)
-	return c, nil
+	return newConverter(convSettings{format: cfg.Format, meta: cfg.Metadata, del: cfg.Delete, decoder: cfg.Schemas,
+		envelope: cfg.Envelope, topicKey: jsonKey(cfg.Metadata.Topic), partKey: jsonKey(cfg.Metadata.Partition),
+		offKey: jsonKey(cfg.Metadata.Offset), tsKey: jsonKey(cfg.Metadata.Timestamp)}), nil
 }
 
 // Format returns the record format.

@@ -13,19 +13,12 @@ import (
 // through the Debezium path (image by op, delete sign), and a null value
 // is a tombstone (skipped and counted).
 func (c *Converter) convertRegistry(ctx context.Context, r *kgo.Record) ([]byte, error) {
-	if r.Value == nil {
-		if c.envelope == EnvelopeDebezium {
-			return nil, ErrTombstone
-		}
-		return nil, errors.New("null value (tombstone): a " + c.format + " record must hold one wire-format value")
-	}
-	if c.envelope == EnvelopeDebezium {
-		ev, err := c.decoder.AppendJSON(ctx, c.scratch[:0], r.Value)
+	if r.Value == nil || c.envelope == EnvelopeDebezium {
+		ev, err := c.decode(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		c.scratch = ev
-		return c.debeziumRow(r, ev)
+		return c.registryRow(r, ev)
 	}
 	c.buf.Reset()
 	// Decode into c.buf's spare capacity: in the steady state the row is
@@ -35,6 +28,24 @@ func (c *Converter) convertRegistry(ctx context.Context, r *kgo.Record) ([]byte,
 		return nil, err
 	}
 	c.buf.Write(row)
+	c.appendMetadata(r)
+	return c.buf.Bytes(), nil
+}
+
+// registryRow is the row of r, whose value decoded to the JSON v (decode,
+// by c or another converter of the same settings).
+func (c *Converter) registryRow(r *kgo.Record, v []byte) ([]byte, error) {
+	if r.Value == nil {
+		if c.envelope == EnvelopeDebezium {
+			return nil, ErrTombstone
+		}
+		return nil, errors.New("null value (tombstone): a " + c.format + " record must hold one wire-format value")
+	}
+	if c.envelope == EnvelopeDebezium {
+		return c.debeziumRow(r, v)
+	}
+	c.buf.Reset()
+	c.buf.Write(v)
 	c.appendMetadata(r)
 	return c.buf.Bytes(), nil
 }

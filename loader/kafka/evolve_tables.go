@@ -95,21 +95,32 @@ func (c *Connector) openRows(te *tableEvo) bool {
 }
 
 // convert converts r and routes it: its row, its table ("" without
-// routing) and the evolution state of that table (nil: none). With
-// per-table state the record is routed first and converted by its table's
-// converter; a record that cannot be routed reports its conversion error
-// first, as without per-table state (a tombstone stays a tombstone).
+// routing) and the evolution state of that table (nil: none). Under
+// routing the value is decoded once (Converter.decode: the registry
+// formats' decoded JSON, which routing reads like a JSON value) and
+// converted from that. With per-table state the record is routed first
+// and converted by its table's converter; a record that cannot be routed
+// reports its conversion error first, as without per-table state (a
+// tombstone stays a tombstone).
 func (c *Connector) convert(ctx context.Context, r *kgo.Record) (row []byte, table string, te *tableEvo, err error) {
-	if !c.evo.perTable {
+	if !c.cfg.Routing.Enabled() {
 		row, err = c.conv.ConvertContext(ctx, r)
-		if err == nil && c.cfg.Routing.Enabled() {
-			table, err = c.cfg.Routing.route(r)
+		return row, "", c.evo.main, err
+	}
+	v, err := c.conv.decode(ctx, r)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if !c.evo.perTable {
+		row, err = c.conv.convertDecoded(ctx, r, v)
+		if err == nil {
+			table, err = c.cfg.Routing.route(r, v)
 		}
 		return row, table, c.evo.main, err
 	}
-	table, err = c.cfg.Routing.route(r)
+	table, err = c.cfg.Routing.route(r, v)
 	if err != nil {
-		if _, cerr := c.conv.ConvertContext(ctx, r); cerr != nil {
+		if _, cerr := c.conv.convertDecoded(ctx, r, v); cerr != nil {
 			return nil, "", nil, cerr
 		}
 		return nil, "", nil, err
@@ -120,7 +131,7 @@ func (c *Connector) convert(ctx context.Context, r *kgo.Record) (row []byte, tab
 			return nil, "", nil, err
 		}
 	}
-	row, err = te.conv.ConvertContext(ctx, r)
+	row, err = te.conv.convertDecoded(ctx, r, v)
 	if te.ev == nil {
 		return row, table, nil, err // nothing to evolve
 	}
@@ -149,14 +160,16 @@ func (c *Connector) newTableEvo(table string) (*tableEvo, error) {
 	return te, nil
 }
 
-// forTable returns a Converter of the same settings as c, deleting with
-// del, with its own per-table state: a fresh schema tracker (when c tracks
-// schemas) and, with unknown set, a field watch that knows no table column
-// yet (the table's evolver names its columns), counting unknown fields in
-// unknown without warning.
+// forTable returns a Converter of the same settings as c (newConverter:
+// the format, metadata columns, decoder, envelope and whatever else c was
+// made with), deleting with del, with its own per-table state: a fresh
+// schema tracker (when c tracks schemas) and, with unknown set, a field
+// watch that knows no table column yet (the table's evolver names its
+// columns), counting unknown fields in unknown without warning.
 func (c *Converter) forTable(unknown *atomic.Int64, del DeleteConfig) *Converter {
-	n := &Converter{format: c.format, meta: c.meta, del: del,
-		topicKey: c.topicKey, partKey: c.partKey, offKey: c.offKey, tsKey: c.tsKey}
+	s := c.convSettings
+	s.del = del
+	n := newConverter(s)
 	if c.schemas != nil {
 		n.schemas = &schemaTracker{}
 	}

@@ -113,9 +113,21 @@ func (e *TableEvolver) Needs(ctx context.Context, in Incoming) ([]schema.Column,
 }
 
 // plan is cdcschema.Plan on the cached table; widening a key column is a
-// type change evolution does not make.
+// type change evolution does not make. Fields without a schema (a type
+// inferred from one JSON value) only name columns to add: one the table
+// has is left as it is (its inferred type, e.g. STRING for a VARCHAR
+// column's value, says nothing about the column). A routed table's
+// converter knows none of its columns before its first Needs, so its
+// first row's fields all come here.
 func (e *TableEvolver) plan(in Incoming) (cdcschema.Change, error) {
-	ch, err := cdcschema.Plan(e.cur, in.Fields)
+	fields := in.Fields
+	if !in.FromSchema {
+		fields = slices.DeleteFunc(slices.Clone(fields), func(f cdcschema.Field) bool {
+			_, _, ok := e.cur.Column(f.Name)
+			return ok
+		})
+	}
+	ch, err := cdcschema.Plan(e.cur, fields)
 	if err != nil {
 		return ch, err
 	}

@@ -29,15 +29,19 @@ const MaxTableNameLen = 64
 type Routing struct {
 	// TopicTables maps a topic to its table (routing.topic_tables).
 	TopicTables map[string]string
-	// TableField names a top-level field of a JSON record value whose
-	// string value is the table (routing.table_field).
+	// TableField names a top-level field of the record value whose
+	// string value is the table (routing.table_field): of the JSON value,
+	// or of the value decoded through the registry for the registry
+	// formats (with EnvelopeDebezium, of the decoded change event). Not
+	// with FormatCSV.
 	TableField string
 	// TableHeader names a record header whose value is the table
 	// (routing.table_header).
 	TableHeader string
 	// DebeziumTemplate builds the table from a Debezium change event's
 	// source.db and source.table (in "payload" too, for the JSON converter
-	// with schemas): "{db}" and "{table}" are replaced by them, sanitised
+	// with schemas; for a registry format with EnvelopeDebezium, of the
+	// decoded event): "{db}" and "{table}" are replaced by them, sanitised
 	// to a Doris table name (SanitizeTableName), e.g. "{db}_{table}"
 	// (routing.debezium_template).
 	DebeziumTemplate string
@@ -72,14 +76,16 @@ func (r *Routing) validate() error {
 	return errors.Join(errs...)
 }
 
-// route returns the table of r, or an error wrapping ErrUnrouted (no rule
-// names a table) or naming the rule whose table name is invalid.
-func (ro *Routing) route(r *kgo.Record) (string, error) {
+// route returns the table of r, whose value is the JSON v (r.Value, or
+// for the registry formats its decoded form: Converter.decode), or an
+// error wrapping ErrUnrouted (no rule names a table) or naming the rule
+// whose table name is invalid.
+func (ro *Routing) route(r *kgo.Record, v []byte) (string, error) {
 	if t, ok := ro.TopicTables[r.Topic]; ok {
 		return t, nil
 	}
 	if f := ro.TableField; f != "" {
-		if t, ok := topField(r.Value, f); ok {
+		if t, ok := topField(v, f); ok {
 			if err := checkTableRef(t); err != nil {
 				return "", fmt.Errorf("routing.table_field %q: %w", f, err)
 			}
@@ -98,9 +104,9 @@ func (ro *Routing) route(r *kgo.Record) (string, error) {
 		}
 	}
 	if tpl := ro.DebeziumTemplate; tpl != "" {
-		db, table, ok := debeziumSourceCompact(r.Value)
+		db, table, ok := debeziumSourceCompact(v)
 		if !ok {
-			db, table, ok = debeziumSource(r.Value)
+			db, table, ok = debeziumSource(v)
 		}
 		if ok {
 			name, err := SanitizeTableName(expandTemplate(tpl, db, table))

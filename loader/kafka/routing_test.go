@@ -43,7 +43,7 @@ func TestRoutingRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := c.ro.route(c.r)
+			got, err := c.ro.route(c.r, c.r.Value)
 			if c.want == "" {
 				if !errors.Is(err, ErrUnrouted) {
 					t.Fatalf("route = %q, %v; want ErrUnrouted", got, err)
@@ -76,7 +76,7 @@ func TestRoutingFirstMatchWins(t *testing.T) {
 		{routeRec("other", noField), "d_by_source"},
 		{routeRec("other", `{}`), "by_default"},
 	} {
-		if got, err := all.route(c.r); err != nil || got != c.want {
+		if got, err := all.route(c.r, c.r.Value); err != nil || got != c.want {
 			t.Errorf("route(%s %s) = %q, %v; want %q", c.r.Topic, c.r.Value, got, err, c.want)
 		}
 	}
@@ -87,17 +87,17 @@ func TestRoutingFirstMatchWins(t *testing.T) {
 // (FeNameFormat.TABLE_NAME_REGEX) and one too long is refused.
 func TestRoutingRefusesBadNames(t *testing.T) {
 	t.Parallel()
-	if _, err := (&Routing{TableField: "kind"}).route(routeRec("t", `{"kind":"drop table x"}`)); err == nil ||
+	if _, err := (&Routing{TableField: "kind"}).route(valueRec(routeRec("t", `{"kind":"drop table x"}`))); err == nil ||
 		errors.Is(err, ErrUnrouted) || !strings.Contains(err.Error(), "routing.table_field") {
 		t.Fatalf("bad field table: %v", err)
 	}
-	if _, err := (&Routing{TableHeader: "h"}).route(routeRec("t", ``, kgo.RecordHeader{Key: "h", Value: []byte("1abc")})); err == nil ||
+	if _, err := (&Routing{TableHeader: "h"}).route(valueRec(routeRec("t", ``, kgo.RecordHeader{Key: "h", Value: []byte("1abc")}))); err == nil ||
 		!strings.Contains(err.Error(), "must start with a letter") {
 		t.Fatalf("bad header table: %v", err)
 	}
 	long := strings.Repeat("x", 70)
 	v := fmt.Sprintf(`{"op":"c","source":{"db":"d","table":%q}}`, long)
-	if _, err := (&Routing{DebeziumTemplate: "{table}"}).route(routeRec("t", v)); err == nil ||
+	if _, err := (&Routing{DebeziumTemplate: "{table}"}).route(valueRec(routeRec("t", v))); err == nil ||
 		!strings.Contains(err.Error(), "table_name_length_limit") {
 		t.Fatalf("long Debezium table: %v", err)
 	}
@@ -114,3 +114,6 @@ func TestRoutingRefusesBadNames(t *testing.T) {
 		t.Fatalf("validate = %v, want both routing keys named", err)
 	}
 }
+
+// valueRec is r and its value, route's arguments for a JSON record.
+func valueRec(r *kgo.Record) (*kgo.Record, []byte) { return r, r.Value }

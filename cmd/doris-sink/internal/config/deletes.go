@@ -48,12 +48,16 @@ func (c *Config) validateDelete() error {
 		key = "records.delete.tombstones=true"
 	}
 	if c.Records.Format != RecordsJSON {
-		reason := "debezium records say themselves what is a delete (op d)"
-		if c.Records.Format == RecordsCSV {
+		reason, fix := "debezium records say themselves what is a delete (op d)", "drop records.delete.*"
+		switch {
+		case c.Records.Format == RecordsCSV:
 			reason = "csv rows have no field names"
+		case IsRegistryFormat(c.Records.Format):
+			reason = "a registry format's deletes come from its Debezium envelope (op d)"
+			fix = "drop records.delete.*; for Debezium change events set records.envelope: debezium"
 		}
 		errs.add(&ConflictError{Keys: []string{"records.format=" + c.Records.Format, key},
-			Reason: "records.delete.* works on json records: " + reason, Fix: "drop records.delete.*"})
+			Reason: "records.delete.* works on json records: " + reason, Fix: fix})
 	}
 	if mt := c.Doris.Properties["merge_type"]; mt != "" && !strings.EqualFold(mt, "APPEND") {
 		errs.add(&ConflictError{Keys: []string{"doris.properties.merge_type=" + mt, key},

@@ -45,7 +45,7 @@ func TestRecordsDelete(t *testing.T) {
 // routing.* keys decode from YAML and env into Config.Routing.
 func TestRoutingKeys(t *testing.T) {
 	t.Parallel()
-	c := mustLoad(t, merge(minimal, "routing: {topic_tables: {a: ta, b: db2.tb}, table_field: kind, table_header: tbl, "+
+	c := mustLoad(t, merge(minimal, "records: {format: debezium}\nrouting: {topic_tables: {a: ta, b: db2.tb}, table_field: kind, table_header: tbl, "+
 		"debezium_template: '{db}_{table}', default_table: orders}\n"), nil, nil, NeedRun)
 	r := c.Routing
 	if r.TopicTables["a"] != "ta" || r.TopicTables["b"] != "db2.tb" || r.TableField != "kind" || r.TableHeader != "tbl" ||

@@ -116,9 +116,9 @@ var keys = []Key{
 	{Name: "records.schema_registry.tls.cert_file", kind: kindString, Default: "", Doc: "PEM client certificate for the registry (mutual TLS), with tls.key_file"},
 	{Name: "records.schema_registry.tls.key_file", kind: kindString, Default: "", Doc: "PEM private key of records.schema_registry.tls.cert_file"},
 	{Name: "routing.topic_tables", kind: kindMap, Doc: "map of topic to target table (table or db.table); first routing rule"},
-	{Name: "routing.table_field", kind: kindString, Default: "", Doc: "json: top-level string field naming the target table; second rule"},
+	{Name: "routing.table_field", kind: kindString, Default: "", Doc: "top-level string field naming the target table (of the decoded row for the registry formats; not csv); second rule"},
 	{Name: "routing.table_header", kind: kindString, Default: "", Doc: "record header naming the target table; third rule"},
-	{Name: "routing.debezium_template", kind: kindString, Default: "", Doc: "target table from Debezium source.db/source.table, e.g. {db}_{table}, sanitised to a Doris name; fourth rule"},
+	{Name: "routing.debezium_template", kind: kindString, Default: "", Doc: "target table from Debezium source.db/source.table, e.g. {db}_{table}, sanitised to a Doris name (records.format debezium, or records.envelope debezium); fourth rule"},
 	{Name: "routing.default_table", kind: kindString, Default: "", Doc: "table of records no rule routes (e.g. doris.table); empty: they go to records.dead_letter_topic, or stop run"},
 
 	{Name: "tables", kind: kindMap, Doc: "per-table overrides: tables.<table or glob>.properties.<header> (merged over doris.properties), .sequence_col and .delete.field/.value/.tombstones (with routing); an exact name wins over a pattern, a longer pattern over a shorter"},

@@ -294,6 +294,7 @@ func (c *Config) validate(need Need) error {
 	}
 	errs.add(c.validateDelete())
 	errs.add(c.validateCDC())
+	errs.add(c.validateCompose())
 	c.validateTables(bad)
 	c.validateRecordsRegistry(&errs, checkFile)
 	if t := c.Records.DeadLetterTopic; t != "" {

@@ -13,14 +13,15 @@ import (
 func TestDemoRunsAndPasses(t *testing.T) {
 	t.Parallel()
 	io, out, errOut := cmdutil.TestStreams("", false)
-	err := Run(t.Context(), &Options{IO: io, Factory: &cmdutil.Factory{IO: io}, DataDir: t.TempDir(), Orders: 30, Timeout: 50 * time.Second})
+	err := Run(t.Context(), &Options{IO: io, Factory: &cmdutil.Factory{IO: io}, DataDir: t.TempDir(), Orders: 30, Timeout: 2 * time.Minute})
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
 	if err != nil {
 		t.Fatalf("demo: %v", err)
 	}
 	got := out.String()
 	for _, want := range []string{"crashed at mid-stream", "crashed at after-precommit", "crashed at before-decide", "crashed at after-decide",
-		"CDC evidence:", "shop_customers (created from the schema, columns id, name, email)", "1 schema_changed", "RESULT: OK"} {
+		"CDC evidence:", "shop_customers (created from the schema, columns id, name, email)", "1 schema_changed",
+		"Avro CDC evidence:", "shop_avro_customers has", "the added email column holds", "RESULT: OK"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -33,8 +34,8 @@ func TestDemoRunsAndPasses(t *testing.T) {
 	if strings.Contains(logs, "level=ERROR") {
 		t.Errorf("planned crashes logged as errors:\n%s", logs)
 	}
-	if n, want := strings.Count(logs, "level=INFO msg=\"planned crash at "), 3*len(crashPoints); n != want {
-		t.Errorf("%d planned-crash lines, want %d (two tables and the CDC job × %d failpoints)", n, want, len(crashPoints))
+	if n, want := strings.Count(logs, "level=INFO msg=\"planned crash at "), 4*len(crashPoints); n != want {
+		t.Errorf("%d planned-crash lines, want %d (two tables and the two CDC jobs × %d failpoints)", n, want, len(crashPoints))
 	}
 }
 
@@ -72,7 +73,7 @@ func TestDemoProtobufRunsAndPasses(t *testing.T) {
 	t.Parallel()
 	io, out, errOut := cmdutil.TestStreams("", false)
 	err := Run(t.Context(), &Options{IO: io, Factory: &cmdutil.Factory{IO: io}, DataDir: t.TempDir(), Orders: 20,
-		Timeout: 50 * time.Second, Format: formatProtobuf})
+		Timeout: 2 * time.Minute, Format: formatProtobuf})
 	if err != nil {
 		t.Fatalf("demo --format protobuf: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
@@ -93,7 +94,7 @@ func TestDemoAvroRunsAndPasses(t *testing.T) {
 	t.Parallel()
 	io, out, errOut := cmdutil.TestStreams("", false)
 	err := Run(t.Context(), &Options{IO: io, Factory: &cmdutil.Factory{IO: io}, DataDir: t.TempDir(), Orders: 20,
-		Timeout: 50 * time.Second, Format: formatAvro})
+		Timeout: 2 * time.Minute, Format: formatAvro})
 	if err != nil {
 		t.Fatalf("demo --format avro: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}

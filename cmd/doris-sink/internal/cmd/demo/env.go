@@ -177,6 +177,11 @@ func (e *env) runJob(ctx context.Context, c *config.Config, fp *loader.Failpoint
 			for _, o := range p.Offsets {
 				n += o
 			}
+			for _, offs := range p.Topics { // several topics
+				for _, o := range offs {
+					n += o
+				}
+			}
 			if n >= drainAt {
 				conn.Drain()
 			}

@@ -26,8 +26,8 @@ type Accounting struct {
 	// DeadLettered is the ledger's count of records sent to the dead-letter
 	// topic instead of being loaded.
 	DeadLettered int64 `json:"dead_lettered"`
-	// Tombstones are nil-value records the debezium format skips (read from
-	// Kafka).
+	// Tombstones are nil-value records a Debezium envelope skips (read
+	// from Kafka; skipsTombstones).
 	Tombstones int64 `json:"tombstones"`
 	// Control are transaction markers in the range (read from Kafka).
 	Control int64 `json:"control_markers"`
@@ -39,7 +39,8 @@ type Accounting struct {
 	FromKafka bool `json:"from_kafka"`
 }
 
-// String is "2 dead-lettered, 1 tombstone(s), 2 control marker(s), 1 absent".
+// String is "2 dead-lettered, 1 tombstone(s), 2 control marker(s), 1 absent",
+// or "every record a row" when nothing else is accounted for.
 func (a *Accounting) String() string {
 	var parts []string
 	add := func(n int64, what string) {
@@ -51,6 +52,9 @@ func (a *Accounting) String() string {
 	add(a.Tombstones, "tombstone(s)")
 	add(a.Control, "control marker(s)")
 	add(a.Absent, "absent (compacted or aborted)")
+	if len(parts) == 0 {
+		return "every record a row: no dead letter, skipped tombstone, control marker or absent offset"
+	}
 	return strings.Join(parts, ", ")
 }
 

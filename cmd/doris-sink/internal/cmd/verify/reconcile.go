@@ -60,8 +60,10 @@ type Input struct {
 	TableCount bool
 	// Now is the clock for txn ages; nil is time.Now.
 	Now func() time.Time
-	// SkipsTombstones is true when the job skips nil-value records
-	// (records.format debezium) instead of loading or dead-lettering them.
+	// SkipsTombstones is true when the job skips nil-value records (a
+	// Debezium envelope: records.format debezium, or a registry format
+	// with records.envelope debezium; kafka.SkipsTombstones) instead of
+	// loading or dead-lettering them.
 	SkipsTombstones bool
 	// Slots are the writer slots of a group-mode job (job.slots ≥ 2),
 	// each with its own ledger and state; Entries, Torn and State are then

@@ -51,7 +51,8 @@ job.data_dir/slot-<j>; a slot whose ledger is on another member's machine is rep
     (no gap, no overlap) from the first checkpoint, and end at or below the high watermark;
   - rows: each load has one row per offset, except offsets the ledger counts as
     dead-lettered; otherwise the range is read from Kafka (read_committed) and
-    tombstones (debezium format), transaction markers and offsets Kafka no longer
+    tombstones (a Debezium envelope: records.format debezium, or records.envelope
+    debezium), transaction markers and offsets Kafka no longer
     holds (compacted, aborted transactions) are accounted for; a record Kafka
     holds without a row, or a row beyond the records, is a gap;
   - lingering transactions: no PREPARE/PRECOMMITTED txn with the job's label prefix
@@ -133,7 +134,7 @@ func VerifyConfig(ctx context.Context, f *cmdutil.Factory, cfg *config.Config, s
 // unreadable ledger is an error; lookup failures are findings.
 func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Config, skipDoris, skipKafka bool, checks Checks) (*Report, error) {
 	in := Input{Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
-		TableCount: checks.TableCount, Now: f.Now, SkipsTombstones: cfg.Records.Format == config.RecordsDebezium}
+		TableCount: checks.TableCount, Now: f.Now, SkipsTombstones: skipsTombstones(cfg)}
 	if checks.LingerMargin > 0 {
 		in.LingerAfter = cfg.Delivery.CheckpointInterval + checks.LingerMargin
 	}
