@@ -256,6 +256,13 @@ func runOutcome(err error, aborted bool, opts *Options, log *slog.Logger, job, a
 		log.Warn(abortedLine)
 		return fmt.Errorf("run aborted by a second signal: %w", context.Canceled)
 	case err != nil:
+		// One error line: a failure that retrying cannot fix names what
+		// to change, and stands for the checkpoint and abort failures that
+		// came with it (its Err is the latest).
+		var fe *kafka.FatalError
+		if errors.As(err, &fe) {
+			err = fe
+		}
 		return fmt.Errorf("run %s: %w", job, err)
 	}
 	return nil

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
+	"net"
 	"strings"
 	"time"
 
@@ -46,7 +46,12 @@ func (e *StartupError) Error() string {
 	}
 	fmt.Fprintf(&b, "; %s; nothing of the job was created or loaded", e.Fix)
 	if e.Err != nil {
-		fmt.Fprintf(&b, ": %s", strings.Join(strings.Fields(e.Err.Error()), " "))
+		cause := e.Err.Error()
+		var op *net.OpError
+		if errors.As(e.Err, &op) {
+			cause = op.Error() // "dial tcp host:port: connect: connection refused", without the URL repeated
+		}
+		fmt.Fprintf(&b, ": %s", strings.Join(strings.Fields(cause), " "))
 	}
 	return b.String()
 }
@@ -200,7 +205,8 @@ func checkSource(ctx context.Context, cfg *config.Config, kc kafka.Config, log *
 const startProbeLabel = "doris-sink-start-probe"
 
 // checkFE waits for an FE of doris.fe to answer over HTTP (get_load_state
-// of a label no load uses): FEs that give no answer at all for
+// of a label no load uses): FEs that give no answer at all (a transport
+// error, an attempt timing out) for
 // delivery.fail_fast_after end the run with a *StartupError naming
 // doris.fe. Any answer passes: what it may say (unknown database, refused
 // credentials) is reported with its fix by the job's own start.
@@ -208,9 +214,9 @@ func checkFE(ctx context.Context, cfg *config.Config, client labelStateReader, l
 	fes := strings.Join(cfg.Doris.FE, ",")
 	return startRetry(ctx, cfg.Delivery.FailFastAfter, log, "doris.fe "+fes, func(ctx context.Context) (bool, error) {
 		_, err := client.LoadState(ctx, cfg.Doris.Database, startProbeLabel)
-		var ue *url.Error
-		if err == nil || !errors.As(err, &ue) {
-			return false, nil // an answer
+		var te *doris.TxnError
+		if err == nil || errors.As(err, &te) {
+			return false, nil // an answer (*doris.TxnError: Doris's refusal, or a non-200 status)
 		}
 		return true, &StartupError{Key: "doris.fe", Tried: fes, What: "no FE answered over HTTP",
 			Fix: "fix doris.fe (http://host:port of an FE's http_port, 8030 by default), or start Doris", Err: err}
