@@ -2,6 +2,7 @@ package run
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,6 +99,9 @@ type runEnv struct {
 	table string
 	// env is the environment config.Load reads (nil: none).
 	env []string
+	// brokers, fe and topic replace kafka.brokers, doris.fe and
+	// kafka.topic ("": the cluster's, the emulator's, orders).
+	brokers, fe, topic string
 }
 
 func newRunEnv(t *testing.T) *runEnv {
@@ -133,11 +137,12 @@ func (e *runEnv) start(extra string) (chan<- os.Signal, *logTap, <-chan error) {
 	e.t.Helper()
 	path := filepath.Join(e.dir, "job.yaml")
 	yaml := fmt.Sprintf(`job: { name: sig, data_dir: %s }
-kafka: { brokers: [%s], topic: orders }
+kafka: { brokers: [%s], topic: %s }
 doris: { fe: [%s], mysql: %s, user: root, database: demo, table: %s }
 metrics: { listen: "" }
 log: { format: json, level: info }
-%s`, filepath.Join(e.dir, "data"), strings.Join(e.kc.ListenAddrs(), ", "), e.srv.FEURL(), e.srv.MySQLAddr(), e.table, extra)
+%s`, filepath.Join(e.dir, "data"), cmp.Or(e.brokers, strings.Join(e.kc.ListenAddrs(), ", ")), cmp.Or(e.topic, "orders"), cmp.Or(e.fe, e.srv.FEURL()),
+		e.srv.MySQLAddr(), e.table, extra)
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
 	}

@@ -128,6 +128,9 @@ func startRetry(ctx context.Context, grace time.Duration, log *slog.Logger, what
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			if se != nil {
+				se.For = time.Since(begin)
+			}
 			return last
 		case <-t.C:
 		}
