@@ -488,6 +488,9 @@ func (t *tally) flush(m *Metrics) {
 // offset when record returns nil; t receives the counters.
 func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut func() error) error {
 	row, table, te, err := c.convert(ctx, r)
+	if err == nil && c.routedFields != nil {
+		c.watchRouted(ctx, table, row)
+	}
 	// A row bisection found Doris refuses is dead-lettered before anything
 	// else; the pre-check runs after schema evolution, against the schema
 	// the row loads into (the routed table's, or doris.table's as evolved).

@@ -223,6 +223,7 @@ func startJob(ctx context.Context, cfg *config.Config, client *doris.Client, log
 			rowCheck(ctx, client, cfg, log),
 			routedRowCheck(client, cfg),
 			kafka.WithTableColumns(fields),
+			kafka.WithRoutedTableColumns(routedColumns(client, cfg, log)),
 			kafka.WithOnCheckpoint(func(s kafka.CheckpointStats) { logCheckpoint(log, s) }),
 			kafka.WithTestingKnobs(&kafka.TestingKnobs{
 				AfterStart: func(start kafka.Position) {
@@ -369,6 +370,30 @@ func routedRowCheck(tr drift.TableReader, cfg *config.Config) kafka.Opt {
 		return kafka.WithRoutedRowCheck(nil, "", nil)
 	}
 	return kafka.WithRoutedRowCheck(tr, cfg.Doris.Database, routedProps(cfg))
+}
+
+// routedColumns reads a routed table's fields for the unknown-field
+// watch (kafka.WithRoutedTableColumns) through tr, on the table's first
+// row: its columns, or the "columns" property of its doris.properties with
+// its tables.<pattern> override. A table that cannot be read is logged and
+// left unchecked.
+func routedColumns(tr drift.TableReader, cfg *config.Config, log *slog.Logger) func(context.Context, string) []string {
+	props := routedProps(cfg)
+	return func(ctx context.Context, table string) []string {
+		db, name := cfg.Doris.Database, table
+		if d, t, ok := strings.Cut(table, "."); ok {
+			db, name = d, t
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		t, err := tr.ShowCreateTable(ctx, db, name)
+		if err != nil {
+			log.Warn("unknown JSON fields of the rows routed to the table are not counted (cannot read it)",
+				"table", db+"."+name, "err", err)
+			return nil
+		}
+		return drift.Fields(t, cfg.Records.Format != config.RecordsCSV, props(table))
+	}
 }
 
 // routedProps gives a routed table's ("db.table" or "table") Stream Load
