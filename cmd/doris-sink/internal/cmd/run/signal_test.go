@@ -208,6 +208,15 @@ func TestDrainSaysWhatWasLoaded(t *testing.T) {
 		if m["checkpoints_decided"] != float64(1) || !strings.Contains(fmt.Sprint(m["position"]), `"0":5`) {
 			t.Errorf("exit line %v, want 1 checkpoint decided and position offset 5", m)
 		}
+		// Issue 30: one drained line, not "drained: nothing to checkpoint"
+		// before it.
+		tap.mu.Lock()
+		defer tap.mu.Unlock()
+		for _, l := range tap.lines {
+			if msg, _ := l["msg"].(string); strings.HasPrefix(msg, "drained") && l["checkpoints_decided"] == nil {
+				t.Errorf("a second drained line: %v", l)
+			}
+		}
 	})
 }
 
