@@ -81,7 +81,7 @@ func mysqlClient(t *testing.T, addr string, mod func(*doris.Config)) (*doris.Cli
 	t.Helper()
 	logs := &bytes.Buffer{}
 	cfg := doris.Config{FE: []string{"http://127.0.0.1:1"}, MySQL: addr, User: "root", Password: fakePassword,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -138,7 +138,7 @@ func TestMySQLPlaintextPasswordRevealingAuthRefused(t *testing.T) {
 }
 
 // Doris's own method, mysql_native_password, works over plaintext (off,
-// the default without Config.TLS) with a warning once (at info level here:
+// the default without Config.TLS) with a warning once (at debug level here:
 // the fake is on loopback, nothing crosses the network), and
 // MySQLPlaintext says so.
 func TestMySQLNativePasswordPlaintextWarns(t *testing.T) {
@@ -159,7 +159,7 @@ func TestMySQLNativePasswordPlaintextWarns(t *testing.T) {
 	if plain, known := c.MySQLPlaintext(); !plain || !known {
 		t.Errorf("MySQLPlaintext = %t, %t; want true, true", plain, known)
 	}
-	if n := strings.Count(logs.String(), "level=INFO msg=\"doris: MySQL credentials crossed a plaintext connection"); n != 1 {
+	if n := strings.Count(logs.String(), "level=DEBUG msg=\"doris: MySQL credentials crossed a plaintext connection"); n != 1 {
 		t.Errorf("plaintext warnings %d, want 1:\n%s", n, logs.String())
 	}
 }

@@ -73,7 +73,7 @@ func (c *Client) mysqlReport(overTLS, insecure bool, refused error) {
 		c.mysqlState.Store(mysqlOverPlaintext)
 		level := slog.LevelWarn
 		if host, _, err := net.SplitHostPort(c.cfg.MySQL); err == nil && isLoopback(host) {
-			level = slog.LevelInfo // loopback (dev, demo): nothing crosses the network
+			level = slog.LevelDebug // loopback (dev, demo): nothing crosses the network
 		}
 		c.mysqlPlainOnce.Do(func() {
 			c.log.Log(context.Background(), level, "doris: MySQL credentials crossed a plaintext connection to the FE: the login exchange "+

@@ -50,7 +50,7 @@ func (c *Client) newSmallClient(rt http.RoundTripper) *retryablehttp.Client {
 	}
 	return &retryablehttp.Client{
 		HTTPClient:   hc,
-		Logger:       c.log,
+		Logger:       newRetryLogger(c.log),
 		RetryWaitMin: 100 * time.Millisecond,
 		RetryWaitMax: 2 * time.Second,
 		RetryMax:     c.cfg.MaxRetries,

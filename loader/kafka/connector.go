@@ -134,6 +134,9 @@ type Connector struct {
 	// routedChecks are the routed tables' pre-checks
 	// (WithRoutedRowCheck), built on first sight; nil value: off.
 	routedChecks map[string]*rowCheck
+	// routedFields is the routed tables' unknown-field watch
+	// (WithRoutedTableColumns, fields_tables.go); nil: off.
+	routedFields *routedFields
 	// evo is the schema evolution state (evolve.go, evolve_tables.go).
 	evo evoState
 }
@@ -175,7 +178,9 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	if o.metrics == nil {
 		o.metrics = &Metrics{}
 	}
-	if o.columns != nil && (o.evolver == nil || !o.evolver.AddsColumns()) {
+	// With routing the rows go to the routed tables, not to doris.table:
+	// each is checked against its own columns (WithRoutedTableColumns).
+	if o.columns != nil && !cfg.Routing.Enabled() && (o.evolver == nil || !o.evolver.AddsColumns()) {
 		log, topic := o.logger, cmp.Or(cfg.Topic, strings.Join(cfg.Topics, ","), cfg.TopicRegex)
 		conv.WatchFields(o.columns, &o.metrics.UnknownFields, func(name string) {
 			log.Warn("JSON field is not a column of the table: Doris ignores it, its values are not loaded "+
@@ -203,6 +208,9 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
 		fence: newFence(), dlLog: deadLetterLog{every: o.dlLogEvery}}
+	if o.routedColumns != nil && cfg.Routing.Enabled() && o.tableEvolvers == nil && o.tableDeletes == nil {
+		c.routedFields = &routedFields{columns: o.routedColumns, watches: map[string]*fieldWatch{}}
+	}
 	if c.re, err = cfg.topicRegexp(); err != nil {
 		return nil, fmt.Errorf("kafka connector config: %w", err)
 	}

@@ -40,9 +40,14 @@ type fieldWatch struct {
 // with JSON escapes are not checked. The steady state allocates nothing:
 // only a new name allocates, once. columns nil turns watching off.
 func (c *Converter) WatchFields(columns []string, counter *atomic.Int64, onNew func(name string)) {
+	c.watch = c.newFieldWatch(columns, counter, onNew)
+}
+
+// newFieldWatch is the watch WatchFields installs (nil for nil columns or
+// CSV), for a caller that scans rows itself (routed tables).
+func (c *Converter) newFieldWatch(columns []string, counter *atomic.Int64, onNew func(name string)) *fieldWatch {
 	if columns == nil || c.format == FormatCSV {
-		c.watch = nil
-		return
+		return nil
 	}
 	w := &fieldWatch{known: map[string]struct{}{}, counter: counter, onNew: onNew, named: map[string]struct{}{}}
 	// slices.Concat, not append: append could write into spare capacity of
@@ -52,7 +57,7 @@ func (c *Converter) WatchFields(columns []string, counter *atomic.Int64, onNew f
 			w.known[n] = struct{}{}
 		}
 	}
-	c.watch = w
+	return w
 }
 
 // scan checks the top-level keys of the JSON object row (valid JSON: the

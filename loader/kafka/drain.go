@@ -47,7 +47,7 @@ func (c *Connector) drain(ctx, dctx context.Context, cause error) error {
 		}
 	}
 	if cause == nil && c.pend.records == 0 && (!healing || reached(c.next, target)) {
-		c.o.logger.Info("drained: nothing to checkpoint")
+		c.o.logger.Debug("drained: nothing to checkpoint")
 		return nil
 	}
 	attempts, last := 0, error(nil)
@@ -95,8 +95,24 @@ func (c *Connector) drain(ctx, dctx context.Context, cause error) error {
 		attempts++
 		err, fresh = c.reread(dctx, target), true
 	}
-	c.o.logger.Info("drained", "position", c.start.String(), "attempts", attempts)
+	c.o.logger.Debug("drained", "position", c.start.String(), "attempts", attempts)
 	return nil
+}
+
+// startContext is ctx cancelled by Drain: Run's start (the dead-letter
+// topic check, the first Recover and its retries, resolving the topics and
+// the start offsets) reads nothing, so a drain then has nothing to finish
+// and stops it at once instead of waiting for the drain budget.
+func (c *Connector) startContext(ctx context.Context) (context.Context, func()) {
+	sctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-c.drainCh:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	return sctx, cancel
 }
 
 // drainContext returns ctx bounded by the drain timeout: it is cancelled

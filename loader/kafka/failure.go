@@ -238,6 +238,11 @@ func (c *Connector) backoffDelay() time.Duration {
 		d *= 2
 	}
 	d = min(d, c.o.backoffMax)
+	if c.inDrain && c.fail.kind != "" {
+		// A drain gives up on an unfixable cause at its next failure
+		// (noteFailure): one retry at once, no wait that only delays the exit.
+		return 0
+	}
 	if c.fail.kind != "" && c.o.failFast >= 0 {
 		left := c.fail.since.Add(c.o.failFast).Sub(c.o.clock.Now())
 		d = max(min(d, left), 0)

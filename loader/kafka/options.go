@@ -38,6 +38,7 @@ type options struct {
 	checkTable    *schema.Table
 	checkProps    map[string]string
 	routedCheck   *routedCheckOpt
+	routedColumns func(ctx context.Context, table string) []string
 	tableEvolvers func(table string) SchemaEvolver
 	tableDeletes  func(table string) DeleteConfig
 
@@ -187,7 +188,9 @@ type TestingKnobs struct {
 // columns, or the names of the Stream Load "columns" header): every
 // top-level field of a row (formats json and debezium) that is none of
 // them is counted in Metrics.UnknownFields and named once in a warning,
-// since Doris ignores it silently. Default: not checked.
+// since Doris ignores it silently. Default: not checked. With
+// Config.Routing it is not used: WithRoutedTableColumns names each routed
+// table's columns.
 func WithTableColumns(columns []string) Opt {
 	return optFunc(func(o *options) { o.columns = columns })
 }

@@ -104,17 +104,23 @@ var errCommitFailed = errors.New("the background commit of the last decided chec
 
 func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error {
 	defer func() { c.dlLog.flush(c.o.logger, c.o.clock.Now(), c.cfg.DeadLetterTopic) }()
-	if err := c.checkDeadLetterTopic(dctx); err != nil {
-		return c.stopped(ctx, dctx, err)
+	// Until reading begins nothing was read, so a drain has nothing to
+	// checkpoint: Drain cuts the start's waits at once (a Recover cut
+	// midway is resumed by the next start, as after a crash).
+	sctx, stopStart := c.startContext(dctx)
+	defer stopStart()
+	if err := c.checkDeadLetterTopic(sctx); err != nil {
+		return c.stopped(ctx, sctx, err)
 	}
-	raw, err := c.recoverSink(dctx, false)
+	raw, err := c.recoverSink(sctx, false)
 	if err == nil {
 		c.loadRefused()
-		err = c.begin(dctx, raw)
+		err = c.begin(sctx, raw)
 	}
 	if err != nil {
-		return c.stopped(ctx, dctx, err)
+		return c.stopped(ctx, sctx, err)
 	}
+	stopStart()
 	c.progress()
 	if c.knobs.AfterStart != nil {
 		c.knobs.AfterStart(c.start.clone())
@@ -252,7 +258,7 @@ func (c *Connector) stopped(ctx, dctx context.Context, err error) error {
 	case !c.draining() || !(errors.Is(err, errDrainRequested) || dctx.Err() != nil):
 		return err
 	case c.fail.n == 0:
-		c.o.logger.Info("drained before reading: nothing was read")
+		c.o.logger.Debug("drained before reading: nothing was read")
 		return nil
 	}
 	return c.drainError(0, c.fail.last)
@@ -494,6 +500,9 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 	err := c.oversized(r)
 	if err == nil {
 		row, table, te, err = c.convert(ctx, r)
+	}
+	if err == nil && c.routedFields != nil {
+		c.watchRouted(ctx, table, row)
 	}
 	// A row bisection found Doris refuses is dead-lettered before anything
 	// else; the pre-check runs after schema evolution, against the schema

@@ -52,16 +52,26 @@ func Analyze(t *schema.Table, cfg *config.Config) Report {
 			}
 		}
 	}
-	if json && props["jsonpaths"] == "" {
-		if cols := props["columns"]; cols != "" {
-			r.Fields = columnNames(cols)
-		} else {
-			for _, c := range t.Columns {
-				r.Fields = append(r.Fields, c.Name)
-			}
-		}
-	}
+	r.Fields = Fields(t, json, props)
 	return r
+}
+
+// Fields are the names of the JSON fields a load into t reads (for
+// kafka.WithTableColumns and kafka.WithRoutedTableColumns): the source
+// names of the "columns" property when set, else t's columns; nil (not
+// checked) for CSV or with "jsonpaths" (fields are picked by path).
+func Fields(t *schema.Table, json bool, props map[string]string) []string {
+	if !json || props["jsonpaths"] != "" {
+		return nil
+	}
+	if cols := props["columns"]; cols != "" {
+		return columnNames(cols)
+	}
+	fields := make([]string, 0, len(t.Columns))
+	for _, c := range t.Columns {
+		fields = append(fields, c.Name)
+	}
+	return fields
 }
 
 // columnNames returns the source names of a Stream Load "columns" header

@@ -94,12 +94,20 @@ func PreviousSources(cfg *config.Config) []string {
 // process, see coordinator.go) and builds the loader
 // (ledger in the same directory) and the Kafka connector. The connector
 // owns the loader, which owns the store: Connector.Run closes them.
+// Build is BuildContext with context.Background().
 func Build(cfg *config.Config, d Deps) (*Job, error) {
+	return BuildContext(context.Background(), cfg, d)
+}
+
+// BuildContext is Build whose waits (opening the checkpoint store, the
+// slot topic, the offset checks) end when ctx does: run passes the context
+// the first signal cancels before loading begins.
+func BuildContext(ctx context.Context, cfg *config.Config, d Deps) (*Job, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	table := cfg.Doris.Database + "." + cfg.Doris.Table
-	fs, startStore, err := openStore(cfg, d)
+	fs, startStore, err := openStore(ctx, cfg, d)
 	if err != nil {
 		return nil, err
 	}

@@ -22,9 +22,19 @@ const (
 	runningTxnKey       = "max_running_txn_num_per_db"
 )
 
-// WarnClocks logs one warning line per Doris clock that bounds the
-// exactly-once protocol, with its value when the FE answers (ADMIN SHOW
-// FRONTEND CONFIG needs ADMIN; a failure is one warning, never fatal).
+// Doris's defaults of the clocks (docs/doris-facts.md §4, §5): a value
+// below one makes the job forget or abort sooner than the docs assume.
+const (
+	defaultLabelKeep = 12 * time.Hour
+	defaultLabelNum  = 2000
+)
+
+// WarnClocks reads the Doris clocks that bound the exactly-once protocol
+// and logs one warning line per clock that puts the job at risk: the
+// precommit timeout under twice delivery.checkpoint_interval, a label
+// retention or label count below Doris's default. A healthy start logs one
+// line with every value. ADMIN SHOW FRONTEND CONFIG needs ADMIN; a failure
+// is one warning, never fatal.
 func WarnClocks(ctx context.Context, fe FrontendConfigReader, cfg *config.Config, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -43,24 +53,33 @@ func WarnClocks(ctx context.Context, fe FrontendConfigReader, cfg *config.Config
 		n, err := strconv.ParseInt(vals[k], 10, 64)
 		return time.Duration(n) * time.Second, err == nil
 	}
-	if d, ok := seconds(precommitTimeoutKey); ok {
-		lvl := slog.LevelInfo
-		if cfg.Delivery.CheckpointInterval*2 > d {
-			lvl = slog.LevelWarn
+	warned := false
+	if d, ok := seconds(precommitTimeoutKey); ok && cfg.Delivery.CheckpointInterval*2 > d {
+		warned = true
+		log.Warn("Doris clock: a PRECOMMITTED txn is aborted after "+precommitTimeoutKey+
+			", less than twice delivery.checkpoint_interval: a decided checkpoint must be committed before it (a stopped "+
+			"job heals on restart)", "value", d.String(), "checkpoint_interval", cfg.Delivery.CheckpointInterval.String())
+	}
+	if d, ok := seconds(labelKeepKey); ok && d < defaultLabelKeep {
+		warned = true
+		log.Warn("Doris clock: stream-load labels are forgotten after "+labelKeepKey+", below Doris's default "+
+			defaultLabelKeep.String()+": a job stopped longer than this with an uncommitted decision needs "+
+			"`checkpoint resolve`", "value", d.String())
+	}
+	if n, err := strconv.ParseInt(vals[labelNumKey], 10, 64); err == nil && n < defaultLabelNum {
+		warned = true
+		log.Warn("Doris clock: at most "+labelNumKey+" finished labels are kept per database, below Doris's default "+
+			strconv.Itoa(defaultLabelNum)+": a busy database forgets labels sooner than "+labelKeepKey, "value", n)
+	}
+	args := []any{"checkpoint_interval", cfg.Delivery.CheckpointInterval.String()}
+	for _, k := range []string{precommitTimeoutKey, labelKeepKey, labelNumKey, runningTxnKey} {
+		if v, ok := vals[k]; ok {
+			args = append(args, k, v)
 		}
-		log.Log(ctx, lvl, "Doris clock: a PRECOMMITTED txn is aborted after "+precommitTimeoutKey+
-			"; a decided checkpoint must be committed before it (a stopped job heals on restart)",
-			"value", d.String(), "checkpoint_interval", cfg.Delivery.CheckpointInterval.String())
 	}
-	if d, ok := seconds(labelKeepKey); ok {
-		log.Warn("Doris clock: stream-load labels are forgotten after "+labelKeepKey+
-			"; a job stopped longer than this with an uncommitted decision needs `checkpoint resolve`", "value", d.String())
+	msg := "Doris clocks checked: the job is within them (precommitted txns count towards " + runningTxnKey + ")"
+	if warned {
+		msg = "Doris clocks checked (see the warnings above)"
 	}
-	if v, ok := vals[labelNumKey]; ok {
-		log.Warn("Doris clock: at most "+labelNumKey+" finished labels are kept per database; "+
-			"a busy database forgets labels sooner than "+labelKeepKey, "value", v)
-	}
-	if v, ok := vals[runningTxnKey]; ok {
-		log.Info("Doris limit: running txns per database ("+runningTxnKey+"); precommitted txns count", "value", v)
-	}
+	log.Info(msg, args...)
 }

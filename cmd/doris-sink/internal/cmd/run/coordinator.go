@@ -27,14 +27,15 @@ type fenceChecker interface {
 // returned as the StartStore; for file, FirstStartFile in job.data_dir). With kafka it then imports a
 // file store once (migrate.go), applies a pending operator record
 // (operator.go). Both coordinators then refuse stored offsets outside the topic's log
-// (positions.go).
-func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, error) {
+// (positions.go). Every wait ends when ctx does, and within
+// coordinatorOpenTimeout.
+func openStore(ctx context.Context, cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, error) {
 	if cfg.Job.Coordinator != config.CoordinatorKafka {
 		fs, err := OpenFileStore(cfg) // the migration marker is checked under the lock
 		if err != nil {
 			return nil, nil, err
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), coordinatorOpenTimeout)
+		ctx, cancel := context.WithTimeout(ctx, coordinatorOpenTimeout)
 		defer cancel()
 		first := newFileFirstStart(cfg) // firststart.go
 		if err := checkPositions(ctx, cfg, fs, first, d); err != nil {
@@ -47,7 +48,7 @@ func openStore(cfg *config.Config, d Deps) (checkpoint.Store, kafka.StartStore, 
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), coordinatorOpenTimeout)
+	ctx, cancel := context.WithTimeout(ctx, coordinatorOpenTimeout)
 	defer cancel()
 	if d.Slot == nil {
 		// The slot topic is the atomic arbiter of the job's layout, for a

@@ -156,7 +156,11 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	if ready != nil {
 		m.ready = ready
 	}
-	if err := ensureJobSlotTopic(ctx, cfg, kc); err != nil {
+	if err := ensureSlotTopicOrDrain(ctx, cfg, kc, drain); err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			m.log.Info("group mode: drained before joining the group: nothing was read")
+			return nil
+		}
 		return err
 	}
 	opts := append(kafka.ClientOpts(kc),
@@ -230,6 +234,21 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		}
 	}
 	return result
+}
+
+// ensureSlotTopicOrDrain is ensureJobSlotTopic cut by the first signal
+// (drain closed) too: before the member joins, nothing is read.
+func ensureSlotTopicOrDrain(ctx context.Context, cfg *config.Config, kc kafka.Config, drain <-chan struct{}) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-drain:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ensureJobSlotTopic(ctx, cfg, kc)
 }
 
 // errKilled ends a member stopped by GroupKnobs.Kill.
@@ -774,8 +793,7 @@ func (m *member) stamp(s int) func() (coordlog.GroupStamp, error) {
 // the process's Doris client and metrics endpoint: readiness and the
 // Doris series (txns, rows, bytes; the slots add up) are served, the
 // per-slot connector and checkpoint-store series are not registered yet.
-func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Config, d Deps, opts *Options,
-	sigs <-chan os.Signal) error {
+func runGroupMode(ctx context.Context, stop *stopper, cfg *config.Config, d Deps, opts *Options) error {
 	log, m := d.Logger, d.Metrics
 	if cfg.Metrics.Listen != "" && m != nil {
 		srv, err := metrics.Serve(cfg.Metrics.Listen, m, log)
@@ -786,23 +804,10 @@ func runGroupMode(ctx context.Context, abort context.CancelFunc, cfg *config.Con
 		log.Info("metrics endpoint", "addr", "http://"+srv.Addr()+"/metrics")
 	}
 	drain := make(chan struct{})
-	stopSignals := make(chan struct{})
-	defer close(stopSignals)
-	go func() {
-		select {
-		case s := <-sigs:
-			log.Warn("signal: draining every slot job, then leaving the group (a second signal aborts)", "signal", s.String())
-			close(drain)
-		case <-stopSignals:
-			return
-		}
-		select {
-		case s := <-sigs:
-			log.Warn("second signal: aborting the open transactions", "signal", s.String())
-			abort()
-		case <-stopSignals:
-		}
-	}()
+	stop.loading(func(s os.Signal) {
+		log.Warn("signal: draining every slot job, then leaving the group (a second signal aborts)", "signal", s.String())
+		close(drain)
+	})
 	log.Info("starting", "job", cfg.Job.Name, "topic", cfg.Kafka.DescribeTopics(), "table", cfg.Doris.Database+"."+cfg.Doris.Table,
 		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir, "slots", cfg.SlotCount(), "group", cfg.Kafka.Group)
 	// Ready once in the group: a standby owning no slot is healthy too

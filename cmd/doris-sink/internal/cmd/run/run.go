@@ -31,6 +31,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/drift"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 )
@@ -147,32 +148,19 @@ func Run(ctx context.Context, opts *Options) error {
 
 	runCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
-	WarnClocks(runCtx, client, cfg, log)
-	fields := drift.Startup(runCtx, client, cfg, log) // NULLs on type errors; fields the table lacks
-	if err := CheckDeleteTable(runCtx, client, cfg); err != nil && !tableToCreate(cfg, err) {
-		return err
-	}
-
-	m := metrics.New()
-	deps := Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
-		ConnectorOpts: []kafka.Opt{
-			rowCheck(runCtx, client, cfg, log),
-			routedRowCheck(client, cfg),
-			kafka.WithTableColumns(fields),
-			kafka.WithOnCheckpoint(func(s kafka.CheckpointStats) { logCheckpoint(log, s) }),
-			kafka.WithTestingKnobs(&kafka.TestingKnobs{
-				AfterStart: func(start kafka.Position) {
-					m.SetReady(true)
-					log.Info("recovered; reading", "start", start)
-				},
-			})}}
-	if cfg.GroupMode() {
-		return runGroupMode(runCtx, abort, cfg, deps, opts, sigs)
-	}
-	job, err := Build(cfg, deps)
+	// Before loading begins the first signal cuts every wait of the start
+	// (startCtx); once the job is built it drains the job.
+	stop := startStopper(runCtx, abort, sigs, log)
+	defer stop.close()
+	startCtx := stop.start
+	job, deps, err := startJob(startCtx, cfg, client, log, fp)
 	if err != nil {
-		return err
+		return stop.startOutcome(err)
 	}
+	if cfg.GroupMode() {
+		return runGroupMode(runCtx, stop, cfg, deps, opts)
+	}
+	m := deps.Metrics
 	if cfg.Metrics.Listen != "" {
 		srv, err := metrics.Serve(cfg.Metrics.Listen, m, log)
 		if err != nil {
@@ -187,24 +175,10 @@ func Run(ctx context.Context, opts *Options) error {
 		defer tk.Stop()
 		defer startProgress(runCtx, m, log, tk.C)()
 	}
-
-	stopSignals := make(chan struct{})
-	defer close(stopSignals)
-	go func() {
-		select {
-		case s := <-sigs:
-			log.Warn("signal: draining (a second signal aborts)", "signal", s.String())
-			job.Connector.Drain()
-		case <-stopSignals:
-			return
-		}
-		select {
-		case s := <-sigs:
-			log.Warn("second signal: aborting the open transaction", "signal", s.String())
-			abort()
-		case <-stopSignals:
-		}
-	}()
+	stop.loading(func(s os.Signal) {
+		log.Warn("signal: draining (a second signal aborts)", "signal", s.String())
+		job.Connector.Drain()
+	})
 
 	log.Info("starting", "job", cfg.Job.Name, "topic", cfg.Kafka.DescribeTopics(), "table", job.Table,
 		"guarantee", cfg.Delivery.Guarantee, "data_dir", cfg.Job.DataDir)
@@ -215,6 +189,53 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	logDrained(log, job)
 	return nil
+}
+
+// startJob is the start of a run, before loading begins; every wait in it
+// takes ctx, which the first signal cancels: the source and the FE are
+// checked (checkSource, checkFE: nothing of the job is created before),
+// the Doris clocks and the table are read, and the job is built (the
+// checkpoint store opened, the slot topic checked). In group mode job is
+// nil: runGroupMode builds the slot jobs.
+func startJob(ctx context.Context, cfg *config.Config, client *doris.Client, log *slog.Logger,
+	fp *loader.Failpoints) (*Job, Deps, error) {
+	kc, err := connectorConfig(cfg)
+	if err != nil {
+		return nil, Deps{}, err
+	}
+	if err := checkSource(ctx, cfg, kc, log); err != nil {
+		return nil, Deps{}, err
+	}
+	if err := checkFE(ctx, cfg, client, log); err != nil {
+		return nil, Deps{}, err
+	}
+	WarnClocks(ctx, client, cfg, log)
+	fields := drift.Startup(ctx, client, cfg, log) // NULLs on type errors; fields the table lacks
+	if err := CheckDeleteTable(ctx, client, cfg); err != nil && !tableToCreate(cfg, err) {
+		return nil, Deps{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, Deps{}, fmt.Errorf("reading the table: %w", err)
+	}
+	m := metrics.New()
+	deps := Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
+		ConnectorOpts: []kafka.Opt{
+			rowCheck(ctx, client, cfg, log),
+			routedRowCheck(client, cfg),
+			kafka.WithTableColumns(fields),
+			kafka.WithRoutedTableColumns(routedColumns(client, cfg, log)),
+			kafka.WithOnCheckpoint(func(s kafka.CheckpointStats) { logCheckpoint(log, s) }),
+			kafka.WithTestingKnobs(&kafka.TestingKnobs{
+				AfterStart: func(start kafka.Position) {
+					m.SetReady(true)
+					log.Info("recovered; reading", "start", start)
+				},
+			})}}
+	if cfg.GroupMode() {
+		return nil, deps, nil
+	}
+	job, err := BuildContext(ctx, cfg, deps)
+	return job, deps, err
 }
 
 // runOutcome turns how a run (standalone or a group member) ended into
@@ -236,6 +257,13 @@ func runOutcome(err error, aborted bool, opts *Options, log *slog.Logger, job, a
 		log.Warn(abortedLine)
 		return fmt.Errorf("run aborted by a second signal: %w", context.Canceled)
 	case err != nil:
+		// One error line: a failure that retrying cannot fix names what
+		// to change, and stands for the checkpoint and abort failures that
+		// came with it (its Err is the latest).
+		var fe *kafka.FatalError
+		if errors.As(err, &fe) {
+			err = fe
+		}
 		return fmt.Errorf("run %s: %w", job, err)
 	}
 	return nil
@@ -342,6 +370,30 @@ func routedRowCheck(tr drift.TableReader, cfg *config.Config) kafka.Opt {
 		return kafka.WithRoutedRowCheck(nil, "", nil)
 	}
 	return kafka.WithRoutedRowCheck(tr, cfg.Doris.Database, routedProps(cfg))
+}
+
+// routedColumns reads a routed table's fields for the unknown-field
+// watch (kafka.WithRoutedTableColumns) through tr, on the table's first
+// row: its columns, or the "columns" property of its doris.properties with
+// its tables.<pattern> override. A table that cannot be read is logged and
+// left unchecked.
+func routedColumns(tr drift.TableReader, cfg *config.Config, log *slog.Logger) func(context.Context, string) []string {
+	props := routedProps(cfg)
+	return func(ctx context.Context, table string) []string {
+		db, name := cfg.Doris.Database, table
+		if d, t, ok := strings.Cut(table, "."); ok {
+			db, name = d, t
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		t, err := tr.ShowCreateTable(ctx, db, name)
+		if err != nil {
+			log.Warn("unknown JSON fields of the rows routed to the table are not counted (cannot read it)",
+				"table", db+"."+name, "err", err)
+			return nil
+		}
+		return drift.Fields(t, cfg.Records.Format != config.RecordsCSV, props(table))
+	}
 }
 
 // routedProps gives a routed table's ("db.table" or "table") Stream Load

@@ -97,10 +97,29 @@ func TestWarnClocks(t *testing.T) {
 	WarnClocks(t.Context(), fakeFE{precommitTimeoutKey: "3600", labelKeepKey: "43200", labelNumKey: "2000", runningTxnKey: "1000"},
 		cfg, slog.New(slog.NewTextHandler(&buf, nil)))
 	out := buf.String()
-	for _, want := range []string{"level=WARN msg=\"Doris clock: a PRECOMMITTED", "value=1h0m0s", "value=12h0m0s", "label_num_threshold"} {
+	for _, want := range []string{"level=WARN msg=\"Doris clock: a PRECOMMITTED", "value=1h0m0s", "Doris clocks checked (see the warnings"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("clock warnings lack %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "level=WARN"); n != 1 {
+		t.Errorf("%d warnings, want the precommit timeout's only (the others are Doris's defaults):\n%s", n, out)
+	}
+	// Issue 30: a healthy start logs one line, no warning.
+	buf.Reset()
+	healthy := &config.Config{Delivery: config.Delivery{CheckpointInterval: 10 * time.Second}}
+	WarnClocks(t.Context(), fakeFE{precommitTimeoutKey: "3600", labelKeepKey: "43200", labelNumKey: "2000", runningTxnKey: "1000"},
+		healthy, slog.New(slog.NewTextHandler(&buf, nil)))
+	if out := buf.String(); strings.Count(out, "\n") != 1 || !strings.Contains(out, "level=INFO msg=\"Doris clocks checked: the job is within them") ||
+		!strings.Contains(out, "label_num_threshold=2000") {
+		t.Errorf("healthy clocks: want one INFO line with the values:\n%s", out)
+	}
+	// A lowered label retention and count warn.
+	buf.Reset()
+	WarnClocks(t.Context(), fakeFE{precommitTimeoutKey: "3600", labelKeepKey: "600", labelNumKey: "100", runningTxnKey: "1000"},
+		healthy, slog.New(slog.NewTextHandler(&buf, nil)))
+	if out := buf.String(); strings.Count(out, "level=WARN") != 2 || !strings.Contains(out, "value=10m0s") {
+		t.Errorf("lowered label clocks: want two warnings:\n%s", out)
 	}
 	buf.Reset()
 	WarnClocks(t.Context(), fakeFE(nil), cfg, slog.New(slog.NewTextHandler(&buf, nil)))

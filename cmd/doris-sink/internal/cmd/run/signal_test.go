@@ -2,6 +2,7 @@ package run
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,6 +99,9 @@ type runEnv struct {
 	table string
 	// env is the environment config.Load reads (nil: none).
 	env []string
+	// brokers, fe and topic replace kafka.brokers, doris.fe and
+	// kafka.topic ("": the cluster's, the emulator's, orders).
+	brokers, fe, topic string
 }
 
 func newRunEnv(t *testing.T) *runEnv {
@@ -133,11 +137,12 @@ func (e *runEnv) start(extra string) (chan<- os.Signal, *logTap, <-chan error) {
 	e.t.Helper()
 	path := filepath.Join(e.dir, "job.yaml")
 	yaml := fmt.Sprintf(`job: { name: sig, data_dir: %s }
-kafka: { brokers: [%s], topic: orders }
+kafka: { brokers: [%s], topic: %s }
 doris: { fe: [%s], mysql: %s, user: root, database: demo, table: %s }
 metrics: { listen: "" }
 log: { format: json, level: info }
-%s`, filepath.Join(e.dir, "data"), strings.Join(e.kc.ListenAddrs(), ", "), e.srv.FEURL(), e.srv.MySQLAddr(), e.table, extra)
+%s`, filepath.Join(e.dir, "data"), cmp.Or(e.brokers, strings.Join(e.kc.ListenAddrs(), ", ")), cmp.Or(e.topic, "orders"), cmp.Or(e.fe, e.srv.FEURL()),
+		e.srv.MySQLAddr(), e.table, extra)
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
@@ -202,6 +207,15 @@ func TestDrainSaysWhatWasLoaded(t *testing.T) {
 		m := tap.exitLine(t)
 		if m["checkpoints_decided"] != float64(1) || !strings.Contains(fmt.Sprint(m["position"]), `"0":5`) {
 			t.Errorf("exit line %v, want 1 checkpoint decided and position offset 5", m)
+		}
+		// Issue 30: one drained line, not "drained: nothing to checkpoint"
+		// before it.
+		tap.mu.Lock()
+		defer tap.mu.Unlock()
+		for _, l := range tap.lines {
+			if msg, _ := l["msg"].(string); strings.HasPrefix(msg, "drained") && l["checkpoints_decided"] == nil {
+				t.Errorf("a second drained line: %v", l)
+			}
 		}
 	})
 }

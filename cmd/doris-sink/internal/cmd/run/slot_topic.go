@@ -32,6 +32,12 @@ type SlotTopicError struct {
 
 // Error names both counts and the way out.
 func (e *SlotTopicError) Error() string {
+	if e.Err != nil && e.Slots <= 1 {
+		// A standalone job: its one-partition slot topic guards its layout.
+		return fmt.Sprintf("job %s: slot topic %s: %v (every run of the job with job.coordinator kafka needs DESCRIBE "+
+			"on it, and CREATE on the cluster or the topic for its first start, or create it with 1 partition)",
+			e.Job, e.Topic, e.Err)
+	}
 	if e.Err != nil {
 		return fmt.Sprintf("job %s: slot topic %s: %v (group mode needs DESCRIBE on it, and CREATE on the cluster or the "+
 			"topic for its first start, or create it with %d partitions)", e.Job, e.Topic, e.Err, e.Slots)
