@@ -21,10 +21,19 @@ type session struct {
 	user   string
 	host   string
 	vars   map[string]any // session variables changed with SET
+	uvars  map[string]any // user variables (SET @a = 5), by lower-case name
 }
 
 func newSession(s *Server) *session {
-	return &session{s: s, vars: make(map[string]any)}
+	return &session{s: s, vars: make(map[string]any), uvars: make(map[string]any)}
+}
+
+// userVar returns user variable @name: NULL (nil) when it was never set, as
+// MySQL and Doris answer. Names are case-insensitive.
+func (ss *session) userVar(name string) any {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.uvars[strings.ToLower(name)]
 }
 
 func (ss *session) currentDB() string {

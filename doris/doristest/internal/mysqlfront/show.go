@@ -196,17 +196,19 @@ func (ss *session) showColumns(st stmt, i int, full bool) (*resultSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if full {
-		return fullColumns(t), nil
-	}
-	return describeTable(t), nil
+	return showColumnsOf(t, full), nil
 }
 
-// fullColumns is SHOW FULL COLUMNS: DESC's values plus Collation (NULL),
-// Privileges ("select,insert,update,references") and Comment.
-func fullColumns(t *schema.Table) *resultSpec {
+// showColumnsOf is SHOW [FULL] COLUMNS (fe ShowColumnsCommand, which reads
+// information_schema.columns): DESC's Field, Type, Null, Default and Extra,
+// but Key is YES/NO (DESC says true/false); FULL adds Collation "",
+// Privileges "" and Comment.
+func showColumnsOf(t *schema.Table, full bool) *resultSpec {
 	d := describeTable(t)
-	spec := stringCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+	spec := stringCols("Field", "Type", "Null", "Key", "Default", "Extra")
+	if full {
+		spec = stringCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+	}
 	i := 0
 	for _, c := range t.Columns {
 		if isHiddenColumn(c.Name) {
@@ -214,7 +216,15 @@ func fullColumns(t *schema.Table) *resultSpec {
 		}
 		r := d.rows[i]
 		i++
-		spec.rows = append(spec.rows, []any{r[0], r[1], nil, r[2], r[3], r[4], r[5], "select,insert,update,references", c.Comment})
+		key := "NO"
+		if r[3] == "true" {
+			key = "YES"
+		}
+		if full {
+			spec.rows = append(spec.rows, []any{r[0], r[1], "", r[2], key, r[4], r[5], "", c.Comment})
+		} else {
+			spec.rows = append(spec.rows, []any{r[0], r[1], r[2], key, r[4], r[5]})
+		}
 	}
 	return &spec
 }

@@ -607,3 +607,27 @@ func dateTrunc(t time.Time, unit string) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// CheckCastTarget reports whether CAST(x AS target) is one the engine
+// converts with Doris's semantics; the error says which target is not.
+func CheckCastTarget(target string) error {
+	_, err := parseCastTarget(target)
+	return err
+}
+
+// FormatDate prints the text s of a date or date-time as a DATE
+// ("2024-01-02"); text that is neither is returned unchanged.
+func FormatDate(s string) string {
+	t, _, ok := parseDatetime(s)
+	if !ok {
+		return s
+	}
+	return t.Format(time.DateOnly)
+}
+
+// ParseDatetime reads the text of a DATE or DATETIME value; ok is false for
+// other text.
+func ParseDatetime(s string) (t time.Time, ok bool) {
+	t, _, ok = parseDatetime(s)
+	return t, ok
+}
