@@ -280,3 +280,86 @@ func TestIssue26DateFunctionsAndReconcile(t *testing.T) {
 	rows.Close()
 	wantEq(t, "GROUP BY/JOIN/MAX_BY", strings.Join(got, " "), "eu:1:30.25:new us:1:15.25:b")
 }
+
+func TestIssue26InsertAndDelete(t *testing.T) {
+	t.Parallel()
+	s, db := salesServer(t)
+	count := func(q string) int64 {
+		t.Helper()
+		var n int64
+		queryOne(t, db, q, nil, &n)
+		return n
+	}
+	// INSERT INTO … VALUES: one transaction, through the Duplicate model.
+	res, err := db.Exec("INSERT INTO sales (id, ts, d, amount, region) VALUES (7, '2024-08-01 00:00:00', '2024-08-01', 1.5, 'eu'), (8, '2024-08-02 00:00:00', '2024-08-02', 2.25, 'us')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 2 {
+		t.Fatalf("RowsAffected = %d", n)
+	}
+	wantEq(t, "after INSERT", count("SELECT COUNT(*) FROM sales"), 8)
+	// Prepared (binary protocol: interpolateParams is off).
+	if _, err := db.Exec("INSERT INTO sales (id, ts, d, amount, region) VALUES (?, ?, ?, ?, ?)", 9, "2024-08-03 00:00:00", "2024-08-03", "3.00", "ap"); err != nil {
+		t.Fatal(err)
+	}
+	wantEq(t, "after prepared INSERT", count("SELECT COUNT(*) FROM sales"), 9)
+	// BEGIN … COMMIT: the INSERTs become visible together at COMMIT.
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int{10, 11} {
+		if _, err := tx.Exec("INSERT INTO sales (id, ts, d, amount, region) VALUES (?, '2024-09-01 00:00:00', '2024-09-01', 1.00, 'eu')", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantEq(t, "before COMMIT", count("SELECT COUNT(*) FROM sales"), 9)
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wantEq(t, "after COMMIT", count("SELECT COUNT(*) FROM sales"), 11)
+	wantEq(t, "SUM after inserts", count("SELECT CAST(SUM(amount) * 100 AS BIGINT) FROM sales"), 10100+150+225+300+200)
+	// Each INSERT is a transaction with an insert_ label (SHOW TRANSACTION).
+	txns, err := s.Txns(testDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inserts := 0
+	for _, x := range txns {
+		if strings.HasPrefix(x.Label, "insert_") {
+			inserts++
+			wantEq(t, "insert txn status", string(x.Status), "VISIBLE")
+		}
+	}
+	wantEq(t, "insert transactions", inserts, 3)
+	// INSERT … SELECT.
+	if _, err := db.Exec("INSERT INTO sales (id, ts, d, amount, region) SELECT id + 100, ts, d, amount, region FROM sales WHERE region = 'ap'"); err != nil {
+		t.Fatal(err)
+	}
+	wantEq(t, "after INSERT SELECT", count("SELECT COUNT(*) FROM sales WHERE id > 100"), 2)
+	// DELETE WHERE, then the right counts.
+	if _, err := db.Exec("DELETE FROM sales WHERE region = 'us'"); err != nil {
+		t.Fatal(err)
+	}
+	wantEq(t, "after DELETE", count("SELECT COUNT(*) FROM sales"), 13-3)
+	// A strict INSERT with a bad value fails whole (enable_insert_strict).
+	if _, err := db.Exec("INSERT INTO sales (id, ts) VALUES (20, '2024-01-01'), (21, 'not a date')"); err == nil {
+		t.Fatal("INSERT with a bad DATETIME succeeded")
+	}
+	wantEq(t, "after failed INSERT", count("SELECT COUNT(*) FROM sales WHERE id IN (20, 21)"), 0)
+
+	// Unique Key with a sequence column: INSERT goes through the same merge
+	// as Stream Load (§7: the larger sequence value wins).
+	if err := s.CreateTable(testDB, `CREATE TABLE u (k BIGINT, ver BIGINT, v VARCHAR(8)) UNIQUE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ("function_column.sequence_col" = "ver")`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"INSERT INTO u VALUES (1, 5, 'new')", "INSERT INTO u VALUES (1, 3, 'old')"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var v string
+	queryOne(t, db, "SELECT v FROM u WHERE k = 1", nil, &v)
+	wantEq(t, "sequence merge", v, "new")
+}

@@ -22,6 +22,9 @@ type session struct {
 	host   string
 	vars   map[string]any // session variables changed with SET
 	uvars  map[string]any // user variables (SET @a = 5), by lower-case name
+
+	inTxn   bool            // after BEGIN, until COMMIT or ROLLBACK
+	pending []pendingInsert // INSERTs of the open transaction
 }
 
 func newSession(s *Server) *session {
@@ -102,6 +105,12 @@ func (ss *session) query(ctx context.Context, q string, binary bool) (*mysql.Res
 		return nil, mysql.NewError(mysql.ER_EMPTY_QUERY, "Query was empty")
 	}
 	st := stmt{text: text, toks: toks}
+	switch {
+	case st.at(0).is("INSERT"):
+		return ss.insert(ctx, st)
+	case st.at(0).is("BEGIN"), st.at(0).is("COMMIT"), st.at(0).is("ROLLBACK"), st.words("START", "TRANSACTION"):
+		return ss.txnControl(st)
+	}
 	spec, err := ss.dispatch(ctx, st)
 	if err != nil {
 		return nil, err
@@ -176,10 +185,6 @@ func (ss *session) dispatch(ctx context.Context, st stmt) (*resultSpec, error) {
 		return ss.selectStmt(ctx, st)
 	case "SET":
 		return nil, ss.set(st)
-	case "BEGIN", "COMMIT", "ROLLBACK", "START":
-		// Session transactions have no meaning here; acknowledge them so
-		// that database/sql's Begin/Commit work.
-		return nil, nil
 	}
 	return nil, syntaxError(st)
 }
