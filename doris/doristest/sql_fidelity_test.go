@@ -363,3 +363,62 @@ func TestIssue26InsertAndDelete(t *testing.T) {
 	queryOne(t, db, "SELECT v FROM u WHERE k = 1", nil, &v)
 	wantEq(t, "sequence merge", v, "new")
 }
+
+func TestIssue26ShowStatementsAndInfoSchema(t *testing.T) {
+	t.Parallel()
+	_, db := salesServer(t)
+	cols := func(q string) ([]string, [][]sql.NullString) {
+		t.Helper()
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		names, err := rows.Columns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]sql.NullString
+		for rows.Next() {
+			vals := make([]sql.NullString, len(names))
+			ptrs := make([]any, len(names))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, vals)
+		}
+		return names, out
+	}
+	// ShowTableStatusCommand: MySQL's 18 columns, Engine Doris.
+	names, rows := cols("SHOW TABLE STATUS LIKE 'sales'")
+	wantEq(t, "TABLE STATUS columns", len(names), 18)
+	wantEq(t, "TABLE STATUS rows", len(rows), 1)
+	wantEq(t, "Engine", rows[0][1].String, "Doris")
+	// ShowIndexCommand: no inverted/bitmap index, no rows.
+	names, rows = cols("SHOW INDEX FROM sales")
+	wantEq(t, "INDEX first column", names[0], "Table")
+	wantEq(t, "INDEX rows", len(rows), 0)
+	// An unpartitioned table has one partition named after it.
+	names, rows = cols("SHOW PARTITIONS FROM sales")
+	wantEq(t, "PARTITIONS columns[1]", names[1], "PartitionName")
+	wantEq(t, "PartitionName", rows[0][1].String, "sales")
+	// information_schema KEY_COLUMN_USAGE: Doris has no constraints to list.
+	_, rows = cols("SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = 'demo'")
+	wantEq(t, "KEY_COLUMN_USAGE rows", len(rows), 0)
+	_, rows = cols("SHOW PROCESSLIST")
+	wantEq(t, "PROCESSLIST rows", len(rows), 1)
+	_, rows = cols("SHOW ALTER TABLE COLUMN")
+	wantEq(t, "ALTER TABLE COLUMN rows", len(rows), 0)
+	var comment string
+	queryOne(t, db, "SELECT @@version_comment", nil, &comment)
+	wantEq(t, "version_comment", comment, "Doris version doris-"+DorisVersion+"-doristest")
+	var v string
+	queryOne(t, db, "SELECT VERSION()", nil, &v)
+	wantEq(t, "VERSION()", v, "5.7.99")
+	if _, err := db.Exec("EXPLAIN SELECT * FROM sales"); err == nil || !strings.Contains(err.Error(), "EXPLAIN is not emulated") {
+		t.Fatalf("EXPLAIN: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -17,6 +18,7 @@ type session struct {
 
 	mu     sync.Mutex
 	connID uint32 // go-mysql's connection id, as sent in the handshake
+	loginTime time.Time
 	db     string
 	user   string
 	host   string
@@ -183,21 +185,45 @@ func (ss *session) dispatch(ctx context.Context, st stmt) (*resultSpec, error) {
 		}
 	case "SELECT", "WITH":
 		return ss.selectStmt(ctx, st)
+	case "EXPLAIN":
+		return nil, errf("EXPLAIN is not emulated: the Doris emulator evaluates queries with SQLite and has no Doris plan to show")
 	case "SET":
 		return nil, ss.set(st)
 	}
 	return nil, syntaxError(st)
 }
 
-// syntaxError is the answer to a statement the emulator does not know.
-// (Real Doris answers its parser's "Syntax error in line 1: ..." text, also
-// as 1105 with errCode = 2.)
+// syntaxError is the answer to a statement the emulator cannot parse. A
+// statement that does not start with a word Doris's grammar starts
+// statements with gets Doris's parser answer (fe nereids ParseException:
+// "\n<ANTLR message>(line L, pos P)\n" after the errCode prefix); one that
+// does (SHOW …, ALTER …) may be valid Doris the emulator lacks, so the
+// answer says that and quotes the statement.
 func syntaxError(st stmt) error {
+	if t := st.at(0); t.kind != tokWord || !dorisStatementWords[strings.ToUpper(t.val)] {
+		line, pos := 1, t.start
+		if nl := strings.LastIndexByte(st.text[:t.start], '\n'); nl >= 0 {
+			line, pos = 1+strings.Count(st.text[:t.start], "\n"), t.start-nl-1
+		}
+		return errf("\nmismatched input '%s' expecting {'(', 'ADMIN', 'ALTER', 'BEGIN', 'COMMIT', 'CREATE', 'DELETE', 'DESC', 'DROP', 'EXPLAIN', 'INSERT', 'ROLLBACK', 'SELECT', 'SET', 'SHOW', 'TRUNCATE', 'UPDATE', 'USE', 'WITH'}(line %d, pos %d)\n",
+			st.text[t.start:t.end], line, pos)
+	}
 	q := st.text
 	if len(q) > 200 {
 		q = q[:200] + "..."
 	}
-	return errf("Unsupported statement in the Doris emulator: %s", q)
+	return errf("the Doris emulator does not support this statement, or it is malformed: %s", q)
+}
+
+// dorisStatementWords are words Doris statements start with.
+var dorisStatementWords = map[string]bool{
+	"ADMIN": true, "ALTER": true, "ANALYZE": true, "BACKUP": true, "BEGIN": true, "CALL": true, "CANCEL": true,
+	"CLEAN": true, "COMMIT": true, "COPY": true, "CREATE": true, "DELETE": true, "DESC": true, "DESCRIBE": true,
+	"DROP": true, "EXPLAIN": true, "EXPORT": true, "GRANT": true, "HELP": true, "INSERT": true, "INSTALL": true,
+	"KILL": true, "LOAD": true, "LOCK": true, "PAUSE": true, "RECOVER": true, "REFRESH": true, "REPLACE": true,
+	"RESTORE": true, "RESUME": true, "REVOKE": true, "ROLLBACK": true, "SELECT": true, "SET": true, "SHOW": true,
+	"START": true, "STOP": true, "SWITCH": true, "SYNC": true, "TRUNCATE": true, "UNINSTALL": true, "UNLOCK": true,
+	"UPDATE": true, "USE": true, "WARM": true, "WITH": true,
 }
 
 // objName is an optionally qualified name `db`.`table`.
