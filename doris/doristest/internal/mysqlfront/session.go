@@ -16,14 +16,14 @@ import (
 type session struct {
 	s *Server
 
-	mu     sync.Mutex
-	connID uint32 // go-mysql's connection id, as sent in the handshake
+	mu        sync.Mutex
+	connID    uint32 // go-mysql's connection id, as sent in the handshake
 	loginTime time.Time
-	db     string
-	user   string
-	host   string
-	vars   map[string]any // session variables changed with SET
-	uvars  map[string]any // user variables (SET @a = 5), by lower-case name
+	db        string
+	user      string
+	host      string
+	vars      map[string]any // session variables changed with SET
+	uvars     map[string]any // user variables (SET @a = 5), by lower-case name
 
 	inTxn   bool            // after BEGIN, until COMMIT or ROLLBACK
 	pending []pendingInsert // INSERTs of the open transaction
