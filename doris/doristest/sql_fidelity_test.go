@@ -2,6 +2,9 @@ package doristest
 
 import (
 	"database/sql"
+	"net"
+	"os"
+	"os/exec"
 	"reflect"
 	"strconv"
 	"strings"
@@ -13,7 +16,7 @@ import (
 
 // Issue 26: a Go service using go-sql-driver/mysql with parseTime=true sees
 // what a real Doris 4.0 FE returns. Each expected answer cites its source:
-// docs/doris-facts.md §15 (the MySQL front's result types and values) or the
+// docs/doris-facts.md §14 (the MySQL front's result types and values) or the
 // FE class named.
 
 // openTyped opens the emulator's MySQL port the way BI tools and services
@@ -62,7 +65,7 @@ func queryOne(t *testing.T, db *sql.DB, q string, args []any, dest ...any) {
 func TestIssue26TypedScans(t *testing.T) {
 	t.Parallel()
 	s, db := salesServer(t)
-	// §15.1: DATETIME → MYSQL_TYPE_DATETIME, DATE → MYSQL_TYPE_DATE
+	// §14.1: DATETIME → MYSQL_TYPE_DATETIME, DATE → MYSQL_TYPE_DATE
 	// (PrimitiveType.toMysqlType), so parseTime=true scans time.Time, in
 	// the text protocol and the binary one (an argument makes the driver
 	// prepare the statement).
@@ -79,7 +82,7 @@ func TestIssue26TypedScans(t *testing.T) {
 		wantEq(t, "ms", ms, time.Date(2024, 6, 1, 0, 0, 0, 123e6, time.UTC))
 		wantEq(t, "amount", amount, "30.25")
 	}
-	// §15.2: DATETIME(3) prints 3 fraction digits; DECIMAL(10,2) 2 decimals
+	// §14.2: DATETIME(3) prints 3 fraction digits; DECIMAL(10,2) 2 decimals
 	// (the text a client without parseTime reads).
 	var ms, amount string
 	queryOne(t, openMySQL(t, s), "SELECT ms, amount FROM sales WHERE id = 4", nil, &ms, &amount)
@@ -107,7 +110,7 @@ func TestIssue26ColumnTypes(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	// §15.1: BIGINT, DATETIME, DATE, DECIMAL(p,s) (length p+2 → driver
+	// §14.1: BIGINT, DATETIME, DATE, DECIMAL(p,s) (length p+2 → driver
 	// precision p), VARCHAR → MYSQL_TYPE_STRING with utf8 ("CHAR" to the
 	// driver), SUM(DECIMAL(10,2)) → DECIMAL(38,2) (Sum.computePrecision),
 	// COUNT → BIGINT, AVG(DECIMAL(10,2)) → DECIMAL(38,4) (Avg.computePrecision).
@@ -120,7 +123,7 @@ func TestIssue26ColumnTypes(t *testing.T) {
 func TestIssue26DecimalAggregates(t *testing.T) {
 	t.Parallel()
 	_, db := salesServer(t)
-	// §15.2: SUM/MIN/MAX of DECIMAL(10,2) print with scale 2 (101.00, not
+	// §14.2: SUM/MIN/MAX of DECIMAL(10,2) print with scale 2 (101.00, not
 	// 101); AVG with scale 4.
 	var sum, mn, mx, avg string
 	queryOne(t, db, "SELECT SUM(amount), MIN(amount), MAX(amount), AVG(amount) FROM sales", nil, &sum, &mn, &mx, &avg)
@@ -136,7 +139,7 @@ func TestIssue26DecimalAggregates(t *testing.T) {
 func TestIssue26CastFilters(t *testing.T) {
 	t.Parallel()
 	_, db := salesServer(t)
-	// §15.3: CAST follows Doris, not SQLite.
+	// §14.3: CAST follows Doris, not SQLite.
 	var dt time.Time
 	queryOne(t, db, "SELECT CAST('2024-01-02 03:04:05' AS DATETIME)", nil, &dt)
 	wantEq(t, "CAST AS DATETIME", dt, time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC))
@@ -420,5 +423,35 @@ func TestIssue26ShowStatementsAndInfoSchema(t *testing.T) {
 	wantEq(t, "VERSION()", v, "5.7.99")
 	if _, err := db.Exec("EXPLAIN SELECT * FROM sales"); err == nil || !strings.Contains(err.Error(), "EXPLAIN is not emulated") {
 		t.Fatalf("EXPLAIN: %v", err)
+	}
+}
+
+// The mariadb `mysql` client (installed by .ci/run) reads the same answers:
+// it prints DECIMAL and DATETIME(3) as the FE sends them (§14.2) and sees a
+// typed result set it can render. Required on CI (CI=true); skipped
+// elsewhere when the client is not installed.
+func TestIssue26MariaDBClient(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("mysql")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the mysql client is required on CI (.ci/run installs mariadb-client): %v", err)
+		}
+		t.Skip("mysql client not installed")
+	}
+	s, _ := salesServer(t)
+	host, port, err := net.SplitHostPort(s.MySQLAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, "-h"+host, "-P"+port, "-uroot", "--batch", "--skip-column-names", "demo",
+		"-e", "SELECT SUM(amount), MAX(ms), CAST('2024-01-02 03:04:05' AS DATETIME) FROM sales; SET @a = 2; SELECT COUNT(*) FROM sales WHERE id > @a; SHOW FULL COLUMNS FROM sales")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mysql: %v\n%s", err, out)
+	}
+	want := "101.00\t2024-07-15 12:30:00.000\t2024-01-02 03:04:05\n4\nid\tbigint\t\tYES\tYES\tNULL\t\t\t\n"
+	if !strings.HasPrefix(string(out), want) {
+		t.Fatalf("mysql printed\n%s\nwant prefix\n%s", out, want)
 	}
 }
