@@ -5,8 +5,13 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
+
+// castTargets caches parsed CAST targets by their text (a query casts every
+// row to the same few types).
+var castTargets sync.Map
 
 // Dates and date-times are held as text in Doris's printed form:
 // "2006-01-02" (DATE) and "2006-01-02 15:04:05[.ffffff]" (DATETIME(p), exactly
@@ -155,12 +160,57 @@ func FormatDatetime(s string, p int) string {
 // as dates or date-times compare by value (a DATE as midnight); otherwise
 // bytewise.
 func compareDatetime(a, b string) int {
+	if canonicalDatetime(a) && canonicalDatetime(b) {
+		// Fast path for Doris's printed forms (fixed-width fields): equal
+		// prefixes compare bytewise; the longer text is greater unless the
+		// rest is a zero time or fraction (a DATE is its midnight).
+		n := min(len(a), len(b))
+		if c := strings.Compare(a[:n], b[:n]); c != 0 {
+			return c
+		}
+		rest, sign := a[n:], 1
+		if len(b) > len(a) {
+			rest, sign = b[n:], -1
+		}
+		if strings.Trim(rest, " :.0") == "" {
+			return 0
+		}
+		return sign
+	}
 	ta, _, okA := parseDatetime(a)
 	tb, _, okB := parseDatetime(b)
 	if okA && okB {
 		return ta.Compare(tb)
 	}
 	return strings.Compare(a, b)
+}
+
+// canonicalDatetime reports whether s is YYYY-MM-DD, optionally followed by
+// " HH:MM:SS" and optionally ".f…" (digits at every digit position).
+func canonicalDatetime(s string) bool {
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' || !allDigits(s[0:4]) || !allDigits(s[5:7]) || !allDigits(s[8:10]) {
+		return false
+	}
+	if len(s) == 10 {
+		return true
+	}
+	if len(s) < 19 || s[10] != ' ' || s[13] != ':' || s[16] != ':' ||
+		!allDigits(s[11:13]) || !allDigits(s[14:16]) || !allDigits(s[17:19]) {
+		return false
+	}
+	if len(s) == 19 {
+		return true
+	}
+	return s[19] == '.' && len(s) > 20 && allDigits(s[20:])
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // castTarget is a parsed CAST target type.
@@ -216,9 +266,15 @@ func parseCastTarget(s string) (castTarget, error) {
 // (non-strict) mode: a value that does not convert, or does not fit, is
 // NULL.
 func dorisCast(v any, target string) (any, error) {
-	t, err := parseCastTarget(target)
-	if err != nil {
-		return nil, err
+	var t castTarget
+	if c, ok := castTargets.Load(target); ok {
+		t = c.(castTarget)
+	} else {
+		var err error
+		if t, err = parseCastTarget(target); err != nil {
+			return nil, err
+		}
+		castTargets.Store(target, t)
 	}
 	if v == nil {
 		return nil, nil
@@ -238,8 +294,15 @@ func dorisCast(v any, target string) (any, error) {
 		case float64:
 			return nil, nil
 		default:
+			txt := textOf(v)
+			if t.kind == "DATE" && canonicalDatetime(txt) {
+				if _, _, ok := parseDatetime(txt[:10]); ok {
+					return txt[:10], nil
+				}
+				return nil, nil
+			}
 			var ok bool
-			if tm, _, ok = parseDatetime(textOf(v)); !ok {
+			if tm, _, ok = parseDatetime(txt); !ok {
 				return nil, nil
 			}
 		}

@@ -55,6 +55,8 @@ func TestCompareDatetime(t *testing.T) {
 		{"2024-06-01 00:00:00.001", "2024-06-01 00:00:00", 1},
 		{"2024-05-31 23:59:59", "2024-06-01", -1},
 		{"abc", "abd", -1},
+		{"2024-6-1", "2024-06-01 00:00:00", 0},
+		{"2024-06-01 00:00:00", "2024-06-01 00:00:00.000100", -1},
 	} {
 		if got := compareDatetime(tc.a, tc.b); got != tc.want {
 			t.Errorf("compareDatetime(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
