@@ -323,6 +323,8 @@ func castResultType(target string) string {
 		return "VARCHAR(65533)"
 	case "STRING", "TEXT":
 		return "STRING"
+	case "BOOLEAN", "BOOL":
+		return "BOOLEAN"
 	}
 	return ""
 }

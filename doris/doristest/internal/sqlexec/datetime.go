@@ -258,6 +258,8 @@ func parseCastTarget(s string) (castTarget, error) {
 		return castTarget{kind: "DATETIME", scale: p}, nil
 	case "VARCHAR", "CHAR", "STRING", "TEXT":
 		return castTarget{kind: "STRING"}, nil
+	case "BOOLEAN", "BOOL":
+		return castTarget{kind: "BOOL"}, nil
 	}
 	return castTarget{}, fmt.Errorf("CAST(... AS %s) is not supported by the emulator", s)
 }
@@ -282,6 +284,20 @@ func dorisCast(v any, target string) (any, error) {
 	switch t.kind {
 	case "STRING":
 		return textOf(v), nil
+	case "BOOL":
+		switch x := v.(type) {
+		case int64:
+			return boolInt(x != 0), nil
+		case float64:
+			return boolInt(x != 0), nil
+		}
+		switch strings.ToLower(strings.TrimSpace(textOf(v))) {
+		case "true", "1":
+			return int64(1), nil
+		case "false", "0":
+			return int64(0), nil
+		}
+		return nil, nil
 	case "DATE", "DATETIME":
 		var tm time.Time
 		switch x := v.(type) {
@@ -368,6 +384,13 @@ func dorisCast(v any, target string) (any, error) {
 		return r, nil
 	}
 	return nil, fmt.Errorf("CAST(... AS %s) is not supported by the emulator", target)
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // fitInt is n when it fits in a signed integer of bits, else NULL.

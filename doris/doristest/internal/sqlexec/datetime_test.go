@@ -32,6 +32,9 @@ func TestDorisCast(t *testing.T) {
 		{int64(7), "VARCHAR(10)", "7"},
 		{"2.5", "DOUBLE", 2.5},
 		{nil, "DATE", nil},
+		{"true", "BOOLEAN", int64(1)},
+		{int64(0), "BOOLEAN", int64(0)},
+		{"maybe", "BOOLEAN", nil},
 	} {
 		got, err := dorisCast(tc.v, tc.target)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
