@@ -195,7 +195,15 @@ func (e *Engine) Query(ctx context.Context, currentDB string, tables []Table, qu
 	res, err := e.run(ctx, query)
 	if err != nil {
 		dbExists := func(db string) bool { return db == currentDB || e.attached[db] }
-		return nil, hint(dorisError(ctx, err, currentDB, dbExists, [2]uint64{e.seq, e.queries.Add(1)}))
+		de := dorisError(ctx, err, currentDB, dbExists, [2]uint64{e.seq, e.queries.Add(1)})
+		switch de.near {
+		case "":
+		case "\x00eof":
+			de.Message = parseErrorMessage(query, "")
+		default:
+			de.Message = parseErrorMessage(query, de.near)
+		}
+		return nil, hint(de)
 	}
 	return res, nil
 }
