@@ -32,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/doris-sink/doris-sink/doris/doristest/internal/mysqlfront"
 )
 
 func (s *Server) feBackends(w http.ResponseWriter, r *http.Request) {
@@ -97,7 +99,7 @@ func (s *Server) feSystem(w http.ResponseWriter, r *http.Request) {
 		vals := []string{strconv.FormatInt(b.ID, 10), b.Host, strconv.Itoa(beHeartbeatPort), strconv.Itoa(beBEPort),
 			strconv.Itoa(b.HTTPPort), strconv.Itoa(beBrpcPort), "-1", procTime(started[i]), procTime(now), alive,
 			"false", "0", "0.000 ", "0.000 ", "0.000 ", "0.000 ", "0.00 %", "0.00 %", "0.000 ",
-			`{"location" : "default"}`, "", "doris-emulator", `{"lastSuccessReportTabletsTime":"N/A","lastStreamLoadTime":-1,"isQueryDisabled":false,"isLoadDisabled":false}`,
+			`{"location" : "default"}`, "", mysqlfront.DorisBuildVersion, `{"lastSuccessReportTabletsTime":"N/A","lastStreamLoadTime":-1,"isQueryDisabled":false,"isLoadDisabled":false}`,
 			"0", "0", "0.00 ", strconv.Itoa(b.LoadsRunning), role}
 		row := make([]field, 0, len(vals)+1)
 		for j, v := range vals {

@@ -29,6 +29,10 @@ type Backend interface {
 	// AlterTable applies the clauses of one ALTER TABLE … ADD / DROP /
 	// MODIFY COLUMN statement, all or none.
 	AlterTable(db, table string, ops []AlterOp) error
+	// Insert loads rows (values nil, int64, float64 or string, in the order
+	// of columns) into db.table as one transaction through the table's
+	// model, as INSERT INTO does.
+	Insert(db, table string, columns []string, rows [][]any) (InsertResult, error)
 	Tables(db string) ([]string, error)
 	Table(db, table string) (*schema.Table, error)
 	// QueryTables lists every table of every database for the SQL engine.

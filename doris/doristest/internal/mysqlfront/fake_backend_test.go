@@ -234,3 +234,9 @@ func (p pwBackend) Password(user string) (string, bool) {
 	pw, ok := p.users[user]
 	return pw, ok
 }
+
+// Insert appends the rows (the fake has no table models; the emulator's
+// Backend is tested in package doristest).
+func (f *fakeBackend) Insert(db, table string, columns []string, rows [][]any) (InsertResult, error) {
+	return InsertResult{Label: "insert_fake", Rows: int64(len(rows)), Status: "VISIBLE"}, nil
+}

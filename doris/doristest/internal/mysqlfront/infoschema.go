@@ -4,12 +4,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/doris-sink/doris-sink/doris/doristest/internal/sqlexec"
 	"github.com/doris-sink/doris-sink/doris/schema"
 )
 
-// information_schema: SCHEMATA, TABLES and COLUMNS, built from the Backend's
+// information_schema: SCHEMATA, TABLES, COLUMNS, KEY_COLUMN_USAGE, VIEWS,
+// STATISTICS, ENGINES and PROCESSLIST, built from the Backend's
 // catalog when a query reads them (they are tables of the SQL engine like any
 // other, so WHERE, ORDER BY and joins work). Columns and values follow Doris
 // (fe SchemaTable.java; be exec/schema_scanner/schema_columns_scanner.cpp for
@@ -27,6 +29,11 @@ const (
 	idSchemata int64 = -1 - iota
 	idTables
 	idColumns
+	idKeyColumnUsage
+	idViews
+	idStatistics
+	idEngines
+	idProcesslist
 )
 
 func infoCols(t *schema.Table, spec string) *schema.Table {
@@ -55,10 +62,36 @@ var (
 			"COLLATION_NAME:VARCHAR(32) COLUMN_TYPE:VARCHAR(32) COLUMN_KEY:VARCHAR(3) EXTRA:VARCHAR(27) "+
 			"PRIVILEGES:VARCHAR(80) COLUMN_COMMENT:VARCHAR(255) COLUMN_SIZE:BIGINT DECIMAL_DIGITS:BIGINT "+
 			"GENERATION_EXPRESSION:VARCHAR(64) SRS_ID:BIGINT")
+	// KEY_COLUMN_USAGE, VIEWS, STATISTICS and ENGINES have their columns
+	// (fe SchemaTable.java) and no rows: the emulator has no foreign keys,
+	// views or secondary indexes, and Doris's BE answers these tables with
+	// its dummy scanner (be exec/schema_scanner.cpp: no scanner for them).
+	keyColumnUsageSchema = infoCols(&schema.Table{Name: "KEY_COLUMN_USAGE"},
+		"CONSTRAINT_CATALOG:VARCHAR(512) CONSTRAINT_SCHEMA:VARCHAR(64) CONSTRAINT_NAME:VARCHAR(64) "+
+			"TABLE_CATALOG:VARCHAR(512) TABLE_SCHEMA:VARCHAR(64) TABLE_NAME:VARCHAR(64) COLUMN_NAME:VARCHAR(64) "+
+			"ORDINAL_POSITION:BIGINT POSITION_IN_UNIQUE_CONSTRAINT:BIGINT REFERENCED_TABLE_SCHEMA:VARCHAR(64) "+
+			"REFERENCED_TABLE_NAME:VARCHAR(64) REFERENCED_COLUMN_NAME:VARCHAR(64)")
+	viewsSchema = infoCols(&schema.Table{Name: "VIEWS"},
+		"TABLE_CATALOG:VARCHAR(512) TABLE_SCHEMA:VARCHAR(64) TABLE_NAME:VARCHAR(64) VIEW_DEFINITION:VARCHAR(8096) "+
+			"CHECK_OPTION:VARCHAR(8) IS_UPDATABLE:VARCHAR(3) DEFINER:VARCHAR(77) SECURITY_TYPE:VARCHAR(7) "+
+			"CHARACTER_SET_CLIENT:VARCHAR(32) COLLATION_CONNECTION:VARCHAR(32)")
+	statisticsSchema = infoCols(&schema.Table{Name: "STATISTICS"},
+		"TABLE_CATALOG:VARCHAR(512) TABLE_SCHEMA:VARCHAR(64) TABLE_NAME:VARCHAR(64) NON_UNIQUE:BIGINT "+
+			"INDEX_SCHEMA:VARCHAR(64) INDEX_NAME:VARCHAR(64) SEQ_IN_INDEX:BIGINT COLUMN_NAME:VARCHAR(64) "+
+			"COLLATION:VARCHAR(1) CARDINALITY:BIGINT SUB_PART:BIGINT PACKED:VARCHAR(10) NULLABLE:VARCHAR(3) "+
+			"INDEX_TYPE:VARCHAR(16) COMMENT:VARCHAR(16)")
+	enginesSchema = infoCols(&schema.Table{Name: "ENGINES"},
+		"ENGINE:VARCHAR(64) SUPPORT:VARCHAR(8) COMMENT:VARCHAR(80) TRANSACTIONS:VARCHAR(3) XA:VARCHAR(3) SAVEPOINTS:VARCHAR(3)")
+	// PROCESSLIST lists the connection that reads it (the emulator keeps no
+	// registry of the others).
+	processlistSchema = infoCols(&schema.Table{Name: "PROCESSLIST"},
+		"CURRENT_CONNECTED:VARCHAR(16) ID:BIGINT USER:VARCHAR(32) HOST:VARCHAR(261) LOGIN_TIME:DATETIME "+
+			"CATALOG:VARCHAR(64) DB:VARCHAR(64) COMMAND:VARCHAR(16) TIME:INT STATE:VARCHAR(64) "+
+			"QUERY_ID:VARCHAR(256) INFO:VARCHAR(65533) FE:VARCHAR(64) CLOUD_CLUSTER:VARCHAR(64)")
 )
 
 // infoSchemaTableNames are the emulated information_schema tables.
-var infoSchemaTableNames = []string{"COLUMNS", "SCHEMATA", "TABLES"}
+var infoSchemaTableNames = []string{"COLUMNS", "ENGINES", "KEY_COLUMN_USAGE", "PROCESSLIST", "SCHEMATA", "STATISTICS", "TABLES", "VIEWS"}
 
 // queryTables is the Backend's tables plus information_schema's.
 func (ss *session) queryTables() []sqlexec.Table {
@@ -71,7 +104,27 @@ func (ss *session) queryTables() []sqlexec.Table {
 		sqlexec.Table{DB: infoSchemaDB, Name: "SCHEMATA", ID: idSchemata, Schema: schemataSchema, Snapshot: lazy(ss.schemataRows)},
 		sqlexec.Table{DB: infoSchemaDB, Name: "TABLES", ID: idTables, Schema: tablesSchema, Snapshot: lazy(ss.tablesRows)},
 		sqlexec.Table{DB: infoSchemaDB, Name: "COLUMNS", ID: idColumns, Schema: columnsSchema, Snapshot: lazy(ss.columnsRows)},
+		sqlexec.Table{DB: infoSchemaDB, Name: "KEY_COLUMN_USAGE", ID: idKeyColumnUsage, Schema: keyColumnUsageSchema, Snapshot: lazy(noRows)},
+		sqlexec.Table{DB: infoSchemaDB, Name: "VIEWS", ID: idViews, Schema: viewsSchema, Snapshot: lazy(noRows)},
+		sqlexec.Table{DB: infoSchemaDB, Name: "STATISTICS", ID: idStatistics, Schema: statisticsSchema, Snapshot: lazy(noRows)},
+		sqlexec.Table{DB: infoSchemaDB, Name: "ENGINES", ID: idEngines, Schema: enginesSchema, Snapshot: lazy(noRows)},
+		sqlexec.Table{DB: infoSchemaDB, Name: "PROCESSLIST", ID: idProcesslist, Schema: processlistSchema, Snapshot: lazy(ss.processlistRows)},
 	)
+}
+
+func noRows() [][]any { return nil }
+
+// processlistRows is this connection's row of PROCESSLIST / SHOW
+// PROCESSLIST.
+func (ss *session) processlistRows() [][]any {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var db any
+	if ss.db != "" {
+		db = ss.db
+	}
+	return [][]any{{"Yes", int64(ss.connID), ss.user, ss.host, ss.loginTime.Format(time.DateTime), "internal", db,
+		"Query", int64(0), "OK", "", "", "127.0.0.1:9010", ""}}
 }
 
 func (ss *session) schemataRows() [][]any {

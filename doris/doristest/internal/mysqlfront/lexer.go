@@ -30,6 +30,9 @@ func (t token) is(w string) bool { return t.kind == tokWord && strings.EqualFold
 // isPunct reports whether t is the punctuation p.
 func (t token) isPunct(p string) bool { return t.kind == tokPunct && t.val == p }
 
+// isUserVar reports whether t is a user variable (@name, not @@name).
+func (t token) isUserVar() bool { return t.kind == tokVar && t.end-t.start-len(t.val) == 1 }
+
 // name returns the identifier value of a word or quoted identifier, or "".
 func (t token) name() string {
 	if t.kind == tokWord || t.kind == tokQuoted {

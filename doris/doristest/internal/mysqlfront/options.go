@@ -22,8 +22,8 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		logger:         slog.New(slog.DiscardHandler),
-		serverVersion:  "5.7.99",
-		versionComment: "Doris version doris-2.1.0-doristest",
+		serverVersion:  MySQLServerVersion,
+		versionComment: "Doris version " + DorisBuildVersion,
 		queryTimeout:   DefaultQueryTimeout,
 	}
 }
@@ -44,8 +44,9 @@ func WithServerVersion(v string) Option {
 }
 
 // WithVersionComment sets the answer to `SELECT @@version_comment`
-// (default "Doris version doris-2.1.0-doristest"; Doris answers
-// "Doris version doris-<release>-<commit>").
+// (default "Doris version " + DorisBuildVersion; Doris answers
+// "Doris version doris-<release>-<commit>", fe GlobalVariable
+// versionComment).
 func WithVersionComment(v string) Option {
 	return optFunc(func(c *config) { c.versionComment = v })
 }

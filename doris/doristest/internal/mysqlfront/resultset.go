@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/doris-sink/doris-sink/doris/doristest/internal/sqlexec"
 )
 
 // Column types of a result set. colInfer picks one from the values: BIGINT
@@ -24,7 +27,11 @@ const (
 type resultSpec struct {
 	names []string
 	types []byte
-	rows  [][]any
+	// dtypes, when set, holds each column's Doris type ("" = use types /
+	// infer); a Doris type decides the column definition (coltypes.go) and
+	// the binary encoding.
+	dtypes []string
+	rows   [][]any
 }
 
 // stringCols declares every column VARCHAR, as Doris does for SHOW statements.
@@ -50,6 +57,13 @@ func (r resultSpec) build(binaryProto bool) (*mysql.Result, error) {
 	}
 	rs := mysql.NewResultset(len(r.names))
 	for i, n := range r.names {
+		if r.dtypes != nil && r.dtypes[i] != "" {
+			d := dorisColDef(r.dtypes[i])
+			types[i] = d.typ
+			rs.Fields[i] = &mysql.Field{Name: []byte(n), OrgName: []byte(n), Type: d.typ, Charset: d.charset,
+				ColumnLength: d.length, Decimal: d.decimals}
+			continue
+		}
 		f := &mysql.Field{Name: []byte(n), Type: types[i], Charset: 33, ColumnLength: 65533}
 		if types[i] != colString {
 			f.Charset = 63
@@ -154,12 +168,37 @@ func binaryRow(types []byte, row []any) ([]byte, error) {
 			continue
 		}
 		switch types[i] {
-		case colInt:
+		case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_LONG, colInt:
 			n, ok := toInt64(v)
 			if !ok {
 				return nil, fmt.Errorf("column %d: %T is not an integer", i, v)
 			}
-			data = binary.LittleEndian.AppendUint64(data, uint64(n))
+			switch types[i] {
+			case mysql.MYSQL_TYPE_TINY:
+				data = append(data, byte(n))
+			case mysql.MYSQL_TYPE_SHORT:
+				data = binary.LittleEndian.AppendUint16(data, uint16(n))
+			case mysql.MYSQL_TYPE_LONG:
+				data = binary.LittleEndian.AppendUint32(data, uint32(n))
+			default:
+				data = binary.LittleEndian.AppendUint64(data, uint64(n))
+			}
+		case mysql.MYSQL_TYPE_FLOAT:
+			f, ok := toFloat64(v)
+			if !ok {
+				return nil, fmt.Errorf("column %d: %T is not a number", i, v)
+			}
+			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(f)))
+		case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME:
+			s, err := textValue(types[i], v)
+			if err != nil {
+				return nil, err
+			}
+			tm, ok := sqlexec.ParseDatetime(s)
+			if !ok {
+				return nil, fmt.Errorf("column %d: %q is not a date", i, s)
+			}
+			data = appendBinaryTime(data, tm, types[i] == mysql.MYSQL_TYPE_DATETIME)
 		case colDouble:
 			f, ok := toFloat64(v)
 			if !ok {
@@ -175,6 +214,30 @@ func binaryRow(types []byte, row []any) ([]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// appendBinaryTime encodes a DATE or DATETIME value of the binary row
+// protocol: a length (4, 7 or 11) then year(2) month day [hour minute second
+// [microseconds(4)]].
+func appendBinaryTime(data []byte, t time.Time, withTime bool) []byte {
+	us := t.Nanosecond() / 1000
+	n := byte(4)
+	switch {
+	case withTime && us != 0:
+		n = 11
+	case withTime && (t.Hour() != 0 || t.Minute() != 0 || t.Second() != 0):
+		n = 7
+	}
+	data = append(data, n)
+	data = binary.LittleEndian.AppendUint16(data, uint16(t.Year()))
+	data = append(data, byte(t.Month()), byte(t.Day()))
+	if n >= 7 {
+		data = append(data, byte(t.Hour()), byte(t.Minute()), byte(t.Second()))
+	}
+	if n == 11 {
+		data = binary.LittleEndian.AppendUint32(data, uint32(us))
+	}
+	return data
 }
 
 func toInt64(v any) (int64, bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,9 +30,13 @@ func (ss *session) selectStmt(ctx context.Context, st stmt) (*resultSpec, error)
 	if err != nil {
 		return nil, backendError(fmt.Errorf("SQL engine: %w", err))
 	}
+	q, err := ss.rewriteForEngine(st)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, ss.queryTimeout())
 	defer cancel()
-	res, err := eng.Query(ctx, ss.currentDB(), ss.queryTables(), st.text)
+	res, err := eng.Query(ctx, ss.currentDB(), ss.queryTables(), q)
 	if err != nil {
 		qerr := ss.queryError(err)
 		var qe *sqlexec.Error
@@ -41,7 +46,126 @@ func (ss *session) selectStmt(ctx context.Context, st stmt) (*resultSpec, error)
 		}
 		return nil, qerr
 	}
-	return &resultSpec{names: res.Columns, rows: res.Rows}, nil
+	return ss.typedResult(st, res), nil
+}
+
+// typedResult gives every column of an engine answer its Doris type: the
+// declared type of a column reference, else the type inferred from the
+// select item (infer.go), else one from the values; and formats the values
+// as Doris prints that type (DECIMAL scale, DATETIME fraction digits).
+func (ss *session) typedResult(st stmt, res *sqlexec.Result) *resultSpec {
+	spec := &resultSpec{names: res.Columns, rows: res.Rows, dtypes: slices.Clone(res.Types)}
+	if len(spec.dtypes) != len(spec.names) {
+		spec.dtypes = make([]string, len(spec.names))
+	}
+	items := selectItems(st)
+	var sc scope
+	if len(items) == len(spec.names) {
+		sc = ss.queryScope(st)
+	}
+	for i := range spec.names {
+		if spec.dtypes[i] == "" && len(items) == len(spec.names) {
+			_, expr := selectAlias(st, items[i])
+			spec.dtypes[i] = ss.exprType(sc, expr)
+		}
+		if spec.dtypes[i] == "" || !formatColumn(spec.rows, i, spec.dtypes[i]) {
+			spec.dtypes[i] = dorisTypeOfValues(spec.rows, i)
+		}
+	}
+	return spec
+}
+
+// formatColumn rewrites column col of rows as Doris prints type t; false
+// (rows untouched) when a value does not fit t.
+func formatColumn(rows [][]any, col int, t string) bool {
+	out := make([]any, len(rows))
+	for r, row := range rows {
+		v, ok := formatAs(row[col], t)
+		if !ok {
+			return false
+		}
+		out[r] = v
+	}
+	for r, row := range rows {
+		row[col] = out[r]
+	}
+	return true
+}
+
+// formatAs converts one value to what the MySQL front sends for Doris type
+// t; ok is false when the value is not one of t.
+func formatAs(v any, t string) (any, bool) {
+	if v == nil {
+		return nil, true
+	}
+	base, args := splitType(t)
+	switch base {
+	case "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT":
+		switch x := v.(type) {
+		case int64:
+			return x, true
+		case float64:
+			if x == float64(int64(x)) {
+				return int64(x), true
+			}
+		case string:
+			if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+				return n, true
+			}
+		}
+		return nil, false
+	case "LARGEINT":
+		switch x := v.(type) {
+		case int64:
+			return strconv.FormatInt(x, 10), true
+		case string:
+			return x, true
+		}
+		return nil, false
+	case "FLOAT", "DOUBLE":
+		f, ok := toFloat64(v)
+		return f, ok
+	case "DECIMAL":
+		_, s := typeArgs(args, 9, 0)
+		switch x := v.(type) {
+		case int64:
+			return strconv.FormatFloat(float64(x), 'f', s, 64), true
+		case float64:
+			return strconv.FormatFloat(x, 'f', s, 64), true
+		case string:
+			f, err := strconv.ParseFloat(x, 64)
+			if err != nil {
+				return nil, false
+			}
+			if _, frac, _ := strings.Cut(x, "."); len(frac) == s && !strings.ContainsAny(x, "eE") {
+				return x, true // exact text of a DECIMAL column: keep every digit
+			}
+			return strconv.FormatFloat(f, 'f', s, 64), true
+		}
+		return nil, false
+	case "DATE", "DATETIME":
+		x, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		if _, ok := sqlexec.ParseDatetime(x); !ok {
+			return nil, false
+		}
+		if base == "DATE" {
+			return sqlexec.FormatDate(x), true
+		}
+		p, _ := typeArgs(args, 0, 0)
+		return sqlexec.FormatDatetime(x, p), true
+	}
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	}
+	return nil, false
 }
 
 // selectLocal answers a FROM-less select of literals, variables and session
@@ -144,6 +268,8 @@ func selectAlias(st stmt, item []token) (string, []token) {
 // SQL engine.
 func (ss *session) localValue(e []token) (v any, handled bool, err error) {
 	switch {
+	case len(e) == 1 && e[0].isUserVar():
+		return ss.userVar(e[0].val), true, nil
 	case len(e) == 1 && e[0].kind == tokVar:
 		raw := e[0].val
 		v, ok := ss.variable(raw)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
@@ -129,6 +130,7 @@ func (s *Server) serveConn(c net.Conn) {
 	sess.user = conn.GetUser()
 	sess.host = hostOf(c.RemoteAddr())
 	sess.connID = conn.ConnectionID()
+	sess.loginTime = time.Now()
 	sess.mu.Unlock()
 	for !conn.Closed() {
 		if err := conn.HandleCommand(); err != nil {

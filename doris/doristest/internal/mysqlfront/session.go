@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -15,16 +16,29 @@ import (
 type session struct {
 	s *Server
 
-	mu     sync.Mutex
-	connID uint32 // go-mysql's connection id, as sent in the handshake
-	db     string
-	user   string
-	host   string
-	vars   map[string]any // session variables changed with SET
+	mu        sync.Mutex
+	connID    uint32 // go-mysql's connection id, as sent in the handshake
+	loginTime time.Time
+	db        string
+	user      string
+	host      string
+	vars      map[string]any // session variables changed with SET
+	uvars     map[string]any // user variables (SET @a = 5), by lower-case name
+
+	inTxn   bool            // after BEGIN, until COMMIT or ROLLBACK
+	pending []pendingInsert // INSERTs of the open transaction
 }
 
 func newSession(s *Server) *session {
-	return &session{s: s, vars: make(map[string]any)}
+	return &session{s: s, vars: make(map[string]any), uvars: make(map[string]any)}
+}
+
+// userVar returns user variable @name: NULL (nil) when it was never set, as
+// MySQL and Doris answer. Names are case-insensitive.
+func (ss *session) userVar(name string) any {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.uvars[strings.ToLower(name)]
 }
 
 func (ss *session) currentDB() string {
@@ -93,6 +107,12 @@ func (ss *session) query(ctx context.Context, q string, binary bool) (*mysql.Res
 		return nil, mysql.NewError(mysql.ER_EMPTY_QUERY, "Query was empty")
 	}
 	st := stmt{text: text, toks: toks}
+	switch {
+	case st.at(0).is("INSERT"):
+		return ss.insert(ctx, st)
+	case st.at(0).is("BEGIN"), st.at(0).is("COMMIT"), st.at(0).is("ROLLBACK"), st.words("START", "TRANSACTION"):
+		return ss.txnControl(st)
+	}
 	spec, err := ss.dispatch(ctx, st)
 	if err != nil {
 		return nil, err
@@ -165,25 +185,45 @@ func (ss *session) dispatch(ctx context.Context, st stmt) (*resultSpec, error) {
 		}
 	case "SELECT", "WITH":
 		return ss.selectStmt(ctx, st)
+	case "EXPLAIN":
+		return nil, errf("EXPLAIN is not emulated: the Doris emulator evaluates queries with SQLite and has no Doris plan to show")
 	case "SET":
 		return nil, ss.set(st)
-	case "BEGIN", "COMMIT", "ROLLBACK", "START":
-		// Session transactions have no meaning here; acknowledge them so
-		// that database/sql's Begin/Commit work.
-		return nil, nil
 	}
 	return nil, syntaxError(st)
 }
 
-// syntaxError is the answer to a statement the emulator does not know.
-// (Real Doris answers its parser's "Syntax error in line 1: ..." text, also
-// as 1105 with errCode = 2.)
+// syntaxError is the answer to a statement the emulator cannot parse. A
+// statement that does not start with a word Doris's grammar starts
+// statements with gets Doris's parser answer (fe nereids ParseException:
+// "\n<ANTLR message>(line L, pos P)\n" after the errCode prefix); one that
+// does (SHOW …, ALTER …) may be valid Doris the emulator lacks, so the
+// answer says that and quotes the statement.
 func syntaxError(st stmt) error {
+	if t := st.at(0); t.kind != tokWord || !dorisStatementWords[strings.ToUpper(t.val)] {
+		line, pos := 1, t.start
+		if nl := strings.LastIndexByte(st.text[:t.start], '\n'); nl >= 0 {
+			line, pos = 1+strings.Count(st.text[:t.start], "\n"), t.start-nl-1
+		}
+		return errf("\nmismatched input '%s' expecting {'(', 'ADMIN', 'ALTER', 'BEGIN', 'COMMIT', 'CREATE', 'DELETE', 'DESC', 'DROP', 'EXPLAIN', 'INSERT', 'ROLLBACK', 'SELECT', 'SET', 'SHOW', 'TRUNCATE', 'UPDATE', 'USE', 'WITH'}(line %d, pos %d)\n",
+			st.text[t.start:t.end], line, pos)
+	}
 	q := st.text
 	if len(q) > 200 {
 		q = q[:200] + "..."
 	}
-	return errf("Unsupported statement in the Doris emulator: %s", q)
+	return errf("the Doris emulator does not support this statement, or it is malformed: %s", q)
+}
+
+// dorisStatementWords are words Doris statements start with.
+var dorisStatementWords = map[string]bool{
+	"ADMIN": true, "ALTER": true, "ANALYZE": true, "BACKUP": true, "BEGIN": true, "CALL": true, "CANCEL": true,
+	"CLEAN": true, "COMMIT": true, "COPY": true, "CREATE": true, "DELETE": true, "DESC": true, "DESCRIBE": true,
+	"DROP": true, "EXPLAIN": true, "EXPORT": true, "GRANT": true, "HELP": true, "INSERT": true, "INSTALL": true,
+	"KILL": true, "LOAD": true, "LOCK": true, "PAUSE": true, "RECOVER": true, "REFRESH": true, "REPLACE": true,
+	"RESTORE": true, "RESUME": true, "REVOKE": true, "ROLLBACK": true, "SELECT": true, "SET": true, "SHOW": true,
+	"START": true, "STOP": true, "SWITCH": true, "SYNC": true, "TRUNCATE": true, "UNINSTALL": true, "UNLOCK": true,
+	"UPDATE": true, "USE": true, "WARM": true, "WITH": true,
 }
 
 // objName is an optionally qualified name `db`.`table`.

@@ -2,6 +2,7 @@ package mysqlfront
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/doris-sink/doris-sink/doris/schema"
@@ -39,8 +40,136 @@ func (ss *session) show(st stmt) (*resultSpec, error) {
 	case w == "STATUS":
 		spec := stringCols("Variable_name", "Value")
 		return &spec, nil
+	case w == "TABLE" && st.at(i+1).is("STATUS"):
+		return ss.showTableStatus(st, i+2)
+	case w == "INDEX" || w == "INDEXES" || w == "KEYS":
+		return ss.showIndex(st, i+1)
+	case w == "PARTITIONS":
+		return ss.showPartitions(st, i+1)
+	case w == "ALTER" && st.at(i+1).is("TABLE") && (st.at(i+2).is("COLUMN") || st.at(i+2).is("ROLLUP")):
+		// ALTER TABLE runs synchronously in the emulator: no job is kept.
+		spec := stringCols("JobId", "TableName", "CreateTime", "FinishTime", "IndexName", "IndexId",
+			"OriginIndexId", "SchemaVersion", "TransactionId", "State", "Msg", "Progress", "Timeout")
+		return &spec, nil
+	case w == "PROCESSLIST":
+		spec := stringCols("CurrentConnected", "Id", "User", "Host", "LoginTime", "Catalog", "Db", "Command",
+			"Time", "State", "QueryId", "Info", "FE", "CloudCluster")
+		for _, r := range ss.processlistRows() {
+			row := make([]any, len(r))
+			for k, v := range r {
+				if v != nil {
+					row[k], _ = textValue(0, v)
+				}
+			}
+			spec.rows = append(spec.rows, row)
+		}
+		return &spec, nil
 	}
 	return nil, syntaxError(st)
+}
+
+// SHOW TABLE STATUS [FROM|IN db] [LIKE 'p'] (fe ShowTableStatusCommand):
+// MySQL's 18 columns; Engine "Doris", Rows and lengths 0 (the emulator
+// keeps no statistics), Collation utf8mb4_0900_bin.
+func (ss *session) showTableStatus(st stmt, i int) (*resultSpec, error) {
+	explicit := ""
+	if st.at(i).is("FROM") || st.at(i).is("IN") {
+		explicit = st.at(i + 1).name()
+		if explicit == "" {
+			return nil, syntaxError(st)
+		}
+		i += 2
+	}
+	pat, has, ok := likeFilter(st, i)
+	if !ok {
+		return nil, syntaxError(st)
+	}
+	db, err := ss.resolveDB(explicit)
+	if err != nil {
+		return nil, err
+	}
+	if err := ss.knownDB(db); err != nil {
+		return nil, err
+	}
+	spec := stringCols("Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
+		"Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time",
+		"Check_time", "Collation", "Checksum", "Create_options", "Comment")
+	if db == infoSchemaDB || db == "mysql" {
+		return &spec, nil
+	}
+	names, err := ss.s.b.Tables(db)
+	if err != nil {
+		return nil, backendError(err)
+	}
+	names = slices.Sorted(slices.Values(names))
+	for _, n := range names {
+		if has && !likeMatch(pat, n) {
+			continue
+		}
+		t, err := ss.s.b.Table(db, n)
+		if err != nil {
+			continue
+		}
+		spec.rows = append(spec.rows, []any{n, "Doris", nil, nil, "0", "0", "0", nil, nil, nil, nil, nil, nil,
+			nil, "utf8mb4_0900_bin", nil, "", t.Comment})
+	}
+	return &spec, nil
+}
+
+// fromTable reads `FROM|IN [db.]t [FROM|IN db]` at i.
+func (ss *session) fromTable(st stmt, i int) (string, *schema.Table, error) {
+	if !st.at(i).is("FROM") && !st.at(i).is("IN") {
+		return "", nil, syntaxError(st)
+	}
+	name, n := qualifiedName(st.toks, i+1)
+	if name.table == "" {
+		return "", nil, syntaxError(st)
+	}
+	if st.at(n).is("FROM") || st.at(n).is("IN") {
+		name.db = st.at(n + 1).name()
+		n += 2
+	}
+	if n != len(st.toks) {
+		return "", nil, syntaxError(st)
+	}
+	return ss.lookupTable(name)
+}
+
+// SHOW INDEX FROM t (fe ShowIndexCommand): one row per inverted, bitmap or
+// ngram index; the emulator has none, so the answer is its columns and no
+// rows.
+func (ss *session) showIndex(st stmt, i int) (*resultSpec, error) {
+	if _, _, err := ss.fromTable(st, i); err != nil {
+		return nil, err
+	}
+	spec := stringCols("Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation",
+		"Cardinality", "Sub_part", "Packed", "Null", "Index_type", "Comment", "Properties")
+	return &spec, nil
+}
+
+// SHOW PARTITIONS FROM t (fe PartitionsProcDir): an unpartitioned table has
+// one partition named after the table; the emulator's tables are all
+// unpartitioned.
+func (ss *session) showPartitions(st stmt, i int) (*resultSpec, error) {
+	_, t, err := ss.fromTable(st, i)
+	if err != nil {
+		return nil, err
+	}
+	spec := stringCols("PartitionId", "PartitionName", "VisibleVersion", "VisibleVersionTime", "State",
+		"PartitionKey", "Range", "DistributionKey", "Buckets", "ReplicationNum", "StorageMedium", "CooldownTime",
+		"RemoteStoragePolicy", "LastConsistencyCheckTime", "DataSize", "IsInMemory", "ReplicaAllocation",
+		"IsMutable", "SyncWithBaseTables", "UnsyncTables", "CommittedVersion", "RowCount")
+	dist := "RANDOM"
+	if len(t.DistributedBy) > 0 {
+		dist = strings.Join(t.DistributedBy, ", ")
+	}
+	repl := t.Properties["replication_num"]
+	if repl == "" {
+		repl = "1"
+	}
+	spec.rows = [][]any{{"0", t.Name, "1", "", "NORMAL", "", "", dist, strconv.Itoa(t.Buckets), repl, "HDD",
+		"9999-12-31 15:59:59", "", "\\N", "0.000 ", "false", "tag.location.default: " + repl, "true", "true", "\\N", "1", "0"}}
+	return &spec, nil
 }
 
 // likeFilter reads an optional `LIKE 'pattern'` at i. ok is false on a
@@ -196,17 +325,19 @@ func (ss *session) showColumns(st stmt, i int, full bool) (*resultSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if full {
-		return fullColumns(t), nil
-	}
-	return describeTable(t), nil
+	return showColumnsOf(t, full), nil
 }
 
-// fullColumns is SHOW FULL COLUMNS: DESC's values plus Collation (NULL),
-// Privileges ("select,insert,update,references") and Comment.
-func fullColumns(t *schema.Table) *resultSpec {
+// showColumnsOf is SHOW [FULL] COLUMNS (fe ShowColumnsCommand, which reads
+// information_schema.columns): DESC's Field, Type, Null, Default and Extra,
+// but Key is YES/NO (DESC says true/false); FULL adds Collation "",
+// Privileges "" and Comment.
+func showColumnsOf(t *schema.Table, full bool) *resultSpec {
 	d := describeTable(t)
-	spec := stringCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+	spec := stringCols("Field", "Type", "Null", "Key", "Default", "Extra")
+	if full {
+		spec = stringCols("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+	}
 	i := 0
 	for _, c := range t.Columns {
 		if isHiddenColumn(c.Name) {
@@ -214,7 +345,15 @@ func fullColumns(t *schema.Table) *resultSpec {
 		}
 		r := d.rows[i]
 		i++
-		spec.rows = append(spec.rows, []any{r[0], r[1], nil, r[2], r[3], r[4], r[5], "select,insert,update,references", c.Comment})
+		key := "NO"
+		if r[3] == "true" {
+			key = "YES"
+		}
+		if full {
+			spec.rows = append(spec.rows, []any{r[0], r[1], "", r[2], key, r[4], r[5], "", c.Comment})
+		} else {
+			spec.rows = append(spec.rows, []any{r[0], r[1], r[2], key, r[4], r[5]})
+		}
 	}
 	return &spec
 }

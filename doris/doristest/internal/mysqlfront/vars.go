@@ -71,9 +71,11 @@ func (ss *session) variable(name string) (any, bool) {
 }
 
 // set handles SET statements: assignments of literals to system variables
-// (`SET x = 1`, `SET @@session.x = 'v'`, `SET SESSION x = v`) are kept for
-// the session; everything else (SET NAMES, user variables, ...) is
-// acknowledged and ignored.
+// (`SET x = 1`, `SET @@session.x = 'v'`, `SET SESSION x = v`) and to user
+// variables (`SET @a = 5`, `SET @a := 'x'`, a negative number, NULL) are
+// kept for the session; SET NAMES and other forms are acknowledged and
+// ignored. A user variable set to anything but a literal is refused rather
+// than kept wrong.
 func (ss *session) set(st stmt) error {
 	toks := st.toks[1:]
 	var items [][]token
@@ -88,6 +90,12 @@ func (ss *session) set(st stmt) error {
 	for _, it := range items {
 		if len(it) > 0 && (it[0].is("SESSION") || it[0].is("GLOBAL") || it[0].is("LOCAL")) {
 			it = it[1:]
+		}
+		if len(it) >= 3 && it[0].isUserVar() {
+			if err := ss.setUserVar(st, it); err != nil {
+				return err
+			}
+			continue
 		}
 		if len(it) != 3 || !(it[1].isPunct("=") || it[1].val == ":") {
 			continue
@@ -118,6 +126,31 @@ func (ss *session) set(st stmt) error {
 		ss.vars[n] = v
 		ss.mu.Unlock()
 	}
+	return nil
+}
+
+// setUserVar handles one `@name = literal` (or `:=`) item of SET.
+func (ss *session) setUserVar(st stmt, it []token) error {
+	rest := it[1:]
+	switch {
+	case rest[0].isPunct(":") && len(rest) > 1 && rest[1].isPunct("="):
+		rest = rest[2:]
+	case rest[0].isPunct("="):
+		rest = rest[1:]
+	default:
+		return syntaxError(st)
+	}
+	v, handled, err := ss.localValue(rest)
+	if err != nil {
+		return err
+	}
+	if !handled {
+		return errf("the emulator sets user variables to literals only (SET @%s = 5, = 'text', = NULL); got: %s",
+			it[0].val, st.text[rest[0].start:rest[len(rest)-1].end])
+	}
+	ss.mu.Lock()
+	ss.uvars[strings.ToLower(it[0].val)] = v
+	ss.mu.Unlock()
 	return nil
 }
 

@@ -25,11 +25,19 @@ var (
 func dialectDriver() (*sqlite.Driver, error) {
 	privateDriverOnce.Do(func() {
 		d := &sqlite.Driver{}
-		for name, impl := range dialectFunctions() {
+		funcs := dialectFunctions()
+		for name, impl := range timeFunctions() {
+			funcs[name] = impl
+		}
+		for name, impl := range funcs {
 			if err := d.RegisterFunction(name, impl); err != nil {
 				privateDriverErr = err
 				return
 			}
+		}
+		if err := d.RegisterCollationUtf8(datetimeCollation, compareDatetime); err != nil {
+			privateDriverErr = err
+			return
 		}
 		if err := d.RegisterModule(moduleName, vtabModule{}); err != nil {
 			privateDriverErr = err

@@ -25,6 +25,27 @@ type Error struct {
 	// Timeout is true when the query ran past its deadline and Message is
 	// Doris's answer for that ("query timeout, query id = …").
 	Timeout bool
+	// near is the text SQLite's syntax error names ("" for other errors);
+	// Query turns it into Doris's parser message with its position.
+	near string
+}
+
+// parseErrorMessage is Doris's Nereids parser answer (fe ParseErrorListener
+// → ParseException.getMessage: "\n<message>(line L, pos P)\n"), for the
+// token near which the engine's parser stopped.
+func parseErrorMessage(query, near string) string {
+	line, pos := 1, 0
+	if near != "" {
+		if i := strings.Index(query, near); i >= 0 {
+			line = 1 + strings.Count(query[:i], "\n")
+			pos = i - (strings.LastIndexByte(query[:i], '\n') + 1)
+		}
+	} else {
+		line = 1 + strings.Count(query, "\n")
+		pos = len(query) - (strings.LastIndexByte(query, '\n') + 1)
+		near = "<EOF>"
+	}
+	return fmt.Sprintf("\nmismatched input '%s' (the emulator's SQL engine could not parse the query here)(line %d, pos %d)\n", near, line, pos)
 }
 
 // UnknownTable builds the error for table t not found in db, as Doris words
@@ -111,9 +132,10 @@ func dorisError(ctx context.Context, err error, currentDB string, dbExists func(
 	case reNoFunction.MatchString(msg):
 		return &Error{Code: errUnknown, Message: fmt.Sprintf("Can not found function '%s'", reNoFunction.FindStringSubmatch(msg)[1]), Err: err}
 	case reSyntax.MatchString(msg):
-		return &Error{Code: errUnknown, Message: fmt.Sprintf("Syntax error in line 1: near '%s' (emulator's SQL engine)", reSyntax.FindStringSubmatch(msg)[1]), Err: err}
+		near := reSyntax.FindStringSubmatch(msg)[1]
+		return &Error{Code: errUnknown, Message: parseErrorMessage("", near), Err: err, near: near}
 	case strings.Contains(msg, "incomplete input"):
-		return &Error{Code: errUnknown, Message: "Syntax error in line 1: unexpected end of input", Err: err}
+		return &Error{Code: errUnknown, Message: parseErrorMessage("", ""), Err: err, near: "\x00eof"}
 	}
 	return &Error{Code: errUnknown, Message: msg, Err: err}
 }

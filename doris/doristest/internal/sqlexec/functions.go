@@ -29,6 +29,7 @@ const failFunction = "doris_sqlexec_fail"
 //
 // SQLite already has IFNULL, COALESCE, IF/IIF, GROUP_CONCAT (without
 // MySQL's SEPARATOR clause), ABS, ROUND, LOWER, UPPER, SUBSTR, REPLACE, TRIM.
+// Date and number functions are in functions_time.go.
 func dialectFunctions() map[string]*sqlite.FunctionImpl {
 	return map[string]*sqlite.FunctionImpl{
 		"max_by": {NArgs: 2, MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) {

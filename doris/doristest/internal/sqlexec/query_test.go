@@ -128,7 +128,8 @@ func TestQueryErrors(t *testing.T) {
 		{"CTE hiding a delete", "WITH x AS (SELECT 1) DELETE FROM demo.order_state_eos", true, "only read-only statements"},
 		{"second statement", "SELECT 1; DELETE FROM demo.order_state_eos", false, "multiple statements"},
 		{"empty", "  ;", false, "empty query"},
-		{"syntax", "SELECT FROM WHERE", false, "Syntax error in line 1"},
+		// Doris's parser shape (ParseException: "\n<message>(line L, pos P)\n").
+		{"syntax", "SELECT FROM WHERE", false, "\nmismatched input 'FROM' (the emulator's SQL engine could not parse the query here)(line 1, pos 7)\n"},
 		// Doris's analyzer texts (regression-test query_not_exists_table_column.groovy).
 		{"unknown column", "SELECT nope FROM order_state_eos", false, "Unknown column 'nope' in 'table list'"},
 		{"unknown table", "SELECT * FROM nope", false, "Table [nope] does not exist in database [demo]."},

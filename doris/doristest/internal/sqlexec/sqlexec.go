@@ -74,7 +74,12 @@ func (r SliceRows) Value(i, col int) (any, bool) {
 // int64, float64 or string.
 type Result struct {
 	Columns []string
-	Rows    [][]any
+	// Types holds, per column, the Doris type of a column that is a plain
+	// reference to a table column (through views and subqueries too), as
+	// DorisType gives it ("DATETIME(3)", "DECIMAL(10,2)", "BIGINT"); "" for
+	// an expression, whose type the caller infers.
+	Types []string
+	Rows  [][]any
 }
 
 // engineSeq numbers engines for their tokens.
@@ -190,7 +195,15 @@ func (e *Engine) Query(ctx context.Context, currentDB string, tables []Table, qu
 	res, err := e.run(ctx, query)
 	if err != nil {
 		dbExists := func(db string) bool { return db == currentDB || e.attached[db] }
-		return nil, hint(dorisError(ctx, err, currentDB, dbExists, [2]uint64{e.seq, e.queries.Add(1)}))
+		de := dorisError(ctx, err, currentDB, dbExists, [2]uint64{e.seq, e.queries.Add(1)})
+		switch de.near {
+		case "":
+		case "\x00eof":
+			de.Message = parseErrorMessage(query, "")
+		default:
+			de.Message = parseErrorMessage(query, de.near)
+		}
+		return nil, hint(de)
 	}
 	return res, nil
 }
@@ -216,7 +229,10 @@ func (e *Engine) run(ctx context.Context, query string) (*Result, error) {
 	for i, t := range types {
 		decl[i] = strings.ToUpper(t.DatabaseTypeName())
 	}
-	res := &Result{Columns: cols, Rows: [][]any{}}
+	res := &Result{Columns: cols, Types: make([]string, len(cols)), Rows: [][]any{}}
+	for i, d := range decl {
+		res.Types[i] = DorisType(d)
+	}
 	ptrs := make([]any, len(cols))
 	for rows.Next() {
 		vals := make([]any, len(cols))

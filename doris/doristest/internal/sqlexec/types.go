@@ -11,20 +11,28 @@ import (
 
 // Type mapping from a Doris column type to the type declared in SQLite. The
 // declared type decides SQLite's column affinity (https://sqlite.org/datatype3.html
-// §3.1) and comes back as the result column's declared type, which
-// formatValue uses:
+// §3.1) and comes back as the result column's declared type, from which
+// DorisType recovers the Doris type (for the MySQL column definition) and
+// formatValue the printing:
 //
-//	TINYINT SMALLINT INT INTEGER BIGINT  → same name   INTEGER affinity
-//	BOOLEAN                              → BOOLEAN     NUMERIC (0/1)
-//	LARGEINT                             → BLOB        none: int64 when it fits, else text
-//	FLOAT DOUBLE                         → same name   REAL
-//	DECIMAL[V2|V3](p,s)                  → DECIMAL(p,s) NUMERIC; printed with s decimals
-//	CHAR(n) VARCHAR(n)                   → same        TEXT
-//	STRING TEXT JSON JSONB VARIANT DATE DATEV2 DATETIME[V2][(n)] IPV4 IPV6 → TEXT
-//	anything else (ARRAY<…>, MAP<…>, HLL, BITMAP, …) → BLOB (values kept as given)
+//	TINYINT SMALLINT INT INTEGER BIGINT  → same name             INTEGER affinity
+//	BOOLEAN                              → BOOLEAN               NUMERIC (0/1)
+//	LARGEINT                             → BLOB DORIS_I128        none: int64 when it fits, else text
+//	FLOAT DOUBLE                         → same name             REAL
+//	DECIMAL[V2|V3](p,s)                  → DECIMAL(p,s)          NUMERIC; printed with s decimals
+//	CHAR(n) VARCHAR(n)                   → same                  TEXT
+//	STRING TEXT                          → TEXT DORIS_STRING     TEXT
+//	DATE DATEV2                          → TEXT DORIS_DATE       TEXT, collation doris_datetime
+//	DATETIME[V2][(p)]                    → TEXT DORIS_DATETIME(p) TEXT, collation doris_datetime
+//	JSON JSONB VARIANT IPV4 IPV6         → TEXT DORIS_<name>     TEXT
+//	anything else (ARRAY<…>, MAP<…>, HLL, BITMAP, …) → BLOB DORIS_<name> (values kept as given)
 //
-// Dates are declared TEXT, not DATE/DATETIME, because the modernc driver turns
-// columns declared DATE/DATETIME/TIMESTAMP into time.Time.
+// The DORIS_ markers never contain INT, CHAR, CLOB, TEXT, BLOB, REAL, FLOA or
+// DOUB, so they do not change the affinity the first word gives. Dates are
+// not declared DATE/DATETIME because the modernc driver turns such columns
+// into time.Time. Date columns compare through the doris_datetime collation
+// (datetime.go), so '2024-06-01' equals '2024-06-01 00:00:00.000' as in
+// Doris, where both sides are cast to DATETIME.
 func sqliteType(dorisType string) string {
 	t := strings.ToUpper(strings.TrimSpace(dorisType))
 	base, args := t, ""
@@ -32,21 +40,67 @@ func sqliteType(dorisType string) string {
 		base, args = strings.TrimSpace(t[:i]), t[i:]
 	}
 	switch base {
-	case "TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT":
+	case "TINYINT", "SMALLINT", "INT", "BIGINT":
 		return base
+	case "INTEGER":
+		return "INT"
 	case "BOOLEAN", "BOOL":
 		return "BOOLEAN"
+	case "LARGEINT":
+		return "BLOB DORIS_I128"
 	case "FLOAT", "DOUBLE":
 		return base
-	case "DECIMAL", "DECIMALV2", "DECIMALV3", "NUMERIC":
+	case "DECIMAL", "DECIMALV2", "DECIMALV3", "NUMERIC", "DECIMAL32", "DECIMAL64", "DECIMAL128", "DECIMAL128I", "DECIMAL256":
 		p, s := decimalArgs(args)
 		return fmt.Sprintf("DECIMAL(%d,%d)", p, s)
 	case "CHAR", "VARCHAR":
 		return t
-	case "STRING", "TEXT", "JSON", "JSONB", "VARIANT", "DATE", "DATEV2", "DATETIME", "DATETIMEV2", "IPV4", "IPV6":
-		return "TEXT"
+	case "STRING", "TEXT":
+		return "TEXT DORIS_STRING"
+	case "DATE", "DATEV2":
+		return "TEXT DORIS_DATE"
+	case "DATETIME", "DATETIMEV2":
+		p, _ := decimalArgs(args)
+		if args == "" {
+			p = 0
+		}
+		return fmt.Sprintf("TEXT DORIS_DATETIME(%d)", p)
+	case "JSON", "JSONB":
+		return "TEXT DORIS_JSON"
+	case "VARIANT", "IPV4", "IPV6":
+		return "TEXT DORIS_" + base
 	}
-	return "BLOB"
+	if base == "" {
+		return "BLOB"
+	}
+	return "BLOB DORIS_" + strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' || r == '_' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, base)
+}
+
+// DorisType returns the Doris type of a result column from its SQLite
+// declared type (sqliteType's output), "" when the column is not a plain
+// column reference (an expression, an aggregate: SQLite declares no type).
+func DorisType(decl string) string {
+	d := strings.ToUpper(strings.TrimSpace(decl))
+	switch {
+	case d == "":
+		return ""
+	case strings.HasPrefix(d, "TEXT DORIS_"):
+		return strings.TrimPrefix(d, "TEXT DORIS_")
+	case d == "BLOB DORIS_I128":
+		return "LARGEINT"
+	case strings.HasPrefix(d, "BLOB DORIS_"):
+		return strings.TrimPrefix(d, "BLOB DORIS_")
+	case d == "TEXT":
+		return "STRING"
+	case d == "BLOB":
+		return ""
+	}
+	return d
 }
 
 // decimalArgs parses "(p,s)", "(p)" or "": a missing scale is 0 and a missing
@@ -76,7 +130,7 @@ func storeValue(v any, declType string) any {
 	case nil:
 		return nil
 	case int64, float64, string:
-		if s, ok := x.(string); ok && declType == "BLOB" {
+		if s, ok := x.(string); ok && declType == "BLOB DORIS_I128" {
 			// LARGEINT arrives as text: keep it numeric when it fits.
 			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 				return n
@@ -146,10 +200,22 @@ func formatValue(v any, declType string) any {
 		}
 		return x
 	case string:
+		if p, ok := declaredDatetime(declType); ok {
+			return FormatDatetime(x, p)
+		}
 		return x
 	default:
 		return fmt.Sprint(x)
 	}
+}
+
+// declaredDatetime reports the fraction digits of a DATETIME(p) column.
+func declaredDatetime(declType string) (int, bool) {
+	if !strings.HasPrefix(declType, "TEXT DORIS_DATETIME") {
+		return 0, false
+	}
+	p, _ := decimalArgs(strings.TrimPrefix(declType, "TEXT DORIS_DATETIME"))
+	return p, true
 }
 
 func declaredDecimal(declType string) (precision, scale int, ok bool) {

@@ -9,11 +9,12 @@ func TestSQLiteType(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		"BIGINT": "BIGINT", "int": "INT", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT",
-		"LARGEINT": "BLOB", "BOOLEAN": "BOOLEAN", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE",
+		"LARGEINT": "BLOB DORIS_I128", "BOOLEAN": "BOOLEAN", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE",
 		"DECIMAL(12,2)": "DECIMAL(12,2)", "DECIMALV3(38, 9)": "DECIMAL(38,9)", "DECIMAL": "DECIMAL(9,0)",
 		"DECIMAL(10)": "DECIMAL(10,0)", "CHAR(4)": "CHAR(4)", "VARCHAR(16)": "VARCHAR(16)",
-		"STRING": "TEXT", "TEXT": "TEXT", "DATE": "TEXT", "DATETIME": "TEXT", "DATETIME(3)": "TEXT",
-		"DATEV2": "TEXT", "JSON": "TEXT", "ARRAY<INT>": "BLOB", "BITMAP": "BLOB",
+		"STRING": "TEXT DORIS_STRING", "TEXT": "TEXT DORIS_STRING", "DATE": "TEXT DORIS_DATE",
+		"DATETIME": "TEXT DORIS_DATETIME(0)", "DATETIME(3)": "TEXT DORIS_DATETIME(3)",
+		"DATEV2": "TEXT DORIS_DATE", "JSON": "TEXT DORIS_JSON", "ARRAY<INT>": "BLOB DORIS_ARRAY", "BITMAP": "BLOB DORIS_BITMAP",
 	} {
 		if got := sqliteType(in); got != want {
 			t.Errorf("sqliteType(%q) = %q, want %q", in, got, want)
@@ -39,6 +40,8 @@ func TestFormatValue(t *testing.T) {
 		{[]byte("b"), "BLOB", "b"},
 		{"x", "TEXT", "x"},
 		{true, "", int64(1)},
+		{"2024-01-02 03:04:05", "TEXT DORIS_DATETIME(3)", "2024-01-02 03:04:05.000"},
+		{"2024-01-02", "TEXT DORIS_DATE", "2024-01-02"},
 	}
 	for _, tc := range tests {
 		if got := formatValue(tc.v, tc.decl); !reflect.DeepEqual(got, tc.want) {
@@ -66,4 +69,18 @@ func TestTypesEndToEnd(t *testing.T) {
 	wantRows(t, res, [][]any{row(int64(0))})
 	res = mustQuery(t, e, "demo", tablesOf(f), "SELECT COUNT(*) FROM types WHERE li = 42 AND dec < 0 AND NOT b")
 	wantRows(t, res, [][]any{row(int64(1))})
+}
+
+func TestDorisType(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"BIGINT", "TINYINT", "LARGEINT", "DECIMAL(12,2)", "VARCHAR(16)", "STRING",
+		"DATE", "DATETIME(3)", "DATETIME", "JSON", "BOOLEAN", "DOUBLE", "ARRAY<INT>"} {
+		want := map[string]string{"DATETIME": "DATETIME(0)", "ARRAY<INT>": "ARRAY"}[in]
+		if want == "" {
+			want = in
+		}
+		if got := DorisType(sqliteType(in)); got != want {
+			t.Errorf("DorisType(sqliteType(%q)) = %q, want %q", in, got, want)
+		}
+	}
 }

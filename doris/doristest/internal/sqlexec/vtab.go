@@ -49,6 +49,9 @@ func (vtabModule) Create(ctx vtab.Context, args []string) (vtab.Table, error) {
 	cols := make([]string, len(def.columns))
 	for i, c := range def.columns {
 		cols[i] = quoteIdent(c.name) + " " + c.decl
+		if strings.HasPrefix(c.decl, "TEXT DORIS_DATE") {
+			cols[i] += " COLLATE " + datetimeCollation
+		}
 	}
 	if err := ctx.Declare("CREATE TABLE x(" + strings.Join(cols, ", ") + ")"); err != nil {
 		return nil, err
