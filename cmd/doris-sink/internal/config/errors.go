@@ -91,3 +91,24 @@ func (l *errList) add(err error) {
 }
 
 func (l errList) err() error { return errors.Join(l...) }
+
+// errorKeys returns the config keys err is about ("" for an error of no
+// key).
+func errorKeys(err error) []string {
+	var ke *KeyError
+	var ce *ConflictError
+	var fe *FileError
+	switch {
+	case errors.As(err, &ke):
+		return []string{ke.Key}
+	case errors.As(err, &ce):
+		keys := make([]string, len(ce.Keys))
+		for i, k := range ce.Keys {
+			keys[i], _, _ = strings.Cut(k, "=")
+		}
+		return keys
+	case errors.As(err, &fe):
+		return []string{fe.Key}
+	}
+	return []string{""}
+}

@@ -41,6 +41,13 @@ const (
 	NeedTable
 	// NeedKafka requires kafka.topic.
 	NeedKafka
+	// OnlyDoris validates only the Doris connection and Stream Load keys
+	// (doris.*, plus job.name when set): `doris-sink load` reads nothing
+	// else, so the rules of a run job's kafka, records, delivery, metrics
+	// and log keys (records.format with doris.format, ...) do not refuse
+	// the job's config given to it. Keys are still type-checked and
+	// unknown keys still refused.
+	OnlyDoris
 	// NeedRun is everything `doris-sink run` and `check` need.
 	NeedRun = NeedJob | NeedTable | NeedKafka
 )
@@ -112,7 +119,7 @@ func Load(o LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	c.derive()
-	if err := c.validate(o.Need); err != nil {
+	if err := c.validateFor(o.Need); err != nil {
 		return nil, err
 	}
 	c.Warnings = append(c.Warnings, c.securityWarnings(os.Stat)...)

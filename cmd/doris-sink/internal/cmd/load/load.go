@@ -14,6 +14,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/fileload"
@@ -76,7 +77,11 @@ max_running_txn_num_per_db, or when its estimated duration (at --assume-mbps
 per worker) exceeds half of stream_load_default_precommit_timeout_second;
 --split then loads it in rounds, each atomic and resumable from the file
 position the last committed round reached (the load as a whole is then not
-atomic). Connection settings come from -c (doris.fe, doris.user, ...).`,
+atomic). Connection settings come from -c (doris.fe, doris.user, ...); only
+the doris.* keys of the config are read and checked, so a run job's config
+can be given as is. Its doris.properties are sent as Stream Load headers
+(column_separator, columns, max_filter_ratio, ...); a -H header overrides the
+property of the same name.`,
 		Example: `  $ doris-sink load -c doris.yaml --table demo.orders orders-*.csv
   $ doris-sink load -c doris.yaml --table demo.events --format json --workers 8 events.json.gz
   $ doris-sink load -c doris.yaml --table demo.t -H column_separator:, a.csv -o json`,
@@ -143,10 +148,13 @@ func (o *Options) Validate(args []string) error {
 
 // Complete loads the config and the Doris client and resolves the table.
 func (o *Options) Complete() error {
-	cfg, err := cmdutil.LoadConfig(o.Factory, o.Cmd, o.ConfigFile, 0)
+	// Only the doris.* keys are read (a run job's config is accepted as
+	// is: its kafka, records and delivery rules are not load's).
+	cfg, err := cmdutil.LoadConfig(o.Factory, o.Cmd, o.ConfigFile, config.OnlyDoris)
 	if err != nil {
 		return err
 	}
+	o.headers = MergeHeaders(cfg.Doris.Properties, o.headers)
 	db, table, ok := strings.Cut(o.Table, ".")
 	if !ok {
 		db, table = cfg.Doris.Database, o.Table
@@ -165,6 +173,25 @@ func (o *Options) Complete() error {
 		o.ErrIsTTY = err == nil && st.Mode()&os.ModeCharDevice != 0
 	}
 	return nil
+}
+
+// MergeHeaders returns the Stream Load headers of a load: doris.properties
+// from the config, then each -H header, which overrides a property of the
+// same name (Doris reads header names case-insensitively).
+func MergeHeaders(properties, flags map[string]string) map[string]string {
+	out := make(map[string]string, len(properties)+len(flags))
+	for k, v := range properties {
+		out[k] = v
+	}
+	for k, v := range flags {
+		for p := range out {
+			if strings.EqualFold(p, k) {
+				delete(out, p)
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // StoreDir returns --store, or the default store of this load under the
