@@ -129,13 +129,17 @@ func Load(o LoadOptions) (*Config, error) {
 func loadFile(k *koanf.Koanf, o LoadOptions, origin map[string]string) ([]string, error) {
 	fk := koanf.New(".")
 	if err := fk.Load(file.Provider(o.File), yaml.Parser()); err != nil {
-		return nil, &FileError{Path: o.File, Err: err}
+		return nil, &FileError{Path: o.File, Err: yamlError(err)}
 	}
 	flat, orig, warnings, err := translateAliases(normalize(fk.All()))
 	if err != nil {
 		return nil, err
 	}
-	if err := checkKnown(flat, "file "+o.File); err != nil {
+	var lines map[string]int
+	if data, err := os.ReadFile(o.File); err == nil {
+		lines = keyLines(data)
+	}
+	if err := checkKnownAt(flat, "file "+o.File, lines); err != nil {
 		return nil, err
 	}
 	for k2, v := range orig {
@@ -212,7 +216,11 @@ func normalize(flat map[string]any) map[string]any {
 	return flat
 }
 
-func checkKnown(flat map[string]any, source string) error {
+func checkKnown(flat map[string]any, source string) error { return checkKnownAt(flat, source, nil) }
+
+// checkKnownAt refuses the unknown keys of flat, with their line in the
+// file when lines has it, and what is wrong when it is not a typo.
+func checkKnownAt(flat map[string]any, source string, lines map[string]int) error {
 	names := make([]string, 0, len(flat))
 	for k := range flat {
 		names = append(names, k)
@@ -221,7 +229,7 @@ func checkKnown(flat map[string]any, source string) error {
 	var errs []error
 	for _, n := range names {
 		if _, ok := lookupKey(n); !ok {
-			errs = append(errs, &UnknownKeyError{Key: n, Source: source})
+			errs = append(errs, &UnknownKeyError{Key: n, Source: source, Line: lines[n], Hint: unknownKeyHint(n, flat[n])})
 		}
 	}
 	return errors.Join(errs...)
