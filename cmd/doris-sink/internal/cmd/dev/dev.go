@@ -42,7 +42,7 @@ type Options struct {
 	// registry listens on a free port of the same host instead, and a
 	// warning names it and --schema-registry.
 	RegistryFallback bool
-	User         string
+	User             string
 	// Password is --user's password, read from PasswordFile or from
 	// PasswordEnv (never from a flag: it would show in ps).
 	Password     string
