@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
@@ -54,7 +54,8 @@ const (
 
 // LoadOptions says where Load reads from.
 type LoadOptions struct {
-	// File is the YAML config file; empty for none.
+	// File is the config file (YAML; .properties or .json: a Kafka Connect
+	// connector config); empty for none.
 	File string
 	// Environ returns the environment ("KEY=value" strings), normally
 	// os.Environ; nil reads no environment.
@@ -128,7 +129,7 @@ func Load(o LoadOptions) (*Config, error) {
 
 func loadFile(k *koanf.Koanf, o LoadOptions, origin map[string]string) ([]string, error) {
 	fk := koanf.New(".")
-	if err := fk.Load(file.Provider(o.File), yaml.Parser()); err != nil {
+	if err := fk.Load(file.Provider(o.File), fileParser(o.File)); err != nil {
 		return nil, &FileError{Path: o.File, Err: yamlError(err)}
 	}
 	flat, orig, warnings, err := translateAliases(normalize(fk.All()))
@@ -136,7 +137,7 @@ func loadFile(k *koanf.Koanf, o LoadOptions, origin map[string]string) ([]string
 		return nil, err
 	}
 	var lines map[string]int
-	if data, err := os.ReadFile(o.File); err == nil {
+	if data, err := os.ReadFile(o.File); err == nil && !strings.EqualFold(filepath.Ext(o.File), ".properties") {
 		lines = keyLines(data)
 	}
 	if err := checkKnownAt(flat, "file "+o.File, lines); err != nil {
