@@ -18,7 +18,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -tags nodev -trimpath -ldflags "-X main.version=${VERSION}" -o /out/doris-sink ./cmd/doris-sink
+RUN CGO_ENABLED=0 go build -tags nodev -ldflags "-X main.version=${VERSION}" -o /out/doris-sink ./cmd/doris-sink
 # job.data_dir of the examples, owned by the runtime user (distroless has
 # no shell to create it later; a named volume mounted there inherits it).
 RUN mkdir -p /out/var/lib/doris-sink
