@@ -32,6 +32,12 @@ func fileParser(path string) koanf.Parser {
 	return yaml.Parser()
 }
 
+// isYAMLFile reports whether path is read as YAML (fileParser).
+func isYAMLFile(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext != ".properties" && ext != ".json"
+}
+
 // propertiesParser reads Java properties (github.com/magiconair/properties:
 // comments, key=value / key:value / key value, continuation lines,
 // \uXXXX escapes; UTF-8). ${...} is left as written: Kafka Connect's

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -137,7 +136,7 @@ func loadFile(k *koanf.Koanf, o LoadOptions, origin map[string]string) ([]string
 		return nil, err
 	}
 	var lines map[string]int
-	if data, err := os.ReadFile(o.File); err == nil && !strings.EqualFold(filepath.Ext(o.File), ".properties") {
+	if data, err := os.ReadFile(o.File); err == nil && isYAMLFile(o.File) {
 		lines = keyLines(data)
 	}
 	if err := checkKnownAt(flat, "file "+o.File, lines); err != nil {
@@ -230,7 +229,7 @@ func checkKnownAt(flat map[string]any, source string, lines map[string]int) erro
 	var errs []error
 	for _, n := range names {
 		if _, ok := lookupKey(n); !ok {
-			errs = append(errs, &UnknownKeyError{Key: n, Source: source, Line: lines[n], Hint: unknownKeyHint(n, flat[n])})
+			errs = append(errs, &UnknownKeyError{Key: n, Source: source, Line: lines[n], Hint: unknownKeyHint(n, flat[n], lines != nil)})
 		}
 	}
 	return errors.Join(errs...)

@@ -108,7 +108,14 @@ func yamlError(err error) error {
 // unknownKeyHint says what is wrong with key when it is not a typo: a
 // section given a value (its keys not indented beneath it, or a scalar
 // where a map belongs), or a section's key written at the top level.
-func unknownKeyHint(key string, v any) string {
+//
+// yamlFile says the key comes from a YAML file, where the fix is its
+// indentation; elsewhere (the environment, a .properties file) the fix is
+// the full dotted name.
+func unknownKeyHint(key string, v any, yamlFile bool) string {
+	if sub := sectionKeys(key); len(sub) > 0 && !yamlFile {
+		return fmt.Sprintf("%s is a section (%s, ...), not a value: set its keys by their full names", key, sub[0])
+	}
 	if sub := sectionKeys(key); len(sub) > 0 {
 		shown := sub
 		if len(shown) > 3 {
@@ -133,7 +140,13 @@ func unknownKeyHint(key string, v any) string {
 	case 0:
 		return ""
 	case 1:
+		if !yamlFile {
+			return fmt.Sprintf("did you mean %s?", in[0])
+		}
 		return fmt.Sprintf("did you mean %s? indent it beneath %s:", in[0], strings.TrimSuffix(in[0], "."+key))
+	}
+	if !yamlFile {
+		return fmt.Sprintf("did you mean one of %s?", strings.Join(in, ", "))
 	}
 	return fmt.Sprintf("did you mean one of %s? indent it beneath its section", strings.Join(in, ", "))
 }

@@ -56,3 +56,14 @@ func TestUnknownKeyLineAndHint(t *testing.T) {
 		}
 	}
 }
+
+// Outside a YAML file (the environment) the hint names the full key, not
+// an indentation.
+func TestUnknownKeyHintInEnvironment(t *testing.T) {
+	t.Parallel()
+	_, err := load(t, "", []string{"DORIS_SINK_FE=http://fe:8030"}, nil, 0)
+	var ue *UnknownKeyError
+	if !errors.As(err, &ue) || ue.Key != "fe" || ue.Hint != "did you mean doris.fe?" || ue.Line != 0 {
+		t.Fatalf("DORIS_SINK_FE: %v, want an unknown key fe hinting doris.fe", err)
+	}
+}
