@@ -81,7 +81,8 @@ atomic). Connection settings come from -c (doris.fe, doris.user, ...); only
 the doris.* keys of the config are read and checked, so a run job's config
 can be given as is. Its doris.properties are sent as Stream Load headers
 (column_separator, columns, max_filter_ratio, ...); a -H header overrides the
-property of the same name.`,
+property of the same name. Its doris.format, when set, is the files' format
+unless --format is given.`,
 		Example: `  $ doris-sink load -c doris.yaml --table demo.orders orders-*.csv
   $ doris-sink load -c doris.yaml --table demo.events --format json --workers 8 events.json.gz
   $ doris-sink load -c doris.yaml --table demo.t -H column_separator:, a.csv -o json`,
@@ -104,7 +105,7 @@ property of the same name.`,
 	fs := cmd.Flags()
 	fs.StringVarP(&o.Table, "table", "t", "", "target table, db.table (or table with doris.database)")
 	fs.IntVarP(&o.Workers, "workers", "w", fileload.DefaultWorkers, "parallel Stream Loads (one 2PC txn each)")
-	fs.StringVar(&o.Format, "format", "csv", "csv or json (JSON lines)")
+	fs.StringVar(&o.Format, "format", "csv", "csv or json (JSON lines); default doris.format of -c when it sets one, else csv")
 	fs.Int64Var(&o.ChunkBytes, "chunk-bytes", 0, "chunk size in bytes (0: auto, 1 MiB to 256 MiB)")
 	fs.StringVar(&o.Store, "store", "", "store directory (default: under the user cache dir, from the table and the file list)")
 	fs.BoolVar(&o.Split, "split", false, "load a load too long for one round in atomic rounds instead of refusing it")
@@ -155,6 +156,9 @@ func (o *Options) Complete() error {
 		return err
 	}
 	o.headers = MergeHeaders(cfg.Doris.Properties, o.headers)
+	if cfg.Doris.FormatSet && !o.Cmd.Flags().Changed("format") {
+		o.Format = cfg.Doris.Format // doris.format of -c, unless --format overrides it
+	}
 	db, table, ok := strings.Cut(o.Table, ".")
 	if !ok {
 		db, table = cfg.Doris.Database, o.Table

@@ -224,3 +224,46 @@ func TestMergeHeaders(t *testing.T) {
 		t.Fatalf("MergeHeaders = %v, want %v", got, want)
 	}
 }
+
+// doris.format of -c is the files' format unless --format is given (an
+// option read, not accepted and ignored).
+func TestLoadConfigFormat(t *testing.T) {
+	t.Parallel()
+	s, _ := cmdutil.NewTestDoris(t, ddl)
+	cfg := filepath.Join(t.TempDir(), "job.yaml")
+	yaml := fmt.Sprintf("doris: {fe: [%s], mysql: %s, user: root, database: demo, format: json}\n", s.FEURL(), s.MySQLAddr())
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for k := range 20 {
+		fmt.Fprintf(&b, "{\"k\":%d,\"v\":\"v%d\"}\n", k, k)
+	}
+	file := filepath.Join(t.TempDir(), "rows.json")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _, _ := cmdutil.NewTestFactory(false)
+	cmd := NewCmdLoad(f, nil)
+	cmd.SetArgs([]string{"-c", cfg, "--table", "t", "--store", t.TempDir(), file})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("load -c with doris.format json: %v", err)
+	}
+	if n := rowCount(t, s); n != 20 {
+		t.Fatalf("%d rows, want the 20 JSON lines", n)
+	}
+	var got string
+	f2, _, _ := cmdutil.NewTestFactory(false)
+	cmd = NewCmdLoad(f2, func(_ context.Context, o *Options) error {
+		if err := o.Complete(); err != nil {
+			return err
+		}
+		o.client.Close()
+		got = o.Format
+		return nil
+	})
+	cmd.SetArgs([]string{"-c", cfg, "--table", "t", "--format", "csv", file})
+	if err := cmd.Execute(); err != nil || got != "csv" {
+		t.Fatalf("--format csv over doris.format json: format %q, %v", got, err)
+	}
+}
