@@ -3,10 +3,12 @@ package fileload
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader"
 )
@@ -189,4 +191,108 @@ func TestHealRefusedWhileFileChanged(t *testing.T) {
 	}
 	wantExactlyOnce(t, s, 200)
 	wantSettled(t, s)
+}
+
+// Issue 30: a load Doris refused (every row filtered: the file was not
+// what the headers said) decided nothing and aborted every txn; fixing the
+// file and rerunning the same command (same store) plans the fixed file
+// anew and loads it, instead of refusing the changed file.
+func TestFixedFileAfterRefusedLoadIsPlannedAnew(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	dir, store := t.TempDir(), t.TempDir()
+	bad := writeFile(t, dir, "a.csv", []byte("0,v-0\n1,v-1\n2,v-2\n")) // one column where the table has two: every row filtered
+	o := opts(c, store, bad)
+	if _, err := Run(ctx(t), o); err == nil || !strings.Contains(err.Error(), "nothing of it is visible") {
+		t.Fatalf("Run of a file Doris filters = %v, want the aborted round", err)
+	}
+	if n := len(keys(t, s)); n != 0 {
+		t.Fatalf("%d rows visible after the refused load", n)
+	}
+	csvFile(t, dir, "a.csv", 0, 200, true)
+	res, err := Run(ctx(t), o)
+	if err != nil {
+		t.Fatalf("rerun with the fixed file: %v (a load that decided nothing must not pin its files)", err)
+	}
+	if !res.Replanned || res.Rows != 200 {
+		t.Fatalf("rerun %+v: want a replanned load of 200 rows", res)
+	}
+	wantExactlyOnce(t, s, 200)
+	wantSettled(t, s)
+	// Once a round is committed the files are pinned again.
+	csvFile(t, dir, "a.csv", 0, 201, true)
+	var me *MismatchError
+	if _, err := Run(ctx(t), o); !errors.As(err, &me) {
+		t.Fatalf("run after the committed load with a changed file = %v, want *MismatchError", err)
+	}
+}
+
+// A crash before the decision leaves the round's txns PRECOMMITTED and its
+// labels announced; when the file then changes, the rerun aborts those
+// txns first (by label: the old plan's), then loads the file as it is now,
+// every row exactly once.
+func TestChangedFileAfterUndecidedCrashAbortsThenReplans(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	dir, store := t.TempDir(), t.TempDir()
+	a := csvFile(t, dir, "a.csv", 0, 100, true)
+	o := opts(c, store, a)
+	fp := loader.NewFailpoints()
+	if _, err := fp.Arm(loader.FailBeforeDecide, loader.Crash()); err != nil {
+		t.Fatal(err)
+	}
+	o.Failpoints = fp
+	if _, err := Run(ctx(t), o); !errors.Is(err, loader.ErrCrashed) {
+		t.Fatalf("Run = %v, want a crash before the decision", err)
+	}
+	txns, err := s.Txns("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	precommitted := 0
+	for _, x := range txns {
+		if x.Status == doris.TxnPrecommitted {
+			precommitted++
+		}
+	}
+	if precommitted == 0 {
+		t.Fatal("no PRECOMMITTED txn after the crash before the decision")
+	}
+	csvFile(t, dir, "a.csv", 0, 150, true)
+	o.Failpoints = nil
+	res, err := Run(ctx(t), o)
+	if err != nil {
+		t.Fatalf("rerun with the changed file: %v", err)
+	}
+	if !res.Replanned || res.Rows != 150 {
+		t.Fatalf("rerun %+v: want a replanned load of 150 rows", res)
+	}
+	wantExactlyOnce(t, s, 150)
+	wantSettled(t, s)
+}
+
+// Issue 30: a file named twice under two names (a symlink, a hard link)
+// is refused before anything is sent: it would be loaded twice.
+func TestFileNamedTwiceThroughSymlinkRefused(t *testing.T) {
+	t.Parallel()
+	s, c := newDoris(t, ddl)
+	dir := t.TempDir()
+	a := csvFile(t, dir, "a.csv", 0, 10, true)
+	link := filepath.Join(dir, "link-to-a.csv")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard-a.csv")
+	if err := os.Link(a, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, second := range []string{link, hard} {
+		_, err := Run(ctx(t), opts(c, t.TempDir(), a, second))
+		if err == nil || !strings.Contains(err.Error(), "named twice") || !strings.Contains(err.Error(), second) {
+			t.Fatalf("Run(%s, %s) = %v, want the file refused as named twice", a, second, err)
+		}
+	}
+	if n := len(keys(t, s)); n != 0 {
+		t.Fatalf("%d rows loaded by refused loads", n)
+	}
 }

@@ -24,23 +24,25 @@ type File struct {
 	Gzip bool `json:"gzip,omitempty"`
 }
 
-// statFiles resolves and stats paths. Duplicates are refused: a file
-// named twice would be loaded twice.
+// statFiles resolves and stats paths. A file named twice is refused: by
+// the same path, or by another name for the same file (a symlink, a hard
+// link, a path through a symlinked directory: os.SameFile), it would be
+// loaded twice.
 func statFiles(paths []string) ([]File, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no input files")
 	}
-	seen := map[string]string{}
+	type seenFile struct {
+		name string
+		info os.FileInfo
+	}
+	var seen []seenFile
 	out := make([]File, 0, len(paths))
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return nil, fmt.Errorf("input file %s: %w", p, err)
 		}
-		if prev, ok := seen[abs]; ok {
-			return nil, fmt.Errorf("input file %s is named twice (%s and %s): it would be loaded twice", abs, prev, p)
-		}
-		seen[abs] = p
 		st, err := os.Stat(abs)
 		if err != nil {
 			return nil, fmt.Errorf("input file: %w", err)
@@ -48,6 +50,13 @@ func statFiles(paths []string) ([]File, error) {
 		if !st.Mode().IsRegular() {
 			return nil, fmt.Errorf("input file %s is not a regular file (%s)", abs, st.Mode().Type())
 		}
+		for _, s := range seen {
+			if os.SameFile(s.info, st) {
+				return nil, fmt.Errorf("input file %s is named twice (%s and %s are the same file): it would be loaded twice; "+
+					"name it once", abs, s.name, p)
+			}
+		}
+		seen = append(seen, seenFile{name: p, info: st})
 		out = append(out, File{Path: abs, Size: st.Size(), ModTime: st.ModTime().UnixNano(),
 			Gzip: strings.HasSuffix(strings.ToLower(abs), ".gz")})
 	}

@@ -48,6 +48,10 @@ type Result struct {
 	// AlreadyDone: the store says every file was committed before this
 	// run; nothing was sent.
 	AlreadyDone bool `json:"already_done"`
+	// Replanned: the store held an earlier attempt of this load that
+	// decided nothing (every txn aborted) with the input files as they
+	// were then; they changed, and this run planned them anew.
+	Replanned bool `json:"replanned,omitempty"`
 	// TotalRows is every row the load committed, over all its runs.
 	TotalRows int64 `json:"total_rows"`
 }
@@ -180,6 +184,21 @@ func (r *run) open(files []File) error {
 	}
 	r.st = st
 	if why := sameFiles(st.Files, files); why != "" {
+		if st.decidedNothing() {
+			// Nothing of the stored load was ever decided or committed
+			// (every attempt failed and was aborted: the fix-and-rerun of
+			// a load Doris refused): no row of it can be visible, so the
+			// files as they are now are simply planned anew. The last
+			// attempt's announced labels, which a crash may have left
+			// PREPARE or PRECOMMITTED, are carried over and aborted by
+			// recover before anything begins; attempt numbers go on.
+			o.Logger.Info("file load: input files changed since the last attempt, which decided nothing; planning anew",
+				"table", r.table(), "store", r.store.Dir(), "why", why)
+			r.st = &State{DB: o.DB, Table: o.Table, Files: files, Prefix: Prefix(o.DB, o.Table, files),
+				Attempt: st.Attempt, Announced: st.Announced}
+			r.res.Replanned = true
+			return nil
+		}
 		r.changed = &MismatchError{Dir: r.store.Dir(), Have: have, Want: want, Why: why}
 		if st.Decided == nil {
 			return r.mismatch(false, "")

@@ -74,6 +74,12 @@ type Txn struct {
 	Healing string `json:"healing,omitempty"`
 }
 
+// decidedNothing reports whether no round of the load was ever decided
+// or committed: nothing of it can be visible in the table.
+func (s *State) decidedNothing() bool {
+	return s.Decided == nil && s.Rounds == 0 && len(s.Labels) == 0 && s.Position == (Position{})
+}
+
 // done reports whether every file is committed.
 func (s *State) done() bool { return s.Position.File >= len(s.Files) && s.Decided == nil }
 

@@ -6,9 +6,10 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 )
 
-// AddConfigFlag adds -c/--config, the YAML config file.
+// AddConfigFlag adds -c/--config, the config file (YAML, or a Kafka
+// Connect connector's .properties or .json).
 func AddConfigFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVarP(p, "config", "c", "", "YAML config file (keys in docs/configuration.md)")
+	cmd.Flags().StringVarP(p, "config", "c", "", "config file: YAML (keys in docs/configuration.md), or a Kafka Connect connector's .properties or .json (its option names)")
 }
 
 // AddDorisFlags adds the Doris connection flags, bound to their config keys

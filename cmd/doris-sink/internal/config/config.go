@@ -161,6 +161,9 @@ type Doris struct {
 	// Format is the Stream Load format, json or csv; by default derived
 	// from records.format.
 	Format string `json:"format"`
+	// FormatSet: doris.format was set by a source (file, environment,
+	// flag), not derived; `doris-sink load` then reads its files in it.
+	FormatSet bool `json:"-"`
 	// Properties are raw Stream Load headers.
 	Properties map[string]string `json:"properties,omitempty"`
 	TLS        DorisTLS          `json:"tls"`

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -44,11 +45,23 @@ func (e *ConflictError) Error() string {
 type UnknownKeyError struct {
 	Key    string
 	Source string // "file", "env" or "flags"
+	// Line is the key's line in a config file (0: unknown or not a file).
+	Line int
+	// Hint says what is wrong when it is not a typo ("" when nothing is
+	// known): a section given a value, a section's key at the top level.
+	Hint string
 }
 
-// Error names the key and where it came from.
+// Error names the key, where it came from, and what is wrong.
 func (e *UnknownKeyError) Error() string {
-	return fmt.Sprintf("%s: unknown key (from %s); see docs/configuration.md for the keys and Flink aliases", e.Key, e.Source)
+	src := e.Source
+	if e.Line > 0 {
+		src += " line " + strconv.Itoa(e.Line)
+	}
+	if e.Hint != "" {
+		return fmt.Sprintf("%s: unknown key (from %s): %s", e.Key, src, e.Hint)
+	}
+	return fmt.Sprintf("%s: unknown key (from %s); see docs/configuration.md for the keys and Flink aliases", e.Key, src)
 }
 
 // FileError is a config file or secret file that cannot be read or parsed.
@@ -91,3 +104,24 @@ func (l *errList) add(err error) {
 }
 
 func (l errList) err() error { return errors.Join(l...) }
+
+// errorKeys returns the config keys err is about ("" for an error of no
+// key).
+func errorKeys(err error) []string {
+	var ke *KeyError
+	var ce *ConflictError
+	var fe *FileError
+	switch {
+	case errors.As(err, &ke):
+		return []string{ke.Key}
+	case errors.As(err, &ce):
+		keys := make([]string, len(ce.Keys))
+		for i, k := range ce.Keys {
+			keys[i], _, _ = strings.Cut(k, "=")
+		}
+		return keys
+	case errors.As(err, &fe):
+		return []string{fe.Key}
+	}
+	return []string{""}
+}

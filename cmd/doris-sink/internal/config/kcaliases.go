@@ -167,8 +167,12 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 	sets = append(sets, regSets...)
 	warnings = append(warnings, regWarn...)
 	names := make([]string, 0, len(flat))
-	for k := range flat {
+	transforms := map[string]any{} // the transforms options, as given (refusals read the chain)
+	for k, v := range flat {
 		names = append(names, k)
+		if k == "transforms" || strings.HasPrefix(k, "transforms.") {
+			transforms[k] = v
+		}
 	}
 	sort.Strings(names)
 	for _, k := range names {
@@ -189,6 +193,11 @@ func kcTranslate(flat map[string]any) (sets []kcSet, warnings []string, err erro
 		}
 		for _, p := range refusedKCPrefixes {
 			if k == p.prefix || strings.HasPrefix(k, p.prefix+".") {
+				if why := debeziumUnwrap(transforms, k); why != "" {
+					refuse(k, why)
+					delete(flat, k)
+					break
+				}
 				refuse(k, "not supported: "+p.why)
 				delete(flat, k)
 				break
@@ -467,4 +476,36 @@ func kcTopics(take func(string) (string, bool), flat map[string]any, sets *[]kcS
 		*sets = append(*sets, kcSet{"doris.table", "topics", tbl})
 	}
 	return "", false, ""
+}
+
+// debeziumSMTs are the Debezium transforms that unwrap the change event
+// envelope (io.debezium.transforms.ExtractNewRecordState; UnwrapFromEnvelope
+// is its name before Debezium 0.10).
+var debeziumSMTs = []string{"io.debezium.transforms.ExtractNewRecordState", "io.debezium.transforms.UnwrapFromEnvelope"}
+
+// debeziumUnwrap returns the refusal of transforms option k (transforms:
+// the config's transforms options) when the config's transforms unwrap Debezium envelopes (transforms=unwrap with
+// transforms.unwrap.type ExtractNewRecordState): doris-sink reads the
+// envelope itself (records.format: debezium), so the fix is named; ""
+// for any other transform.
+func debeziumUnwrap(flat map[string]any, k string) string {
+	chain, _ := flat["transforms"].(string)
+	for _, name := range splitList(chain) {
+		typ, _ := flat["transforms."+name+".type"].(string)
+		if !slices.Contains(debeziumSMTs, strings.TrimSpace(typ)) {
+			continue
+		}
+		if k != "transforms" && !strings.HasPrefix(k, "transforms."+name+".") {
+			continue // another transform of the chain: refused on its own
+		}
+		if k != "transforms" {
+			return "not supported: an option of the Debezium transform " + name + " (see the transforms error: remove it)"
+		}
+		return "not supported: Kafka Connect transforms (SMTs) do not run in doris-sink; this one (" + name + ", " +
+			strings.TrimSpace(typ) + ") unwraps Debezium change events, which doris-sink reads itself: remove the " +
+			"transforms options and set converter.mode: debezium_ingestion (records.format: debezium). Inserts and " +
+			"updates load the after state, as the transform gives it; a delete deletes the row (needs a Unique Key " +
+			"table; the transform's default drops deletes)"
+	}
+	return ""
 }

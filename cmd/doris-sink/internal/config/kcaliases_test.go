@@ -208,8 +208,8 @@ func TestKafkaConnectAliasRefusals(t *testing.T) {
 		{"topics: a\nconverter.mode: avro\n", "converter.mode", "normal or debezium_ingestion"},
 		{"topics: a\nload.model: copy_into\n", "load.model", "copy_into is not supported"},
 		{"topics: a\ndebezium.schema.evolution: full\n", "debezium.schema.evolution", "none or basic"},
-		{"topics: a\ntransforms: unwrap\ntransforms.unwrap.type: io.debezium.transforms.ExtractNewRecordState\n", "transforms", "transforms (SMTs) are not supported"},
-		{"topics: a\ntransforms: unwrap\ntransforms.unwrap.type: io.debezium.transforms.ExtractNewRecordState\n", "transforms.unwrap.type", "transforms (SMTs) are not supported"},
+		{"topics: a\ntransforms: unwrap\ntransforms.unwrap.type: io.debezium.transforms.ExtractNewRecordState\n", "transforms", "records.format: debezium"},
+		{"topics: a\ntransforms: unwrap\ntransforms.unwrap.type: io.debezium.transforms.ExtractNewRecordState\n", "transforms.unwrap.type", "see the transforms error"},
 	} {
 		_, err := load(t, base+tc.yaml, nil, nil, NeedRun)
 		ke := keyError(t, err, tc.key)

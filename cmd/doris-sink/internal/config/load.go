@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
@@ -41,13 +40,21 @@ const (
 	NeedTable
 	// NeedKafka requires kafka.topic.
 	NeedKafka
+	// OnlyDoris validates only the Doris connection and Stream Load keys
+	// (doris.*, plus job.name when set): `doris-sink load` reads nothing
+	// else, so the rules of a run job's kafka, records, delivery, metrics
+	// and log keys (records.format with doris.format, ...) do not refuse
+	// the job's config given to it. Keys are still type-checked and
+	// unknown keys still refused.
+	OnlyDoris
 	// NeedRun is everything `doris-sink run` and `check` need.
 	NeedRun = NeedJob | NeedTable | NeedKafka
 )
 
 // LoadOptions says where Load reads from.
 type LoadOptions struct {
-	// File is the YAML config file; empty for none.
+	// File is the config file (YAML; .properties or .json: a Kafka Connect
+	// connector config); empty for none.
 	File string
 	// Environ returns the environment ("KEY=value" strings), normally
 	// os.Environ; nil reads no environment.
@@ -112,7 +119,7 @@ func Load(o LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	c.derive()
-	if err := c.validate(o.Need); err != nil {
+	if err := c.validateFor(o.Need); err != nil {
 		return nil, err
 	}
 	c.Warnings = append(c.Warnings, c.securityWarnings(os.Stat)...)
@@ -121,14 +128,18 @@ func Load(o LoadOptions) (*Config, error) {
 
 func loadFile(k *koanf.Koanf, o LoadOptions, origin map[string]string) ([]string, error) {
 	fk := koanf.New(".")
-	if err := fk.Load(file.Provider(o.File), yaml.Parser()); err != nil {
-		return nil, &FileError{Path: o.File, Err: err}
+	if err := fk.Load(file.Provider(o.File), fileParser(o.File)); err != nil {
+		return nil, &FileError{Path: o.File, Err: yamlError(err)}
 	}
 	flat, orig, warnings, err := translateAliases(normalize(fk.All()))
 	if err != nil {
 		return nil, err
 	}
-	if err := checkKnown(flat, "file "+o.File); err != nil {
+	var lines map[string]int
+	if data, err := os.ReadFile(o.File); err == nil && isYAMLFile(o.File) {
+		lines = keyLines(data)
+	}
+	if err := checkKnownAt(flat, "file "+o.File, lines); err != nil {
 		return nil, err
 	}
 	for k2, v := range orig {
@@ -205,7 +216,11 @@ func normalize(flat map[string]any) map[string]any {
 	return flat
 }
 
-func checkKnown(flat map[string]any, source string) error {
+func checkKnown(flat map[string]any, source string) error { return checkKnownAt(flat, source, nil) }
+
+// checkKnownAt refuses the unknown keys of flat, with their line in the
+// file when lines has it, and what is wrong when it is not a typo.
+func checkKnownAt(flat map[string]any, source string, lines map[string]int) error {
 	names := make([]string, 0, len(flat))
 	for k := range flat {
 		names = append(names, k)
@@ -214,7 +229,7 @@ func checkKnown(flat map[string]any, source string) error {
 	var errs []error
 	for _, n := range names {
 		if _, ok := lookupKey(n); !ok {
-			errs = append(errs, &UnknownKeyError{Key: n, Source: source})
+			errs = append(errs, &UnknownKeyError{Key: n, Source: source, Line: lines[n], Hint: unknownKeyHint(n, flat[n], lines != nil)})
 		}
 	}
 	return errors.Join(errs...)

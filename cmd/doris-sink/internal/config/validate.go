@@ -56,6 +56,7 @@ func (c *Config) derive() {
 	if t := c.Kafka.TLS; t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "" {
 		c.Kafka.TLS.Enabled = true
 	}
+	c.Doris.FormatSet = c.Doris.Format != ""
 	if c.Doris.Format == "" {
 		c.Doris.Format = "json"
 		if c.Records.Format == RecordsCSV {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,6 +163,15 @@ func TestTxnCommitAbort(t *testing.T) {
 	}
 	if st := e.srv.LabelState("demo", l1); st != doris.TxnVisible {
 		t.Errorf("state after commit: %s", st)
+	}
+	// Issue 30: the human output shows the state after the commit, the
+	// one before labelled as such (not "Txn status PRECOMMITTED" beside
+	// "Outcome committed").
+	id3 := e.precommit(t, "j2:demo-orders:0:3")
+	r = runCLI(t, true, e.args("txn", "commit", "--force", strconv.FormatInt(id3, 10), "--yes")...)
+	if r.code != 0 || !regexp.MustCompile(`Txn status:\s+VISIBLE`).MatchString(r.out) ||
+		!regexp.MustCompile(`Status before:\s+PRECOMMITTED`).MatchString(r.out) {
+		t.Errorf("commit on a terminal: exit %d, stdout %q: want Txn status VISIBLE and Status before PRECOMMITTED", r.code, r.out)
 	}
 	r = runCLI(t, false, e.args("txn", "commit", "--force", ids, "--yes", "-o", "json")...)
 	decodeJSON(t, r, &res)

@@ -6,10 +6,12 @@ package dev
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -35,7 +37,12 @@ type Options struct {
 	// RegistryAddr is where the Schema Registry listens
 	// (--schema-registry); empty: no registry.
 	RegistryAddr string
-	User         string
+	// RegistryFallback: RegistryAddr is the default, not the user's
+	// choice; when its port is taken (8081 is also Flink's web UI) the
+	// registry listens on a free port of the same host instead, and a
+	// warning names it and --schema-registry.
+	RegistryFallback bool
+	User             string
 	// Password is --user's password, read from PasswordFile or from
 	// PasswordEnv (never from a flag: it would show in ps).
 	Password     string
@@ -127,6 +134,7 @@ environment variable (default: empty), never from the command line.`,
 			if err := opts.checkLoopback(); err != nil {
 				return err
 			}
+			opts.RegistryFallback = !c.Flags().Changed("schema-registry")
 			if err := opts.readSecrets(f.Environ); err != nil {
 				return err
 			}
@@ -199,8 +207,17 @@ func Run(ctx context.Context, o *Options) error {
 	registryURL := ""
 	if o.RegistryAddr != "" {
 		reg, err := srtest.NewServer(srtest.WithAddr(o.RegistryAddr))
+		if err != nil && o.RegistryFallback && errors.Is(err, syscall.EADDRINUSE) {
+			host, _, _ := net.SplitHostPort(o.RegistryAddr)
+			free := net.JoinHostPort(host, "0")
+			if reg, err = srtest.NewServer(srtest.WithAddr(free)); err == nil {
+				fmt.Fprintf(o.IO.ErrOut, "warning: Schema Registry: %s is in use (8081 is also Flink's web UI); serving it on %s "+
+					"instead; pass --schema-registry host:port to choose, or --schema-registry \"\" for none\n", o.RegistryAddr, reg.URL())
+			}
+		}
 		if err != nil {
-			return fmt.Errorf("start Schema Registry on --schema-registry %s: %w", o.RegistryAddr, err)
+			return fmt.Errorf("start Schema Registry on --schema-registry %s: %w (choose a free address with "+
+				"--schema-registry host:port, or turn it off with --schema-registry \"\")", o.RegistryAddr, err)
 		}
 		defer reg.Close()
 		registryURL = reg.URL()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/fileload"
@@ -76,7 +77,12 @@ max_running_txn_num_per_db, or when its estimated duration (at --assume-mbps
 per worker) exceeds half of stream_load_default_precommit_timeout_second;
 --split then loads it in rounds, each atomic and resumable from the file
 position the last committed round reached (the load as a whole is then not
-atomic). Connection settings come from -c (doris.fe, doris.user, ...).`,
+atomic). Connection settings come from -c (doris.fe, doris.user, ...); only
+the doris.* keys of the config are read and checked, so a run job's config
+can be given as is. Its doris.properties are sent as Stream Load headers
+(column_separator, columns, max_filter_ratio, ...); a -H header overrides the
+property of the same name. Its doris.format, when set, is the files' format
+unless --format is given.`,
 		Example: `  $ doris-sink load -c doris.yaml --table demo.orders orders-*.csv
   $ doris-sink load -c doris.yaml --table demo.events --format json --workers 8 events.json.gz
   $ doris-sink load -c doris.yaml --table demo.t -H column_separator:, a.csv -o json`,
@@ -99,7 +105,7 @@ atomic). Connection settings come from -c (doris.fe, doris.user, ...).`,
 	fs := cmd.Flags()
 	fs.StringVarP(&o.Table, "table", "t", "", "target table, db.table (or table with doris.database)")
 	fs.IntVarP(&o.Workers, "workers", "w", fileload.DefaultWorkers, "parallel Stream Loads (one 2PC txn each)")
-	fs.StringVar(&o.Format, "format", "csv", "csv or json (JSON lines)")
+	fs.StringVar(&o.Format, "format", "csv", "csv or json (JSON lines); default doris.format of -c when it sets one, else csv")
 	fs.Int64Var(&o.ChunkBytes, "chunk-bytes", 0, "chunk size in bytes (0: auto, 1 MiB to 256 MiB)")
 	fs.StringVar(&o.Store, "store", "", "store directory (default: under the user cache dir, from the table and the file list)")
 	fs.BoolVar(&o.Split, "split", false, "load a load too long for one round in atomic rounds instead of refusing it")
@@ -143,9 +149,15 @@ func (o *Options) Validate(args []string) error {
 
 // Complete loads the config and the Doris client and resolves the table.
 func (o *Options) Complete() error {
-	cfg, err := cmdutil.LoadConfig(o.Factory, o.Cmd, o.ConfigFile, 0)
+	// Only the doris.* keys are read (a run job's config is accepted as
+	// is: its kafka, records and delivery rules are not load's).
+	cfg, err := cmdutil.LoadConfig(o.Factory, o.Cmd, o.ConfigFile, config.OnlyDoris)
 	if err != nil {
 		return err
+	}
+	o.headers = MergeHeaders(cfg.Doris.Properties, o.headers)
+	if cfg.Doris.FormatSet && !o.Cmd.Flags().Changed("format") {
+		o.Format = cfg.Doris.Format // doris.format of -c, unless --format overrides it
 	}
 	db, table, ok := strings.Cut(o.Table, ".")
 	if !ok {
@@ -165,6 +177,25 @@ func (o *Options) Complete() error {
 		o.ErrIsTTY = err == nil && st.Mode()&os.ModeCharDevice != 0
 	}
 	return nil
+}
+
+// MergeHeaders returns the Stream Load headers of a load: doris.properties
+// from the config, then each -H header, which overrides a property of the
+// same name (Doris reads header names case-insensitively).
+func MergeHeaders(properties, flags map[string]string) map[string]string {
+	out := make(map[string]string, len(properties)+len(flags))
+	for k, v := range properties {
+		out[k] = v
+	}
+	for k, v := range flags {
+		for p := range out {
+			if strings.EqualFold(p, k) {
+				delete(out, p)
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // StoreDir returns --store, or the default store of this load under the

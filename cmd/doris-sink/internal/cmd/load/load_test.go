@@ -162,3 +162,108 @@ func TestProgressLine(t *testing.T) {
 		t.Fatalf("progress line %q", got)
 	}
 }
+
+// Issue 30: a run job's config given to load with -c is read for its
+// doris.* keys only (doris.format: csv with the run-only rule's
+// records.format: json is not refused), and its doris.properties are the
+// Stream Load headers: column_separator "," from the config loads rows a
+// tab separator would filter; a -H header overrides the property.
+func TestLoadConfigPropertiesAndRunOnlyRules(t *testing.T) {
+	t.Parallel()
+	s, _ := cmdutil.NewTestDoris(t, ddl)
+	cfg := filepath.Join(t.TempDir(), "job.yaml")
+	yaml := fmt.Sprintf(`job: {name: orders}
+kafka: {brokers: [127.0.0.1:1], topic: orders}
+records: {format: json}
+doris:
+  fe: [%s]
+  mysql: %s
+  user: root
+  database: demo
+  table: t
+  format: csv
+  properties: {column_separator: ",", max_filter_ratio: "0"}
+`, s.FEURL(), s.MySQLAddr())
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, out, _ := cmdutil.NewTestFactory(false)
+	cmd := NewCmdLoad(f, nil)
+	cmd.SetArgs([]string{"-c", cfg, "--table", "t", "--store", t.TempDir(), "--workers", "2", csv(t, 40)})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("load -c job.yaml: %v", err)
+	}
+	var res fileload.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 40 || res.FilteredRows != 0 || rowCount(t, s) != 40 {
+		t.Fatalf("summary %+v, %d rows in the table: want 40 rows loaded with the config's column_separator",
+			res, rowCount(t, s))
+	}
+	// -H overrides the property: a tab separator makes every row one
+	// column, which Doris filters (max_filter_ratio 0 fails the load).
+	f2, _, _ := cmdutil.NewTestFactory(false)
+	cmd = NewCmdLoad(f2, nil)
+	cmd.SetArgs([]string{"-c", cfg, "--table", "t", "--store", t.TempDir(), "-H", `column_separator:\t`, csv(t, 10)})
+	cmd.SetErr(new(strings.Builder))
+	if err := cmd.Execute(); err == nil {
+		t.Fatal("load with -H column_separator overriding the config's: accepted, want every row filtered")
+	}
+	if n := rowCount(t, s); n != 40 {
+		t.Fatalf("%d rows after the refused load, want the 40 of the first", n)
+	}
+}
+
+func TestMergeHeaders(t *testing.T) {
+	t.Parallel()
+	got := MergeHeaders(map[string]string{"column_separator": ",", "columns": "k,v"},
+		map[string]string{"Column_Separator": "|", "max_filter_ratio": "0.1"})
+	want := map[string]string{"Column_Separator": "|", "columns": "k,v", "max_filter_ratio": "0.1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("MergeHeaders = %v, want %v", got, want)
+	}
+}
+
+// doris.format of -c is the files' format unless --format is given (an
+// option read, not accepted and ignored).
+func TestLoadConfigFormat(t *testing.T) {
+	t.Parallel()
+	s, _ := cmdutil.NewTestDoris(t, ddl)
+	cfg := filepath.Join(t.TempDir(), "job.yaml")
+	yaml := fmt.Sprintf("doris: {fe: [%s], mysql: %s, user: root, database: demo, format: json}\n", s.FEURL(), s.MySQLAddr())
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for k := range 20 {
+		fmt.Fprintf(&b, "{\"k\":%d,\"v\":\"v%d\"}\n", k, k)
+	}
+	file := filepath.Join(t.TempDir(), "rows.json")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _, _ := cmdutil.NewTestFactory(false)
+	cmd := NewCmdLoad(f, nil)
+	cmd.SetArgs([]string{"-c", cfg, "--table", "t", "--store", t.TempDir(), file})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("load -c with doris.format json: %v", err)
+	}
+	if n := rowCount(t, s); n != 20 {
+		t.Fatalf("%d rows, want the 20 JSON lines", n)
+	}
+	var got string
+	f2, _, _ := cmdutil.NewTestFactory(false)
+	cmd = NewCmdLoad(f2, func(_ context.Context, o *Options) error {
+		if err := o.Complete(); err != nil {
+			return err
+		}
+		o.client.Close()
+		got = o.Format
+		return nil
+	})
+	cmd.SetArgs([]string{"-c", cfg, "--table", "t", "--format", "csv", file})
+	if err := cmd.Execute(); err != nil || got != "csv" {
+		t.Fatalf("--format csv over doris.format json: format %q, %v", got, err)
+	}
+}

@@ -64,7 +64,7 @@ type Options struct {
 func NewCmdRun(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "run -c config.yaml",
+		Use:   "run [-c config.yaml]",
 		Short: "Load a Kafka topic into a Doris table exactly once",
 		Long: `run reads kafka.topic and loads it into doris.database.doris.table with Stream Load
 two-phase commit, checkpointing every delivery.checkpoint_interval. On start it
@@ -84,7 +84,9 @@ rejects (DATA_QUALITY_ERROR) exit 1 at once.
 Metrics: http://<metrics.listen>/metrics, /healthz, /readyz, /status (read by
 doris-sink status); a progress line every metrics.log_interval.`,
 		Example: `  doris-sink run -c orders.yaml
-  DORIS_SINK_DORIS__PASSWORD=secret doris-sink run -c orders.yaml`,
+  DORIS_SINK_DORIS__PASSWORD=secret doris-sink run -c orders.yaml
+  doris-sink run -c connector.properties     # a Kafka Connect connector config as it is (or connector.json)
+  DORIS_SINK_JOB__NAME=orders DORIS_SINK_KAFKA__TOPIC=orders ... doris-sink run   # no file: the environment alone`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.loadConfig = func() (*config.Config, error) {

@@ -51,6 +51,9 @@ type DecideResult struct {
 	// Before is the transaction before the act, when SHOW TRANSACTION
 	// answered.
 	Before *view.Txn `json:"before,omitempty"`
+	// After is the transaction once the act was done (looked up again;
+	// absent with --dry-run or when SHOW TRANSACTION did not answer).
+	After  *view.Txn `json:"after,omitempty"`
 	DryRun bool      `json:"dry_run"`
 	// Outcome is "committed", "aborted", "already committed", "already
 	// aborted", or "would commit"/"would abort" with --dry-run.
@@ -184,6 +187,13 @@ func (o *DecideOptions) Run(ctx context.Context) error {
 	default:
 		return fmt.Errorf("%s: %w", action, err)
 	}
+	after := o.Target
+	if res.TxnID != 0 {
+		after = Target{ID: res.TxnID} // by id: a label may name a newer txn
+	}
+	if t, err := lookup(ctx, o.client, o.db, after); err == nil {
+		res.After = view.FromTransaction(t)
+	}
 	return o.print(res)
 }
 
@@ -207,9 +217,22 @@ func (o *DecideOptions) print(res *DecideResult) error {
 	if res.Label != "" {
 		kv.Add("Label", res.Label)
 	}
-	if res.Before != nil {
+	// The transaction as it is now when it was looked up again after the
+	// act; the status before is labelled as such (beside "Outcome
+	// committed", a bare PRECOMMITTED read as the result).
+	switch {
+	case res.After != nil:
+		view.AddTxn(kv, res.After)
+		if res.Before != nil {
+			kv.Add("Status before", res.Before.Status)
+		}
+	case res.Before != nil && res.DryRun:
 		view.AddTxn(kv, res.Before)
-	} else if res.TxnID != 0 {
+	case res.Before != nil:
+		kv.Add("Txn id", fmt.Sprint(res.Before.ID))
+		kv.Add("Status before", res.Before.Status)
+		kv.Add("Status now", "unknown (SHOW TRANSACTION did not answer; see doris-sink txn status)")
+	case res.TxnID != 0:
 		kv.Add("Txn id", fmt.Sprint(res.TxnID))
 	}
 	return kv.Render()
