@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/doris-sink/doris-sink/doris"
 )
 
 // Record formats read through a Schema Registry (records.format,
@@ -144,7 +146,7 @@ func (c *Config) validateRecordsRegistry(errs *errList, checkFile func(key, path
 	}
 	for _, u := range sr.URLs {
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
-			errs.add(&KeyError{Key: "records.schema_registry.urls", Value: redactURL(u), Allowed: "want http(s)://host:port without credentials (set records.schema_registry.username and password_file)"})
+			errs.add(&KeyError{Key: "records.schema_registry.urls", Value: doris.Redact(u), Allowed: "want http(s)://host:port without credentials (set records.schema_registry.username and password_file)"})
 		}
 	}
 	if sr.Bearer != "" && (sr.Username != "" || sr.Password != "") {
@@ -167,14 +169,4 @@ func (c *Config) validateRecordsRegistry(errs *errList, checkFile func(key, path
 	}
 	checkFile("records.schema_registry.tls.cert_file", sr.TLS.CertFile)
 	checkFile("records.schema_registry.tls.key_file", sr.TLS.KeyFile)
-}
-
-// redactURL drops a user:password from u for an error message.
-func redactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
-		return u
-	}
-	p.User = url.User("xxx")
-	return fmt.Sprint(p)
 }
