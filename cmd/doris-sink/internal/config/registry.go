@@ -44,6 +44,9 @@ type SchemaRegistry struct {
 	// MaxWait is the backoff budget per new schema id
 	// (records.schema_registry.max_wait).
 	MaxWait time.Duration `json:"max_wait"`
+	// MaxResponseBytes bounds one registry answer
+	// (records.schema_registry.max_response_bytes).
+	MaxResponseBytes int64 `json:"max_response_bytes"`
 	// TLS configures https URLs.
 	TLS RegistryTLS `json:"tls"`
 }
@@ -71,13 +74,14 @@ type RegistryTLS struct {
 
 func decodeSchemaRegistry(d *decoder) SchemaRegistry {
 	return SchemaRegistry{
-		URLs:         d.list("records.schema_registry.urls"),
-		Username:     d.str("records.schema_registry.username"),
-		Password:     Secret(d.str("records.schema_registry.password")),
-		PasswordFile: d.str("records.schema_registry.password_file"),
-		Bearer:       Secret(d.str("records.schema_registry.bearer")),
-		BearerFile:   d.str("records.schema_registry.bearer_file"),
-		MaxWait:      d.duration("records.schema_registry.max_wait"),
+		URLs:             d.list("records.schema_registry.urls"),
+		Username:         d.str("records.schema_registry.username"),
+		Password:         Secret(d.str("records.schema_registry.password")),
+		PasswordFile:     d.str("records.schema_registry.password_file"),
+		Bearer:           Secret(d.str("records.schema_registry.bearer")),
+		BearerFile:       d.str("records.schema_registry.bearer_file"),
+		MaxWait:          d.duration("records.schema_registry.max_wait"),
+		MaxResponseBytes: int64(d.size("records.schema_registry.max_response_bytes")),
 		TLS: RegistryTLS{
 			CAFile:   d.str("records.schema_registry.tls.ca_file"),
 			CertFile: d.str("records.schema_registry.tls.cert_file"),
@@ -152,6 +156,9 @@ func (c *Config) validateRecordsRegistry(errs *errList, checkFile func(key, path
 	if sr.Bearer != "" && (sr.Username != "" || sr.Password != "") {
 		errs.add(&ConflictError{Keys: []string{"records.schema_registry.bearer=" + Redaction, "records.schema_registry.username=" + sr.Username},
 			Reason: "two ways to authenticate to the registry", Fix: "set username/password or bearer, not both"})
+	}
+	if sr.MaxResponseBytes < 1<<10 || sr.MaxResponseBytes > 1<<30 {
+		errs.add(&KeyError{Key: "records.schema_registry.max_response_bytes", Value: fmt.Sprint(sr.MaxResponseBytes), Allowed: "want 1KiB up to 1GiB"})
 	}
 	if sr.MaxWait < 0 || sr.MaxWait > MaxRegistryWait {
 		errs.add(&KeyError{Key: "records.schema_registry.max_wait", Value: sr.MaxWait.String(), Allowed: fmt.Sprintf("want 0 (refuse at the first failure) up to %v", MaxRegistryWait)})
