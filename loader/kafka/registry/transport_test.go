@@ -127,3 +127,18 @@ func TestRegistryAnswerOverCapRefused(t *testing.T) {
 		t.Fatalf("small answer: %v", err)
 	}
 }
+
+// Issue 25: a registry's error message enters the *FetchError text with
+// its control characters escaped.
+func TestRegistryErrorTextIsEscaped(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"error_code":40301,"message":"\u001b[2Jdenied\nforged: yes"}`)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := newClient(t, srv.URL, &sleeps{}, nil).Decoder(context.Background(), 1)
+	if err == nil || strings.ContainsAny(err.Error(), "\x1b\n") || !strings.Contains(err.Error(), `\x1b[2Jdenied\nforged`) {
+		t.Fatalf("error %q, want the registry's message with control characters escaped", err)
+	}
+}
