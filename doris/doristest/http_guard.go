@@ -10,10 +10,11 @@ package doristest
 //     host, or (listening on 0.0.0.0 / ::) an IP literal: 403 (DNS
 //     rebinding);
 //   - an Origin that is not the Host: 403;
-//   - a POST without Content-Type application/json: 415 (no FE or BE route
-//     is a POST; Stream Load and 2PC are PUTs, which a browser cannot send
-//     cross-origin without a preflight the emulator never answers, so their
-//     content is not restricted);
+//   - no FE or BE route is a POST (a POST gets 405, as from Doris), the one
+//     method a cross-site form or CORS-simple fetch could forge; Stream Load
+//     and 2PC are PUTs, which a browser sends cross-origin only after a
+//     preflight the emulator never answers, so their content is not
+//     restricted;
 //   - a body longer than 1 MiB on anything but a Stream Load: 413 (2PC,
 //     get_load_state and the REST calls carry none). Stream Load bodies are
 //     not bounded here: they are the data.
@@ -35,7 +36,6 @@ func sandboxGuard(urlHost, listenHost string, next http.Handler) http.Handler {
 	return &sandboxguard.Guard{
 		Hosts:     []string{urlHost, listenHost},
 		AnyIP:     isUnspecifiedHost(listenHost),
-		BodyTypes: []string{"application/json"},
 		MaxBody: func(r *http.Request) int64 {
 			if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/_stream_load") {
 				return 0

@@ -8,8 +8,8 @@ import (
 
 // Issue 25: the FE and BE HTTP endpoints refuse a DNS-rebound Host and a
 // foreign Origin with 403 (on main they answered: a page of evil.example
-// resolving to 127.0.0.1 could drive Stream Load and 2PC), refuse a
-// cross-site POST (415) and a small call's oversized body (413), and still
+// resolving to 127.0.0.1 could drive Stream Load and 2PC), answer a
+// cross-site POST 405 and a small call's oversized body (413), and still
 // take what real clients send: a Stream Load PUT with any content, no
 // Origin, a loopback or the URL's own Host.
 func TestFEBEGuardRefusesRebindingAndForgedRequests(t *testing.T) {
@@ -33,8 +33,8 @@ func TestFEBEGuardRefusesRebindingAndForgedRequests(t *testing.T) {
 		if got := adminReq(t, base, "GET", "/api/demo/get_load_state?label=x", hdr{"Host": "attacker.test"}, ""); got != http.StatusForbidden {
 			t.Errorf("%s rebound get_load_state: HTTP %d, want 403", base, got)
 		}
-		if got := adminReq(t, base, "POST", "/api/demo/t/_stream_load", hdr{"Content-Type": "text/plain"}, "a"); got != http.StatusUnsupportedMediaType {
-			t.Errorf("%s text/plain POST: HTTP %d, want 415", base, got)
+		if got := adminReq(t, base, "POST", "/api/demo/t/_stream_load", hdr{"Content-Type": "text/plain"}, "a"); got != http.StatusMethodNotAllowed {
+			t.Errorf("%s text/plain POST: HTTP %d, want 405", base, got)
 		}
 		if got := put(hdr{"txn_id": "1", "txn_operation": "commit"}, strings.Repeat("x", maxSmallBody+1)); got != http.StatusRequestEntityTooLarge {
 			t.Errorf("%s 2PC with a %d-byte body: HTTP %d, want 413", base, maxSmallBody+1, got)
