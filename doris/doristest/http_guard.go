@@ -34,8 +34,8 @@ const maxSmallBody = 1 << 20
 // it listens on.
 func sandboxGuard(urlHost, listenHost string, next http.Handler) http.Handler {
 	return &sandboxguard.Guard{
-		Hosts:     []string{urlHost, listenHost},
-		AnyIP:     isUnspecifiedHost(listenHost),
+		Hosts: []string{urlHost, listenHost},
+		AnyIP: isUnspecifiedHost(listenHost),
 		MaxBody: func(r *http.Request) int64 {
 			if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/_stream_load") {
 				return 0
