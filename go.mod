@@ -2,6 +2,8 @@ module github.com/doris-sink/doris-sink
 
 go 1.26.0
 
+toolchain go1.27.3
+
 require (
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/go-mysql-org/go-mysql v1.16.0

@@ -150,6 +150,9 @@ func (c *Client) spreadLoad(ctx context.Context, req *LoadRequest, hdr http.Head
 			}
 		}
 		res, err := c.putToBE(ctx, req, hdr, target, hasBody, lb)
+		if isAddressRefusal(err) {
+			return nil, err // the FE listed a BE whose address is refused: say so, do not try around it
+		}
 		var ns *notSentError
 		if errors.As(err, &ns) && lb.n.Load() == 0 {
 			c.log.Debug("stream load: BE refused connection, trying next", "be", RedactURL(be), "label", req.Label, "err", ns.err)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/doris-sink/doris-sink/doris/httptrust"
 )
 
 // Client talks to one Doris cluster. It is safe for concurrent use. Create
@@ -41,6 +43,12 @@ type Client struct {
 	backends backendList
 	// loadBEs caches the load targets of BESpreadBackends (be_spread.go).
 	loadBEs loadBackends
+	// feOnLoopback reports whether every configured FE is on loopback
+	// (feOnLoopbackLookup; tests replace it), feLoop caches it, and proxies
+	// holds the HTTP proxies' host:port (dial_guard.go).
+	feOnLoopback func(context.Context) bool
+	feLoop       feLoopback
+	proxies      sync.Map
 
 	// MySQL security state (mysql_security.go).
 	mysqlState        atomic.Int32
@@ -73,9 +81,10 @@ func NewClient(cfg Config) (*Client, error) {
 		log:  withSecrets(cfg.Logger, red),
 		red:  red,
 	}
+	c.feOnLoopback = c.feOnLoopbackLookup
 	rt := cfg.HTTPTransport
 	if rt == nil {
-		c.ownTransport = newTransport(&cfg)
+		c.ownTransport = c.newTransport(&cfg)
 		rt = c.ownTransport
 	}
 	rt = scrubLocation{rt: rt, red: red}
@@ -89,11 +98,13 @@ func NewClient(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-func newTransport(cfg *Config) *http.Transport {
+// newTransport is the client's own transport: its dials to hosts an FE
+// named are checked on the IP dialed (dialPolicy).
+func (c *Client) newTransport(cfg *Config) *http.Transport {
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           d.DialContext,
+		Proxy:                 c.proxyFunc,
+		DialContext:           httptrust.GuardedDial(d, c.dialPolicy),
 		TLSClientConfig:       cfg.TLS,
 		ForceAttemptHTTP2:     false, // Doris speaks HTTP/1.1; 100-continue relies on it
 		MaxIdleConns:          64,

@@ -3,6 +3,8 @@ package doris
 import (
 	"errors"
 	"fmt"
+
+	"github.com/doris-sink/doris-sink/doris/safetext"
 )
 
 // Sentinels matched with errors.Is against *LoadError and *TxnError. Which
@@ -76,7 +78,7 @@ type LoadError struct {
 }
 
 func (e *LoadError) Error() string {
-	return fmt.Sprintf("%s %s.%s label %s: %s: %s", e.Op, e.DB, e.Table, e.Label, e.Status, e.Message)
+	return fmt.Sprintf("%s %s.%s label %s: %s: %s", e.Op, e.DB, e.Table, e.Label, safetext.Escape(e.Status), safetext.Escape(e.Message))
 }
 
 // Unwrap returns the sentinel matching Status and Message, or nil.
@@ -124,7 +126,7 @@ func (e *TxnError) Error() string {
 	} else {
 		target = "label " + target
 	}
-	return fmt.Sprintf("%s %s in db %s: %s: %s", e.Op, target, e.DB, e.Code, e.Message)
+	return fmt.Sprintf("%s %s in db %s: %s: %s", e.Op, target, e.DB, safetext.Escape(e.Code), safetext.Escape(e.Message))
 }
 
 // Unwrap returns the sentinel matching Code and Message, or nil.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/doris-sink/doris-sink/doris/safetext"
 )
 
 // feAnswer decodes the JSON shapes FE and BE small answers take:
@@ -66,14 +68,15 @@ func readAnswer(resp *http.Response) ([]byte, error) {
 	return b, nil
 }
 
-// snippet bounds a body quoted in an error.
+// snippet bounds a body quoted in an error and escapes its control
+// characters (safetext).
 func snippet(b []byte) string {
 	const max = 256
 	s := strings.TrimSpace(string(b))
 	if len(s) > max {
-		return s[:max] + "…"
+		return safetext.Escape(s[:max]) + "…"
 	}
-	return s
+	return safetext.Escape(s)
 }
 
 // httpStatusSentinel returns the sentinel for a bare non-200 status (BE

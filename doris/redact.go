@@ -20,6 +20,11 @@ var (
 	// embeds "user@cluster:password" (docs/doris-facts.md §1.2), so an unparseable
 	// one is quoted raw by net/http.
 	urlAuthority = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^/?#\r\n]*@`)
+	// A word ending in '@': the userinfo of a scheme-less "user:pass@host"
+	// (a Kafka broker, a registry URL written without http://) when it holds
+	// a ':' (bareUserinfo). Words end at spaces, quotes, brackets and commas,
+	// which is how Go prints values and lists.
+	bareWordAt = regexp.MustCompile(`[^\s"'\x60\[\](){}<>,;]+@`)
 	// Header lines and Go's printing of an http.Header map.
 	secretHeader = regexp.MustCompile(`(?i)\b(authorization|proxy-authorization|cookie|set-cookie|x-api-key|x-auth-token)(["']?\s*[:=]\s*\[?)[^\r\n\]]*`)
 	// A bare credential token.
@@ -35,18 +40,32 @@ var (
 // client passes every error and log line that could carry a URL or a header
 // through it; the CLI uses it for its logs and config errors. It
 // over-redacts rather than leak: text after a scheme:// up to the last '@'
-// before the next / ? or # is treated as userinfo.
+// before the next / ? or # is treated as userinfo, and so is a word without
+// a scheme that holds a ':' before its last '@' ("u:pass@host:9092" becomes
+// "xxxxx@host:9092"; "user@host", without a password, is kept).
 func Redact(s string) string {
-	if strings.Contains(s, "://") && strings.Contains(s, "@") {
-		s = urlAuthority.ReplaceAllStringFunc(s, func(m string) string {
-			i := strings.Index(m, "://")
-			return m[:i+3] + Redacted + "@"
-		})
+	if strings.Contains(s, "@") {
+		if strings.Contains(s, "://") {
+			s = urlAuthority.ReplaceAllStringFunc(s, func(m string) string {
+				i := strings.Index(m, "://")
+				return m[:i+3] + Redacted + "@"
+			})
+		}
+		s = bareWordAt.ReplaceAllStringFunc(s, bareUserinfo)
 	}
 	s = secretHeader.ReplaceAllString(s, "${1}${2}"+Redacted)
 	s = authToken.ReplaceAllString(s, "${1} "+Redacted)
 	s = secretParam.ReplaceAllString(s, "${1}"+Redacted)
 	return s
+}
+
+// bareUserinfo redacts one bareWordAt match: a word holding ':' and no
+// "://" (a URL's userinfo is urlAuthority's) before its '@'.
+func bareUserinfo(m string) string {
+	if strings.Contains(m, "://") || !strings.Contains(m, ":") {
+		return m
+	}
+	return Redacted + "@"
 }
 
 // RedactURL is u.Redacted() with a password-bearing query removed too; nil

@@ -29,6 +29,12 @@ func TestRedact(t *testing.T) {
 		{"token Bearer abcdefghijkl end", "token Bearer xxxxx end"},
 		{"GET /x?user=a&password=s3cret&y=1", "GET /x?user=a&password=xxxxx&y=1"},
 		{"no secret at http://h:1/a@b", "no secret at http://h:1/a@b"},
+		// Issue 25: user:pass@host without a scheme (a Kafka broker, a
+		// registry URL without http://), alone, quoted, in a Go list.
+		{`kafka.brokers: "u:KPWLEAK@127.0.0.1:1" is invalid`, `kafka.brokers: "xxxxx@127.0.0.1:1" is invalid`},
+		{"[h:1 u:KPW@LEAK@10.0.0.1:9092]", "[h:1 xxxxx@10.0.0.1:9092]"},
+		{"registry :KPWLEAK@sr:8081/x", "registry xxxxx@sr:8081/x"},
+		{"mail alice@example.com and 'root'@'%'", "mail alice@example.com and 'root'@'%'"},
 	} {
 		if got := Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)

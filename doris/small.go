@@ -56,7 +56,7 @@ func (c *Client) newSmallClient(rt http.RoundTripper) *retryablehttp.Client {
 		RetryMax:     c.cfg.MaxRetries,
 		Backoff:      retryablehttp.DefaultBackoff,
 		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-			if isRedirectRefusal(err) {
+			if isRedirectRefusal(err) || isAddressRefusal(err) {
 				return false, nil // nothing was sent to the target; a retry would be refused again
 			}
 			if st, ok := ctx.Value(callStateKey{}).(*callState); ok {

@@ -205,6 +205,9 @@ func (c *Client) putToBE(ctx context.Context, req *LoadRequest, hdr http.Header,
 	op := fmt.Sprintf("stream load %s.%s label %s to %s", req.DB, req.Table, req.Label, RedactURL(target))
 	resp, err := c.load.Do(hreq)
 	if err != nil {
+		if isAddressRefusal(err) {
+			return nil, addressRefusal(op, err) // nothing was sent: not ambiguous, not skipped
+		}
 		if notSent(err) && lb.n.Load() == 0 {
 			return nil, &notSentError{fmt.Errorf("%s: %w", op, err)}
 		}

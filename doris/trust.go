@@ -8,9 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/doris-sink/doris-sink/doris/httptrust"
 )
 
 // RedirectError is a redirect the client refused to follow: sending the
@@ -32,6 +35,9 @@ func (e *RedirectError) Error() string {
 const (
 	keyAllowHosts = "Config.RedirectAllowHosts (doris.redirect_allow_hosts)"
 	keyAllowHTTP  = "Config.RedirectAllowHTTP (doris.redirect_allow_http)"
+	// keyConfigureBE names the way to trust a BE address the FE names but
+	// httptrust.RefusedIP refuses: configure it.
+	keyConfigureBE = "Config.BE (doris.be) or Config.RedirectAllowHosts (doris.redirect_allow_hosts) naming that host"
 )
 
 // backendsTTL bounds how often the FE's BE list is fetched again when a
@@ -62,10 +68,10 @@ func (c *Client) allowRedirect(ctx context.Context, op string, from, to *url.URL
 	refuse := func(reason, key string) error {
 		return &RedirectError{Op: op, From: RedactURL(from), To: RedactURL(to), Reason: reason, Key: key}
 	}
-	switch {
-	case to.Scheme != "http" && to.Scheme != "https":
+	switch err := httptrust.RedirectScheme(from, to); {
+	case errors.Is(err, httptrust.ErrScheme):
 		return refuse(fmt.Sprintf("scheme %q is not http or https", to.Scheme), keyAllowHosts)
-	case from.Scheme == "https" && to.Scheme == "http":
+	case errors.Is(err, httptrust.ErrDowngrade):
 		if !c.cfg.RedirectAllowHTTP {
 			return refuse("https to plain http would send the Basic credentials (and a Stream Load's body) unencrypted "+
 				"(Doris FEs redirect to http BEs, docs/doris-facts.md §1.2; https BE endpoints in Config.BE, doris.be, "+
@@ -77,29 +83,51 @@ func (c *Client) allowRedirect(ctx context.Context, op string, from, to *url.URL
 				"to load straight to them", "from", RedactURL(from), "to", RedactURL(to))
 		})
 	}
+	if c.configuredHost(to.Hostname()) {
+		return nil
+	}
 	if c.trustedHost(ctx, from, to) {
+		// Trusted because a server named it: only as far as that server is
+		// (httptrust.RefusedIP; a name is checked on the IP dialed,
+		// dialPolicy).
+		if ip := net.ParseIP(strings.Trim(to.Hostname(), "[]")); ip != nil {
+			if r := httptrust.RefusedIP(ip, !ip.IsLoopback() || c.feOnLoopback(ctx)); r != "" {
+				return refuse(fmt.Sprintf("%s is %s; an address the FE names is trusted only as far as the FE is", to.Hostname(), r), keyConfigureBE)
+			}
+		}
 		return nil
 	}
 	return refuse(fmt.Sprintf("host %s is not a configured FE or BE, not listed by the FE's /api/backends, and not the host "+
 		"the request was sent to", to.Hostname()), keyAllowHosts)
 }
 
-func (c *Client) trustedHost(ctx context.Context, from, to *url.URL) bool {
-	h := strings.ToLower(to.Hostname())
-	if h == strings.ToLower(from.Hostname()) || (isLoopback(h) && isLoopback(from.Hostname())) {
-		return true
-	}
+// configuredHost reports whether the operator named host: a configured FE
+// or BE, or a host listed in Config.RedirectAllowHosts ("*" does not count:
+// it trusts names, not where they lead).
+func (c *Client) configuredHost(host string) bool {
+	host = strings.Trim(host, "[]")
 	for _, a := range c.cfg.RedirectAllowHosts {
-		if a == "*" || strings.EqualFold(a, h) {
+		if a != "*" && strings.EqualFold(strings.Trim(a, "[]"), host) {
 			return true
 		}
 	}
 	for _, eps := range []endpoints{c.fe, c.be} {
 		for _, e := range eps {
-			if strings.EqualFold(e.Hostname(), h) {
+			if strings.EqualFold(e.Hostname(), host) {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// trustedHost reports whether a host the operator did not name may get the
+// credentials: the request's own host (or both loopback), any host with
+// RedirectAllowHosts "*", or a BE the FE lists.
+func (c *Client) trustedHost(ctx context.Context, from, to *url.URL) bool {
+	h := strings.ToLower(to.Hostname())
+	if httptrust.SameHost(h, from.Hostname()) || slices.Contains(c.cfg.RedirectAllowHosts, "*") {
+		return true
 	}
 	if ctx.Value(noBackendsKey{}) != nil {
 		return false // the /api/backends request itself was redirected
@@ -176,13 +204,7 @@ func (c *Client) fetchBackendRows(ctx context.Context) ([]backendRow, error) {
 	return a.Data.Backends, nil
 }
 
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopback(host string) bool { return httptrust.IsLoopback(host) }
 
 // isRedirectRefusal reports whether err holds a *RedirectError.
 func isRedirectRefusal(err error) bool {

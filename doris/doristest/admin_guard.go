@@ -22,14 +22,17 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
-	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
+
+	"github.com/doris-sink/doris-sink/doris/doristest/sandboxguard"
+	"github.com/doris-sink/doris-sink/doris/httptrust"
 )
 
-// adminGuard checks a request before the admin mux sees it.
+// adminGuard checks a request before the admin mux sees it; the Host,
+// Origin and Content-Type rules are sandboxguard's, shared with the FE, BE
+// and sandbox Schema Registry.
 type adminGuard struct {
 	bindHost string // host of the admin listen address
 	token    string // "" = no token required
@@ -37,11 +40,12 @@ type adminGuard struct {
 }
 
 func (g adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !g.hostAllowed(r.Host) {
+	sg := sandboxguard.Guard{Hosts: []string{g.bindHost}, AnyIP: isUnspecifiedHost(g.bindHost)}
+	if !sg.HostAllowed(r.Host) {
 		adminErr(w, http.StatusForbidden, fmt.Errorf("admin: Host %q is not a loopback name or the admin listen host (DNS rebinding?)", r.Host))
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !sameHost(o, r.Host) {
+	if o := r.Header.Get("Origin"); o != "" && !sandboxguard.SameOrigin(o, r.Host) {
 		adminErr(w, http.StatusForbidden, fmt.Errorf("admin: cross-origin request from %q refused", o))
 		return
 	}
@@ -53,59 +57,18 @@ func (g adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Method == http.MethodPost {
-		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil || mt != "application/json" {
-			adminErr(w, http.StatusUnsupportedMediaType, fmt.Errorf("admin: POST needs Content-Type: application/json, got %q", r.Header.Get("Content-Type")))
-			return
-		}
+	if r.Method == http.MethodPost && !sandboxguard.ContentTypeIs(r, "application/json") {
+		adminErr(w, http.StatusUnsupportedMediaType, fmt.Errorf("admin: POST needs Content-Type: application/json, got %q", r.Header.Get("Content-Type")))
+		return
 	}
 	g.next.ServeHTTP(w, r)
 }
 
-// hostAllowed reports whether the Host header names this endpoint without
-// going through a DNS name an attacker could control.
-func (g adminGuard) hostAllowed(hostport string) bool {
-	h := hostport
-	if sh, _, err := net.SplitHostPort(hostport); err == nil {
-		h = sh
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if isLoopbackHost(h) || (g.bindHost != "" && strings.EqualFold(h, g.bindHost)) {
-		return true
-	}
-	if isUnspecifiedHost(g.bindHost) {
-		return net.ParseIP(h) != nil
-	}
-	return false
-}
-
-// sameHost reports whether origin (scheme://host[:port]) names host:port.
-func sameHost(origin, host string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false // includes "null"
-	}
-	return strings.EqualFold(u.Host, host)
-}
-
 // isLoopbackHost reports whether h is "localhost" or a loopback IP.
-func isLoopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopbackHost(h string) bool { return httptrust.IsLoopback(h) }
 
 // isUnspecifiedHost reports whether h binds every interface ("", 0.0.0.0, ::).
-func isUnspecifiedHost(h string) bool {
-	if h == "" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsUnspecified()
-}
+func isUnspecifiedHost(h string) bool { return sandboxguard.IsUnspecified(h) }
 
 // listenHost is the host part of a listen address ("" when it has none).
 func listenHost(addr string) string {

@@ -107,7 +107,7 @@ func (s *Server) startBackends() error {
 		if s.cfg.backends > 1 {
 			name = "be" + strconv.Itoa(i)
 		}
-		b.ep = &endpoint{name: name, host: urlHost(s.cfg.beAddr, s.cfg.beHost), handler: s.track(s.beHandler(b)), log: s.log, tls: s.cfg.tls}
+		b.ep = &endpoint{name: name, host: urlHost(s.cfg.beAddr, s.cfg.beHost), handler: s.track(s.beHandler(b)), log: s.log, tls: s.cfg.tls, guarded: true}
 		addr := s.cfg.beAddr
 		if port != 0 {
 			addr = net.JoinHostPort(host, strconv.Itoa(port+i))

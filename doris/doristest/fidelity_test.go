@@ -117,7 +117,7 @@ func TestStreamLoad_ClientDisconnectMidBody_RollsBack_1_5(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(conn, "PUT /api/demo/orders/_stream_load HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\n"+
+		fmt.Fprintf(conn, "PUT /api/demo/orders/_stream_load HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: %s\r\n"+
 			"label: %s\r\ntwo_phase_commit: %s\r\nContent-Length: 1000\r\n\r\n1\ta\n2\tb\n", basic("root", ""), label, twoPC)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := h.Wait(ctx, 1); err != nil {

@@ -104,7 +104,7 @@ func NewServer(opts ...Opt) (*Server, error) {
 			return nil, fmt.Errorf("doristest: seed database: %w", err)
 		}
 	}
-	s.fe = &endpoint{name: "fe", host: urlHost(c.feAddr, c.feHost), handler: s.track(s.feMux()), log: s.log, tls: c.tls}
+	s.fe = &endpoint{name: "fe", host: urlHost(c.feAddr, c.feHost), handler: s.track(s.feMux()), log: s.log, tls: c.tls, guarded: true}
 	if err := s.fe.start(c.feAddr); err != nil {
 		return nil, err
 	}
@@ -305,6 +305,9 @@ type endpoint struct {
 	handler http.Handler
 	log     *slog.Logger
 	tls     *tls.Config // nil: plain HTTP
+	// guarded puts sandboxGuard in front of handler (FE and BE; the admin
+	// endpoint has its own, adminGuard).
+	guarded bool
 
 	mu     sync.Mutex
 	addr   string // resolved host:port, fixed after the first start
@@ -336,7 +339,11 @@ func (e *endpoint) listenAddr() string {
 }
 
 func (e *endpoint) serve(ln net.Listener) {
-	srv := &http.Server{Handler: e.handler, ReadHeaderTimeout: time.Minute, ErrorLog: slog.NewLogLogger(e.log.Handler(), slog.LevelDebug)}
+	h := e.handler
+	if e.guarded {
+		h = sandboxGuard(e.host, listenHost(e.addr), h)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Minute, ErrorLog: slog.NewLogLogger(e.log.Handler(), slog.LevelDebug)}
 	e.srv, e.ln = srv, ln
 	if e.tls != nil {
 		ln = tls.NewListener(ln, e.tls)

@@ -261,7 +261,7 @@ func TestStreamLoad_NoContentLengthNorChunked_1_5(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	req := "PUT /api/demo/orders/_stream_load HTTP/1.1\r\nHost: be\r\nAuthorization: Basic cm9vdDo=\r\nlabel: nolen\r\nConnection: close\r\n\r\n"
+	req := "PUT /api/demo/orders/_stream_load HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic cm9vdDo=\r\nlabel: nolen\r\nConnection: close\r\n\r\n"
 	if _, err := io.WriteString(conn, req); err != nil {
 		t.Fatal(err)
 	}

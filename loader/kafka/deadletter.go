@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/doris/safetext"
 )
 
 // Headers added to a dead-lettered record (its own headers are kept).
@@ -87,7 +89,7 @@ func recordSize(r *kgo.Record) int64 {
 // size and SHA-256, so that it can never be refused for its size.
 func (c *Connector) deadLetterRecord(r *kgo.Record, reason DeadLetterReason, column string, rerr *RecordError) (dl *kgo.Record, truncated bool) {
 	ours := []kgo.RecordHeader{
-		{Key: HeaderError, Value: []byte(truncateUTF8(rerr.Err.Error(), maxErrorHeader))},
+		{Key: HeaderError, Value: []byte(truncateUTF8(safetext.Escape(rerr.Err.Error()), maxErrorHeader))},
 		{Key: HeaderReason, Value: []byte(reason)},
 		{Key: HeaderTopic, Value: []byte(r.Topic)},
 		{Key: HeaderPartition, Value: strconv.AppendInt(nil, int64(r.Partition), 10)},

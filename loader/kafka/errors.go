@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/doris-sink/doris-sink/doris/safetext"
 )
 
 // ErrRunTwice is returned by Run when it was called before.
@@ -22,9 +24,10 @@ type RecordError struct {
 	Err error
 }
 
-// Error names the record and the reason.
+// Error names the record and the reason (control characters escaped:
+// the reason may quote the record).
 func (e *RecordError) Error() string {
-	return fmt.Sprintf("record %s/%d@%d cannot be converted as %s: %v", e.Topic, e.Partition, e.Offset, e.Format, e.Err)
+	return fmt.Sprintf("record %s/%d@%d cannot be converted as %s: %s", e.Topic, e.Partition, e.Offset, e.Format, safetext.Escape(e.Err.Error()))
 }
 
 // Unwrap returns Err.

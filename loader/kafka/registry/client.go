@@ -78,8 +78,13 @@ type Config struct {
 	// Sleep waits d or until ctx ends (nil: a timer). Tests inject one
 	// that returns at once.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxResponseBytes bounds one registry answer; a longer one is a
+	// *ResponseTooLargeError (0: DefaultMaxResponseBytes).
+	MaxResponseBytes int64
 	// HTTPClient overrides the HTTP client (nil: one with RequestTimeout
-	// and TLS).
+	// and TLS). Its CheckRedirect is replaced by the client's redirect
+	// rule and its Transport wrapped by the MaxResponseBytes bound; the
+	// value passed is not changed.
 	HTTPClient *http.Client
 }
 
@@ -141,12 +146,23 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxSchemas <= 0 {
 		cfg.MaxSchemas = DefaultMaxSchemas
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	var hc *http.Client
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		hc = &c
+	} else {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.TLSClientConfig = cfg.TLS
 		hc = &http.Client{Timeout: cfg.RequestTimeout, Transport: tr}
 	}
+	if hc.Transport == nil {
+		hc.Transport = http.DefaultTransport
+	}
+	hc.Transport = capTransport{rt: hc.Transport, max: cfg.MaxResponseBytes}
+	hc.CheckRedirect = checkRedirect(urlHosts(cfg.URLs))
 	opts := []sr.ClientOpt{sr.URLs(append([]string(nil), cfg.URLs...)...), sr.HTTPClient(hc), sr.UserAgent("doris-sink")}
 	if cfg.Username != "" || cfg.Password != "" {
 		opts = append(opts, sr.BasicAuth(cfg.Username, cfg.Password))
@@ -297,9 +313,9 @@ func (c *Client) resolveRefs(ctx context.Context, id int, refs []sr.SchemaRefere
 // fetch calls get until it succeeds, with backoff, while the waits stay
 // within MaxWait (and the tries within Attempts, when set). Every failure
 // is retried (an outage, a 5xx, a 404 of an id whose registration is not
-// visible yet) except credentials refused (401, 403) and requests the
-// registry calls invalid (422), which no retry fixes; all of them end as a
-// *FetchError.
+// visible yet) except credentials refused (401, 403), requests the
+// registry calls invalid (422), a refused redirect and an answer over
+// MaxResponseBytes, which no retry fixes; all of them end as a *FetchError.
 func (c *Client) fetch(ctx context.Context, id int, get func(context.Context) (sr.Schema, error)) (sr.Schema, error) {
 	wait := c.cfg.BackoffMin
 	var waited time.Duration
@@ -323,6 +339,10 @@ func (c *Client) fetch(ctx context.Context, id int, get func(context.Context) (s
 }
 
 func retriable(err error) bool {
+	var tl *ResponseTooLargeError
+	if errors.Is(err, ErrRedirectRefused) || errors.As(err, &tl) {
+		return false // the same answer would come back
+	}
 	var re *sr.ResponseError
 	if errors.As(err, &re) {
 		switch re.StatusCode {

@@ -3,6 +3,8 @@ package registry
 import (
 	"errors"
 	"fmt"
+
+	"github.com/doris-sink/doris-sink/doris/safetext"
 )
 
 // ErrUnavailable is matched (errors.Is) by a *FetchError: the registry
@@ -24,7 +26,7 @@ type FetchError struct {
 
 // Error names the schema id, the tries and the last failure.
 func (e *FetchError) Error() string {
-	return fmt.Sprintf("schema id %d: %v after %d attempt(s): %v", e.ID, ErrUnavailable, e.Attempts, e.Err)
+	return fmt.Sprintf("schema id %d: %v after %d attempt(s): %s", e.ID, ErrUnavailable, e.Attempts, safetext.Escape(e.Err.Error()))
 }
 
 // Unwrap returns ErrUnavailable and the last failure.
@@ -45,9 +47,9 @@ type RecordError struct {
 // Error names the schema id and the reason.
 func (e *RecordError) Error() string {
 	if e.ID == 0 {
-		return e.Err.Error()
+		return safetext.Escape(e.Err.Error())
 	}
-	return fmt.Sprintf("schema id %d: %v", e.ID, e.Err)
+	return fmt.Sprintf("schema id %d: %s", e.ID, safetext.Escape(e.Err.Error()))
 }
 
 // Unwrap returns Err.

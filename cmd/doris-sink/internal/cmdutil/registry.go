@@ -51,7 +51,8 @@ func SchemaRegistry(cfg *config.Config) (*registry.Client, error) {
 	}
 	c, err := registry.New(registry.Config{URLs: s.URLs, Username: s.Username, Password: s.Password.Reveal(),
 		Bearer: s.Bearer.Reveal(), TLS: tc, SchemaType: typ, TimeZone: loc, MaxWait: maxWait,
-		Validate: cfg.Records.JSONSchema.Validate, MaxRowBytes: int(cfg.Records.MaxRowBytes)})
+		MaxResponseBytes: s.MaxResponseBytes, Validate: cfg.Records.JSONSchema.Validate,
+		MaxRowBytes: int(cfg.Records.MaxRowBytes)})
 	if err != nil {
 		return nil, fmt.Errorf("records.format %s: %w", cfg.Records.Format, err)
 	}

@@ -1,9 +1,9 @@
 package cmdutil
 
 import (
-	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/doris-sink/doris-sink/doris/safetext"
 )
 
 // TerminalSafe returns s with every control character but newline
@@ -13,22 +13,16 @@ import (
 // transaction's Reason, an error that quotes them) cannot move the cursor,
 // rewrite the screen or hide itself when printed. Tables (Table, KV) and
 // the CLI's error line use it.
+//
+// It is safetext.Escape (the one escaping function, which the libraries
+// apply where outside text enters an error) line by line.
 func TerminalSafe(s string) string {
-	if strings.IndexFunc(s, unsafeRune) < 0 {
-		return s
+	if !strings.Contains(s, "\n") {
+		return safetext.Escape(s)
 	}
-	var b strings.Builder
-	for _, r := range s {
-		if !unsafeRune(r) {
-			b.WriteRune(r)
-			continue
-		}
-		q := strconv.QuoteRuneToASCII(r)
-		b.WriteString(q[1 : len(q)-1])
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = safetext.Escape(l)
 	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return r != '\n' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == unicode.ReplacementChar)
+	return strings.Join(lines, "\n")
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/doris-sink/doris-sink/doris"
 )
 
 // KeyError is an invalid value of one key.
@@ -97,10 +99,21 @@ func IsConfigError(err error) bool {
 // errList collects errors in order.
 type errList []error
 
+// add appends err. The values a *KeyError or *ConflictError quotes pass
+// through doris.Redact first: whatever key they come from, a
+// "user:password@host" (with or without a scheme) never reaches the text.
 func (l *errList) add(err error) {
-	if err != nil {
-		*l = append(*l, err)
+	switch e := err.(type) {
+	case nil:
+		return
+	case *KeyError:
+		e.Value = doris.Redact(e.Value)
+	case *ConflictError:
+		for i, k := range e.Keys {
+			e.Keys[i] = doris.Redact(k)
+		}
 	}
+	*l = append(*l, err)
 }
 
 func (l errList) err() error { return errors.Join(l...) }

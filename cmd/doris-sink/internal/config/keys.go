@@ -112,6 +112,7 @@ var keys = []Key{
 	{Name: "records.schema_registry.bearer", kind: kindString, Default: "", Doc: "registry bearer token instead of Basic credentials (prefer bearer_file or env)", Secret: true},
 	{Name: "records.schema_registry.bearer_file", kind: kindString, Default: "", Doc: "file holding the registry bearer token"},
 	{Name: "records.schema_registry.max_wait", kind: kindDuration, Default: "30s", Doc: "backoff budget per new schema id while the registry is down or does not know it yet; then the record is refused (never dead-lettered); 0 refuses at the first failure, at most 10m"},
+	{Name: "records.schema_registry.max_response_bytes", kind: kindSize, Default: "16MiB", Doc: "bound of one registry answer (a schema, a subject list); a longer one is refused with an error naming it, never truncated; 1KiB-1GiB"},
 	{Name: "records.schema_registry.tls.ca_file", kind: kindString, Default: "", Doc: "PEM CA bundle for https registry URLs"},
 	{Name: "records.schema_registry.tls.cert_file", kind: kindString, Default: "", Doc: "PEM client certificate for the registry (mutual TLS), with tls.key_file"},
 	{Name: "records.schema_registry.tls.key_file", kind: kindString, Default: "", Doc: "PEM private key of records.schema_registry.tls.cert_file"},

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/doris-sink/doris-sink/doris"
 )
 
 // Record formats read through a Schema Registry (records.format,
@@ -42,6 +44,9 @@ type SchemaRegistry struct {
 	// MaxWait is the backoff budget per new schema id
 	// (records.schema_registry.max_wait).
 	MaxWait time.Duration `json:"max_wait"`
+	// MaxResponseBytes bounds one registry answer
+	// (records.schema_registry.max_response_bytes).
+	MaxResponseBytes int64 `json:"max_response_bytes"`
 	// TLS configures https URLs.
 	TLS RegistryTLS `json:"tls"`
 }
@@ -73,13 +78,14 @@ type RegistryTLS struct {
 
 func decodeSchemaRegistry(d *decoder) SchemaRegistry {
 	return SchemaRegistry{
-		URLs:         d.list("records.schema_registry.urls"),
-		Username:     d.str("records.schema_registry.username"),
-		Password:     Secret(d.str("records.schema_registry.password")),
-		PasswordFile: d.str("records.schema_registry.password_file"),
-		Bearer:       Secret(d.str("records.schema_registry.bearer")),
-		BearerFile:   d.str("records.schema_registry.bearer_file"),
-		MaxWait:      d.duration("records.schema_registry.max_wait"),
+		URLs:             d.list("records.schema_registry.urls"),
+		Username:         d.str("records.schema_registry.username"),
+		Password:         Secret(d.str("records.schema_registry.password")),
+		PasswordFile:     d.str("records.schema_registry.password_file"),
+		Bearer:           Secret(d.str("records.schema_registry.bearer")),
+		BearerFile:       d.str("records.schema_registry.bearer_file"),
+		MaxWait:          d.duration("records.schema_registry.max_wait"),
+		MaxResponseBytes: int64(d.size("records.schema_registry.max_response_bytes")),
 		TLS: RegistryTLS{
 			CAFile:   d.str("records.schema_registry.tls.ca_file"),
 			CertFile: d.str("records.schema_registry.tls.cert_file"),
@@ -148,12 +154,15 @@ func (c *Config) validateRecordsRegistry(errs *errList, checkFile func(key, path
 	}
 	for _, u := range sr.URLs {
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
-			errs.add(&KeyError{Key: "records.schema_registry.urls", Value: redactURL(u), Allowed: "want http(s)://host:port without credentials (set records.schema_registry.username and password_file)"})
+			errs.add(&KeyError{Key: "records.schema_registry.urls", Value: doris.Redact(u), Allowed: "want http(s)://host:port without credentials (set records.schema_registry.username and password_file)"})
 		}
 	}
 	if sr.Bearer != "" && (sr.Username != "" || sr.Password != "") {
 		errs.add(&ConflictError{Keys: []string{"records.schema_registry.bearer=" + Redaction, "records.schema_registry.username=" + sr.Username},
 			Reason: "two ways to authenticate to the registry", Fix: "set username/password or bearer, not both"})
+	}
+	if sr.MaxResponseBytes < 1<<10 || sr.MaxResponseBytes > 1<<30 {
+		errs.add(&KeyError{Key: "records.schema_registry.max_response_bytes", Value: fmt.Sprint(sr.MaxResponseBytes), Allowed: "want 1KiB up to 1GiB"})
 	}
 	if sr.MaxWait < 0 || sr.MaxWait > MaxRegistryWait {
 		errs.add(&KeyError{Key: "records.schema_registry.max_wait", Value: sr.MaxWait.String(), Allowed: fmt.Sprintf("want 0 (refuse at the first failure) up to %v", MaxRegistryWait)})
@@ -171,14 +180,4 @@ func (c *Config) validateRecordsRegistry(errs *errList, checkFile func(key, path
 	}
 	checkFile("records.schema_registry.tls.cert_file", sr.TLS.CertFile)
 	checkFile("records.schema_registry.tls.key_file", sr.TLS.KeyFile)
-}
-
-// redactURL drops a user:password from u for an error message.
-func redactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
-		return u
-	}
-	p.User = url.User("xxx")
-	return fmt.Sprint(p)
 }

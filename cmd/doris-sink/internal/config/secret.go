@@ -3,6 +3,8 @@ package config
 import (
 	"log/slog"
 	"maps"
+
+	"github.com/doris-sink/doris-sink/doris"
 )
 
 // Redaction is what a set secret prints as.
@@ -50,6 +52,13 @@ func (c *Config) Redacted() *Config {
 	r.Records.SchemaRegistry.URLs = append([]string(nil), c.Records.SchemaRegistry.URLs...)
 	r.Records.SchemaRegistry.Password = Secret(c.Records.SchemaRegistry.Password.String())
 	r.Records.SchemaRegistry.Bearer = Secret(c.Records.SchemaRegistry.Bearer.String())
+	for _, l := range [][]string{r.Kafka.Brokers, r.Doris.FE, r.Doris.BE, r.Doris.RedirectAllowHosts, r.Records.SchemaRegistry.URLs} {
+		for i, v := range l {
+			l[i] = doris.Redact(v) // a user:password@ in an address
+		}
+	}
+	r.Doris.MySQL = doris.Redact(c.Doris.MySQL)
+	r.Metrics.Listen = doris.Redact(c.Metrics.Listen)
 	return &r
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/doris-sink/doris-sink/doris/doristest/sandboxguard"
 )
 
 // Opt configures a Server.
@@ -52,7 +54,7 @@ func NewServer(opts ...Opt) (*Server, error) {
 		ln = tls.NewListener(ln, s.tls)
 	}
 	s.ln = ln
-	s.http = &http.Server{Handler: s.auth(s.reg), ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: s.guard(s.auth(s.reg)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(s.done)
 		_ = s.http.Serve(ln) // returns http.ErrServerClosed on Close
@@ -99,4 +101,34 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// MaxRequestBytes bounds one request body of the sandbox registry: a schema
+// is at most about 1 MiB in a Confluent registry (one record of _schemas).
+const MaxRequestBytes = 16 << 20
+
+// guard refuses what a web page could make a browser send to the sandbox
+// (sandboxguard, the emulator's rules): a Host that is not a loopback name
+// or the listen host (DNS rebinding) and a foreign Origin get 403; a POST
+// or PUT whose Content-Type is not a registry JSON type (Confluent's
+// application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json,
+// application/json) gets 415, so a cross-site text/plain POST cannot
+// register a schema; a body over MaxRequestBytes gets 413. franz-go's sr
+// and curl as Confluent's docs write it pass.
+func (s *Server) guard(next http.Handler) http.Handler {
+	host := s.addr
+	if h, _, err := net.SplitHostPort(s.addr); err == nil {
+		host = h
+	}
+	return &sandboxguard.Guard{
+		Hosts:       []string{host},
+		AnyIP:       sandboxguard.IsUnspecified(host),
+		BodyTypes:   []string{"application/vnd.schemaregistry.v1+json", "application/vnd.schemaregistry+json", "application/json"},
+		BodyMethods: []string{http.MethodPut},
+		MaxBody:     func(*http.Request) int64 { return MaxRequestBytes },
+		Deny: func(w http.ResponseWriter, status int, msg string) {
+			writeErr(w, &apiError{status: status, code: status * 100, msg: "srtest: " + msg})
+		},
+		Next: next,
+	}
 }

@@ -128,3 +128,16 @@ func TestLabelBudgetSessionTimeout(t *testing.T) {
 		}
 	}
 }
+
+// Issue 25: check warns when the binary was built with an older toolchain
+// than the tested one, and says OK with the tested one.
+func TestCheckToolchainWarnsOnOlderGo(t *testing.T) {
+	t.Parallel()
+	r := &Report{}
+	checkToolchain(r, "go1.26.8")
+	checkToolchain(r, cmdutil.TestedGo)
+	if r.Warned != 1 || len(r.Lines) != 2 || r.Lines[0].Status != Warn || r.Lines[1].Status != OK ||
+		!strings.Contains(r.Lines[0].Detail, "go1.26.8") || !strings.Contains(r.Lines[0].Detail, cmdutil.TestedGo) {
+		t.Fatalf("lines %+v, want WARN naming go1.26.8 and %s, then OK", r.Lines, cmdutil.TestedGo)
+	}
+}

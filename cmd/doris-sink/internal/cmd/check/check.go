@@ -7,6 +7,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,11 +57,14 @@ type Options struct {
 	Output     string
 	Timeout    time.Duration
 	SkipKafka  bool
+	// GoVersion is the toolchain that built the binary (runtime.Version;
+	// tests set another).
+	GoVersion string
 }
 
 // NewCmdCheck returns the check command; runF replaces Run in tests.
 func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Factory: f}
+	opts := &Options{IO: f.IO, Factory: f, GoVersion: runtime.Version()}
 	cmd := &cobra.Command{
 		Use:   "check -c <config>",
 		Short: "Check a job's config against Doris and Kafka before running it",
@@ -77,6 +81,7 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error)
     doris.mysql_allow_insecure_auth): WARN
   - the checkpoint store belongs to this job
   - Kafka brokers reachable, topic exists
+  - the binary was built with the tested Go toolchain (WARN when older)
 
 It exits 4 when any check FAILs.`,
 		Args: cobra.NoArgs,
@@ -113,6 +118,7 @@ func Run(ctx context.Context, o *Options) error {
 	r := &Report{Job: cfg.Job.Name}
 	r.add(OK, "config", "%s valid: job %s, %s, %s.%s ← topic %s", o.ConfigFile, cfg.Job.Name, cfg.Delivery.Guarantee, cfg.Doris.Database, cfg.Doris.Table, cfg.Kafka.DescribeTopics())
 	checkLabels(r, cfg)
+	checkToolchain(r, o.GoVersion)
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	checkDoris(dctx, r, o.Factory, cfg)
 	cancel()
@@ -162,4 +168,17 @@ func print(o *Options, r *Report) error {
 		return err
 	}
 	return nil
+}
+
+// checkToolchain warns when the binary was built with an older Go than the
+// tested one (GOTOOLCHAIN=local with an older Go, a distro's Go build).
+func checkToolchain(r *Report, built string) {
+	if built == "" {
+		built = runtime.Version()
+	}
+	if w := cmdutil.ToolchainWarning(built); w != "" {
+		r.add(Warn, "toolchain", "%s", w)
+		return
+	}
+	r.add(OK, "toolchain", "built with %s (tested: %s)", built, cmdutil.TestedGo)
 }

@@ -16,6 +16,9 @@ type Options struct {
 	IO      *cmdutil.IOStreams
 	Version string
 	Output  string
+	// GoVersion is the toolchain that built the binary (runtime.Version;
+	// tests set another).
+	GoVersion string
 }
 
 // Info is the JSON output of `doris-sink version -o json`.
@@ -24,11 +27,15 @@ type Info struct {
 	Go       string `json:"go"`
 	Revision string `json:"revision,omitempty"`
 	Modified bool   `json:"modified,omitempty"`
+	// TestedGo is the toolchain doris-sink is tested with (cmdutil.TestedGo).
+	TestedGo string `json:"tested_go"`
+	// Warning is set when Go is older than TestedGo.
+	Warning string `json:"warning,omitempty"`
 }
 
 // NewCmdVersion returns the version command; runF replaces Run in tests.
 func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Version: f.Version}
+	opts := &Options{IO: f.IO, Version: f.Version, GoVersion: runtime.Version()}
 	cmd := &cobra.Command{
 		Use:     "version",
 		Short:   "Print the doris-sink version",
@@ -45,9 +52,14 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 	return cmd
 }
 
-// Run prints the version.
+// Run prints the version, and a warning on stderr when the binary was built
+// with an older toolchain than the tested one.
 func Run(o *Options) error {
-	info := Info{Version: o.Version, Go: runtime.Version()}
+	gov := o.GoVersion
+	if gov == "" {
+		gov = runtime.Version()
+	}
+	info := Info{Version: o.Version, Go: gov, TestedGo: cmdutil.TestedGo, Warning: cmdutil.ToolchainWarning(gov)}
 	if info.Version == "" {
 		info.Version = "dev"
 	}
@@ -63,6 +75,9 @@ func Run(o *Options) error {
 	}
 	if o.Output == cmdutil.OutputJSON {
 		return cmdutil.WriteJSON(o.IO.Out, info)
+	}
+	if info.Warning != "" {
+		fmt.Fprintf(o.IO.ErrOut, "warning: %s\n", info.Warning)
 	}
 	_, err := fmt.Fprintf(o.IO.Out, "doris-sink %s (%s)\n", info.Version, info.Go)
 	return err
