@@ -224,9 +224,9 @@ func TestReconcileFindingsMultiColumnKey(t *testing.T) {
 	}
 	load("audit", strings.Join([]string{
 		"a,1,1,x,1.00,1", "a,1,2,y,2.00,2", // (a,1): latest y
-		"a,2,1,z,3.00,3", // (a,2): served twice
+		"a,2,1,z,3.00,3",                                     // (a,2): served twice
 		"b,1,5,p,4.00,4", "b,1,5,q,5.00,5", "b,1,3,r,6.00,6", // (b,1): v5 tied
-		"b,2,1,m,7.00,7", // (b,2): not served
+		"b,2,1,m,7.00,7",                   // (b,2): not served
 		"b,3,1,n,8.00,8", "b,3,1,n,8.00,8", // (b,3): one event loaded twice (same ev), served amount differs
 	}, "\n")+"\n")
 	load("served", strings.Join([]string{"a,1,y,2.00", "a,2,z,3.00", "a,2,z,3.00", "b,1,q,5.00", "b,3,n,9.00", "c,9,w,1.50"}, "\n")+"\n")
