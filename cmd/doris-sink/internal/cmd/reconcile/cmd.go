@@ -27,7 +27,7 @@ type Options struct {
 	Version, DeleteWhen, Where string
 	Sums, EventID              []string
 	QueryTimeout               time.Duration
-	// AuditJob is --audit-job (refused: not built yet).
+	// AuditJob is --audit-job: the audit job's config file.
 	AuditJob string
 
 	loadConfig func() (*config.Config, error)
@@ -54,7 +54,13 @@ count and the first 20 keys:
   - tied-version:    a key's maximum version is held by audit rows with different
                      values (left out of the other checks and of the sums);
   - duplicate-event: an --event-id value (e.g. partition, offset) twice in the audit;
-and per --sum column the served and rebuilt totals.
+and per --sum column the served and rebuilt totals. With --audit-job (the audit
+table's own job config, whose records.metadata_columns names partition and offset
+columns), it also reads that job's checkpoint store (read-only) and checks, within
+the offset ranges its retained decisions cover: no (topic,) partition, offset twice
+(duplicate-offset), no audit row past the last decision (beyond-evidence), and the
+audit rows there equal the rows the decisions loaded (dead letters, filtered rows
+and tombstones are not loaded rows, so they do not count).
 The work runs in Doris as SQL (GROUP BY, JOIN), each query bounded by
 --query-timeout (the query_timeout session variable). --where and --delete-when
 are SQL predicates passed to Doris as written (they are yours: reconcile runs
@@ -92,18 +98,13 @@ It exits 0 when everything agrees, 5 on any mismatch, 1 on errors.`,
 	fs.StringArrayVar(&opts.Sums, "sum", nil, "a column whose served and rebuilt totals are compared (repeatable)")
 	fs.StringSliceVar(&opts.EventID, "event-id", nil, "audit column(s) identifying one source event (e.g. partition,offset): no value twice")
 	fs.DurationVar(&opts.QueryTimeout, "query-timeout", DefaultQueryTimeout, "bound of each query (Doris query_timeout)")
-	fs.StringVar(&opts.AuditJob, "audit-job", "", "the audit table's job config: not implemented yet (refused)")
+	fs.StringVar(&opts.AuditJob, "audit-job", "", "the audit table's job config: link its rows to that job's decisions (records.metadata_columns partition/offset)")
 	return cmd
 }
 
 // RunCmd loads the config, reconciles and prints the report; it returns a
 // *cmdutil.GapsError (exit 5) when anything disagrees.
 func RunCmd(ctx context.Context, opts *Options) error {
-	if opts.AuditJob != "" {
-		return cmdutil.FlagErrorf("--audit-job is not implemented yet: linking the audit table to a job's checkpoints " +
-			"is not done by reconcile; run `doris-sink verify -c AUDIT_JOB.yaml` for the transport layer and " +
-			"--event-id with the audit's partition/offset columns for per-event identity")
-	}
 	if opts.Audit == "" || len(opts.Key) == 0 || opts.Version == "" {
 		return cmdutil.FlagErrorf("--audit, --key and --version are required")
 	}
@@ -114,6 +115,19 @@ func RunCmd(ctx context.Context, opts *Options) error {
 	spec, err := specOf(opts, cfg)
 	if err != nil {
 		return err
+	}
+	if opts.AuditJob != "" {
+		if opts.Where != "" {
+			return cmdutil.FlagErrorf("--where and --audit-job together: the audit job's decisions cover the whole audit table")
+		}
+		acfg, err := config.Load(config.LoadOptions{File: opts.AuditJob, Environ: opts.Factory.Environ, Need: config.NeedJob | config.NeedTable})
+		if err != nil {
+			return fmt.Errorf("--audit-job %s: %w", opts.AuditJob, err)
+		}
+		if spec.Evidence, err = ReadEvidence(ctx, acfg, spec.Audit); err != nil {
+			return err
+		}
+		spec.AuditJob = acfg.Job.Name
 	}
 	c, err := opts.Factory.Doris(cfg)
 	if err != nil {
@@ -186,6 +200,18 @@ func Print(io *cmdutil.IOStreams, rep *Report) error {
 			fmt.Fprintln(io.ErrOut, cmdutil.TerminalSafe(fmt.Sprintf("%s: %d key(s) (%s), first %d: %s",
 				c.Kind, c.Count, strings.Join(c.Columns, ", "), len(c.Keys), keysText(c.Keys, SampleKeys))))
 		}
+	}
+	if l := rep.AuditLink; l != nil {
+		line := fmt.Sprintf("audit job %s: %d decisions cover %s; %d audit rows there", l.Job, l.Decisions, strings.Join(l.Ranges, ", "), l.Rows)
+		switch {
+		case l.EvidenceRows < 0:
+			line += " (not compared: " + l.Note + ")"
+		case l.Equal:
+			line += fmt.Sprintf(" = %d rows loaded", l.EvidenceRows)
+		default:
+			line += ": MISMATCH: " + l.Note
+		}
+		fmt.Fprintln(io.ErrOut, cmdutil.TerminalSafe(line))
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintln(io.ErrOut, cmdutil.TerminalSafe("note: "+n))

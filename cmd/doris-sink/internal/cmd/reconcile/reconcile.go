@@ -97,6 +97,11 @@ type Spec struct {
 	// QueryTimeout bounds each query (SET query_timeout); <= 0:
 	// DefaultQueryTimeout.
 	QueryTimeout time.Duration
+	// Evidence links the audit table to its job's decisions
+	// (ReadEvidence); nil: not checked. Where must be empty with it.
+	Evidence *Evidence
+	// AuditJob names the job of Evidence.
+	AuditJob string
 }
 
 // Check is one finding's result: a count and the first keys.
@@ -147,6 +152,9 @@ type Report struct {
 	// Checks are every finding's result, agreeing ones included.
 	Checks []Check `json:"checks"`
 	Sums   []Sum   `json:"sums"`
+	// AuditLink compares the audit table with the audit job's decisions
+	// (--audit-job); nil without it.
+	AuditLink *AuditLink `json:"audit_link,omitempty"`
 	// Notes explain likely causes and skipped checks.
 	Notes []string `json:"notes"`
 }
@@ -163,6 +171,9 @@ func (r *Report) Mismatches() int {
 		if !s.Equal {
 			n++
 		}
+	}
+	if r.AuditLink != nil && !r.AuditLink.Equal {
+		n++
 	}
 	return n
 }
@@ -229,14 +240,7 @@ func Reconcile(ctx context.Context, q Querier, spec Spec, audit, served *schema.
 		rep.DeletedKeys, _ = strconv.ParseInt(row[1], 10, 64)
 		rep.LiveKeys = all - rep.DeletedKeys
 	}
-	keyCheck := func(kind, query string, by []string) {
-		c := Check{Kind: kind, Columns: by, Keys: [][]string{}}
-		c.Count = run.int(count(query))
-		if c.Count > 0 {
-			c.Keys = run.rows(sample(query, by, SampleKeys))
-		}
-		rep.Checks = append(rep.Checks, c)
-	}
+	keyCheck := func(kind, query string, by []string) { keyCheck(run, rep, kind, query, by) }
 	keyCheck(KindMismatched, b.mismatched(), spec.Key)
 	keyCheck(KindMissing, b.missing(), spec.Key)
 	if spec.DeleteWhen != "" {
@@ -260,11 +264,24 @@ func Reconcile(ctx context.Context, q Querier, spec Spec, audit, served *schema.
 		sv, rb := run.str(b.servedSum(c)), run.str(b.rebuiltSum(c))
 		rep.Sums = append(rep.Sums, Sum{Column: c, Served: sv, Rebuilt: rb, Equal: sameNumber(sv, rb)})
 	}
+	if spec.Evidence != nil {
+		linkAudit(run, b, spec.AuditJob, spec.Evidence, rep)
+	}
 	if run.err != nil {
 		return nil, run.err
 	}
 	rep.Notes = notes(rep, b)
 	return rep, nil
+}
+
+// keyCheck runs a key query: its count, and its first SampleKeys rows.
+func keyCheck(run *runner, rep *Report, kind, query string, by []string) {
+	c := Check{Kind: kind, Columns: by, Keys: [][]string{}}
+	c.Count = run.int(count(query))
+	if c.Count > 0 {
+		c.Keys = run.rows(sample(query, by, SampleKeys))
+	}
+	rep.Checks = append(rep.Checks, c)
 }
 
 // plan validates spec against the two schemas and returns its builder.
@@ -313,6 +330,19 @@ func plan(spec Spec, audit, served *schema.Table) (*builder, error) {
 	for _, c := range spec.EventID {
 		if err := need("--event-id", c, audit); err != nil {
 			return nil, err
+		}
+	}
+	if ev := spec.Evidence; ev != nil {
+		if strings.TrimSpace(spec.Where) != "" {
+			return nil, fmt.Errorf("reconcile: --where and --audit-job together: the audit job's counts cover the whole table")
+		}
+		for _, c := range []string{ev.Topic, ev.Partition, ev.Offset} {
+			if c == "" {
+				continue
+			}
+			if err := need("records.metadata_columns of the audit job", c, audit); err != nil {
+				return nil, err
+			}
 		}
 	}
 	b := &builder{audit: quote(spec.Audit.DB) + "." + quote(spec.Audit.Name), served: quote(spec.Served.DB) + "." + quote(spec.Served.Name),

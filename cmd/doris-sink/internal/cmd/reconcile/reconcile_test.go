@@ -273,7 +273,7 @@ func TestReconcileFindingsMultiColumnKey(t *testing.T) {
 }
 
 // Bad names and flag combinations are usage errors before any query;
-// --audit-job is refused, not ignored.
+// --where with --audit-job is refused (the job's counts cover the whole table).
 func TestReconcileRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	p := newPipeline(t, stateSeqDDL, orderEvents(3))
@@ -283,7 +283,7 @@ func TestReconcileRefusesBadInput(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"--key", "order_id", "--version", "op_version"}, cmdutil.ExitUsage, "--audit, --key and --version are required"},
-		{[]string{"--audit", "demo.order_audit", "--key", "order_id", "--version", "op_version", "--audit-job", "x.yaml"}, cmdutil.ExitUsage, "--audit-job is not implemented"},
+		{[]string{"--audit", "demo.order_audit", "--key", "order_id", "--version", "op_version", "--audit-job", "x.yaml", "--where", "order_id > 1"}, cmdutil.ExitUsage, "--where and --audit-job together"},
 		{[]string{"--audit", "demo.order`audit", "--key", "order_id", "--version", "op_version"}, cmdutil.ExitUsage, "backticks"},
 		{[]string{"--audit", "demo.order_audit", "--key", "nope", "--version", "op_version"}, cmdutil.ExitError, `--key "nope": no such column`},
 		{[]string{"--audit", "demo.order_audit", "--key", "order_id", "--version", "op_version", "--sum", "src_offset"}, cmdutil.ExitError, `--sum "src_offset": no such column in demo.order_state`},
