@@ -3,6 +3,7 @@ package doris
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
@@ -25,6 +26,21 @@ func (c *Client) mysqlDB() (*sql.DB, error) {
 	if c.db != nil {
 		return c.db, nil
 	}
+	conn, err := c.mysqlConnector(c.cfg.RequestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(2)
+	db.SetConnMaxIdleTime(time.Minute)
+	c.db = db
+	return db, nil
+}
+
+// mysqlConnector returns a connector to the FE MySQL port whose reads and
+// writes time out after rw (the connect itself after RequestTimeout).
+func (c *Client) mysqlConnector(rw time.Duration) (driver.Connector, error) {
 	if c.cfg.MySQL == "" {
 		return nil, errors.New("doris: Config.MySQL is not set")
 	}
@@ -35,7 +51,7 @@ func (c *Client) mysqlDB() (*sql.DB, error) {
 	// arguments are interpolated client-side with proper quoting.
 	mc.InterpolateParams = true
 	mc.Timeout = c.cfg.RequestTimeout
-	mc.ReadTimeout, mc.WriteTimeout = c.cfg.RequestTimeout, c.cfg.RequestTimeout
+	mc.ReadTimeout, mc.WriteTimeout = rw, rw
 	if err := c.mysqlSecurity(mc); err != nil {
 		return nil, err
 	}
@@ -44,12 +60,7 @@ func (c *Client) mysqlDB() (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("doris mysql %s: %w", c.cfg.MySQL, err)
 	}
-	db := sql.OpenDB(conn)
-	db.SetMaxOpenConns(4)
-	db.SetMaxIdleConns(2)
-	db.SetConnMaxIdleTime(time.Minute)
-	c.db = db
-	return db, nil
+	return conn, nil
 }
 
 type mysqlLogger struct{ c *Client }

@@ -22,7 +22,8 @@ const (
 	ExitConfig = 3
 	// ExitCheckFailed: `check` found at least one blocker (*CheckFailedError).
 	ExitCheckFailed = 4
-	// ExitGaps: `verify` found gaps between ledger, Doris and Kafka
+	// ExitGaps: `verify` found gaps between ledger, Doris and Kafka, or
+	// `reconcile` found the served table and its audit disagree
 	// (*GapsError).
 	ExitGaps = 5
 	// ExitNotConfirmed: a risky act was refused: no --yes without a

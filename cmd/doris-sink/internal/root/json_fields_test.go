@@ -16,6 +16,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/dev"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/reconcile"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/status"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
@@ -41,6 +42,7 @@ var jsonOutputs = []struct {
 	{"txn status", reflect.TypeFor[view.Txn]()},
 	{"txn commit|abort", reflect.TypeFor[txn.DecideResult]()},
 	{"verify", reflect.TypeFor[verify.Report]()},
+	{"reconcile", reflect.TypeFor[reconcile.Report]()},
 	{"bench", reflect.TypeFor[bench.Result]()},
 	{"version", reflect.TypeFor[version.Info]()},
 	{"status", reflect.TypeFor[status.Result]()},

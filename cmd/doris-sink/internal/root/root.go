@@ -13,6 +13,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/checkpoint"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/label"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/load"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/reconcile"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/run"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/status"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/txn"
@@ -51,6 +52,7 @@ Doris and Kafka before running it.`,
 	cmd.AddCommand(
 		run.NewCmdRun(f, nil),
 		verify.NewCmdVerify(f, nil),
+		reconcile.NewCmdReconcile(f, nil),
 		version.NewCmdVersion(f, nil),
 		check.NewCmdCheck(f, nil),
 		label.NewCmdLabel(f),

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/reconcile"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/verify"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 )
@@ -19,27 +21,33 @@ type served struct {
 // reports whether all passed.
 func (e *env) check(ctx context.Context, evs []event, n narrator) bool {
 	ok := true
-	dups, err := e.query(ctx, "SELECT order_id, COUNT(*) FROM order_state_eos GROUP BY order_id HAVING COUNT(*) > 1")
-	ok = n.check(err == nil && len(dups) == 0, "one row per key: SELECT order_id, COUNT(*) FROM %s GROUP BY order_id HAVING COUNT(*) > 1 returns %s",
-		stateTable, rowsOrErr(dups, err)) && ok
-
+	// The business layer (reconcile): the served state equals the state
+	// rebuilt from the audit table, and every event is in the audit once.
+	rep, err := reconcile.Run(ctx, e.client, reconcile.Spec{
+		Audit: reconcile.Table{DB: demoDB, Name: auditTable}, Served: reconcile.Table{DB: demoDB, Name: stateTable},
+		Key: []string{"order_id"}, Version: "op_version", DeleteWhen: "status = '" + statusDeleted + "'",
+		Sums: []string{"amount"}, EventID: []string{"order_id", "op_version"}})
+	if err != nil {
+		return n.check(false, "reconcile %s with %s: %v", stateTable, auditTable, err)
+	}
+	dupEv := rep.Check(reconcile.KindDuplicateEvent)
+	ok = n.check(dupEv.Count == 0, "one row per event: no (order_id, op_version) twice in %s (%d found%s)",
+		auditTable, dupEv.Count, firstKeys(dupEv)) && ok
+	var bad []string
+	for _, c := range rep.Checks {
+		if c.Kind != reconcile.KindDuplicateEvent && c.Count > 0 {
+			bad = append(bad, fmt.Sprintf("%s %d%s", c.Kind, c.Count, firstKeys(&c)))
+		}
+	}
+	ok = n.check(len(bad) == 0, "reconcile: %s equals the state rebuilt from %s (row of max op_version per order, %d deleted orders absent; %d orders; no mismatched, missing, resurrected, unaudited or tied key)%s",
+		stateTable, auditTable, rep.DeletedKeys, rep.ServedRows, strings.Join(append([]string{""}, bad...), "; ")) && ok
+	for _, sm := range rep.Sums {
+		ok = n.check(sm.Equal, "reconcile: SUM(%s) served %s = rebuilt %s", sm.Column, sm.Served, sm.Rebuilt) && ok
+	}
 	state, err := e.orders(ctx, "SELECT order_id, op_version, status FROM order_state_eos")
 	if err != nil {
 		return n.check(false, "read %s: %v", stateTable, err)
 	}
-	rebuilt, err := e.orders(ctx, "SELECT order_id, MAX(op_version), MAX_BY(status, op_version) FROM order_event_audit GROUP BY order_id")
-	if err != nil {
-		return n.check(false, "rebuild from %s: %v", auditTable, err)
-	}
-	deleted := 0
-	for id, r := range rebuilt {
-		if r.status == statusDeleted {
-			delete(rebuilt, id)
-			deleted++
-		}
-	}
-	ok = n.check(sameOrders(state, rebuilt), "state rebuilt from the audit table (MAX(op_version), MAX_BY(status, op_version); %d deleted orders absent) equals %s (%d orders)",
-		deleted, stateTable, len(state)) && ok
 	want := map[int64]served{}
 	for id, ev := range expectedState(evs) {
 		want[id] = served{ev.OpVersion, ev.Status}
@@ -78,6 +86,22 @@ func (e *env) check(ctx context.Context, evs []event, n narrator) bool {
 			st, st, rowsOrErr(rows, err)) && ok
 	}
 	return ok
+}
+
+// firstKeys is ", e.g. k1 k2 …" for a finding with keys.
+func firstKeys(c *reconcile.Check) string {
+	if c == nil || len(c.Keys) == 0 {
+		return ""
+	}
+	var ks []string
+	for i, k := range c.Keys {
+		if i == 5 {
+			ks = append(ks, "…")
+			break
+		}
+		ks = append(ks, strings.Join(k, "/"))
+	}
+	return ", e.g. " + strings.Join(ks, " ")
 }
 
 func rowsOrErr(rows [][]string, err error) string {
