@@ -63,6 +63,16 @@ type Input struct {
 	// SkipsTombstones is true when the job skips nil-value records
 	// (records.format debezium) instead of loading or dead-lettering them.
 	SkipsTombstones bool
+	// Incomplete, when set, says why the entries do not cover every
+	// checkpoint of the job (a slot's pre-evidence ledger is elsewhere,
+	// expired evidence): the table count is then not compared.
+	Incomplete string
+	// Bounded is true when the evidence was read from an offset (--since):
+	// the first checkpoint read need not start where the job began.
+	Bounded bool
+	// Reread reads the evidence again (the settle rule of the table count
+	// for a running job); nil: no second read.
+	Reread func(ctx context.Context) ([]*record, error)
 	// Slots are the writer slots of a group-mode job (job.slots ≥ 2),
 	// each with its own ledger and state; Entries, Torn and State are then
 	// unused. Every slot's checkpoints are reconciled on their own (ids,
