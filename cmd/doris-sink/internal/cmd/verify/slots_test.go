@@ -2,6 +2,10 @@ package verify
 
 import (
 	"context"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +17,7 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate/jobtest"
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/schema"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
@@ -75,7 +80,8 @@ func TestReconcileSlots(t *testing.T) {
 	}
 }
 
-// verify of a group-mode job reads every slot's state from Kafka and each
+// verify of a group-mode job whose writers wrote no evidence topic (a
+// doris-sink before issue 20) reads every slot's state from Kafka and each
 // slot's ledger from job.data_dir/slot-<j>; a slot whose ledger is not on
 // this machine is reported, not taken for a clean one.
 func TestVerifyConfigReadsSlotLedgers(t *testing.T) {
@@ -83,6 +89,7 @@ func TestVerifyConfigReadsSlotLedgers(t *testing.T) {
 	j := jobtest.NewKafkaPartitions(t, 4)
 	st0 := j.Decide(0, 2, []map[int32]int64{{0: 5}}, false)
 	j.Decide(1, 2, []map[int32]int64{{1: 7}}, false)
+	deleteEvidenceTopic(t, j)
 	dir := jobstate.SlotDataDir(j.Dir, 0, 2)
 	lg, err := ledger.Open(dir)
 	if err != nil {
@@ -112,5 +119,23 @@ func TestVerifyConfigReadsSlotLedgers(t *testing.T) {
 	}
 	if !missing {
 		t.Errorf("findings %+v, want slot 1's missing ledger reported", rep.Findings)
+	}
+}
+
+// deleteEvidenceTopic deletes the job's evidence topic: its decisions then
+// look as a doris-sink before the evidence topic left them.
+func deleteEvidenceTopic(t *testing.T, j *jobtest.Job) {
+	t.Helper()
+	cl, err := kgo.NewClient(j.KafkaOpts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).DeleteTopics(t.Context(), coordlog.EvidenceTopic(jobtest.Name))
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
