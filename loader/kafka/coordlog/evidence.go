@@ -176,24 +176,24 @@ func ensureEvidenceTopic(ctx context.Context, adm *kadm.Client, topic string, rf
 		return DefaultEvidenceMaxMessageBytes, nil
 	case errors.Is(err, kerr.TopicAlreadyExists):
 	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed):
-		return 0, &TopicError{Topic: topic, Err: err, Reason: fmt.Sprintf(
-			"the evidence topic does not exist and this principal may not create it: grant CREATE on topic %s (and DESCRIBE, "+
+		return 0, &TopicError{Role: "evidence topic", Topic: topic, Err: err, Reason: fmt.Sprintf(
+			"it does not exist and this principal may not create it: grant CREATE on topic %s (and DESCRIBE, "+
 				"DESCRIBE_CONFIGS, WRITE; READ for verify), or create it: kafka-topics.sh --create --topic %s --partitions 1 "+
 				"--config cleanup.policy=delete --config retention.ms=-1 --config retention.bytes=-1 --config max.message.bytes=%d",
 			topic, topic, DefaultEvidenceMaxMessageBytes)}
 	default:
-		return 0, &TopicError{Topic: topic, Err: err, Reason: "cannot create the evidence topic"}
+		return 0, &TopicError{Role: "evidence topic", Topic: topic, Err: err, Reason: "cannot create it"}
 	}
 	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
 	if err != nil {
-		return 0, &TopicError{Topic: topic, Err: err, Reason: "cannot read the evidence topic's configuration (grant DESCRIBE_CONFIGS on it)"}
+		return 0, &TopicError{Role: "evidence topic", Topic: topic, Err: err, Reason: "cannot read its configuration (grant DESCRIBE_CONFIGS on it)"}
 	}
 	rc, err := rcs.On(topic, nil)
 	if err == nil {
 		err = rc.Err
 	}
 	if err != nil {
-		return 0, &TopicError{Topic: topic, Err: err, Reason: "cannot read the evidence topic's configuration (grant DESCRIBE_CONFIGS on it)"}
+		return 0, &TopicError{Role: "evidence topic", Topic: topic, Err: err, Reason: "cannot read its configuration (grant DESCRIBE_CONFIGS on it)"}
 	}
 	maxBytes := int64(DefaultEvidenceMaxMessageBytes)
 	for _, c := range rc.Configs {
@@ -201,8 +201,8 @@ func ensureEvidenceTopic(ctx context.Context, adm *kadm.Client, topic string, rf
 		switch c.Key {
 		case "cleanup.policy":
 			if slices.Contains(strings.Split(strings.ReplaceAll(v, " ", ""), ","), "compact") {
-				return 0, &TopicError{Topic: topic, Reason: fmt.Sprintf(
-					"the evidence topic's cleanup.policy is %q: compaction would keep only each writer's last record; want delete: "+
+				return 0, &TopicError{Role: "evidence topic", Topic: topic, Reason: fmt.Sprintf(
+					"its cleanup.policy is %q: compaction would keep only each writer's last record; want delete: "+
 						"kafka-configs.sh --alter --entity-type topics --entity-name %s --add-config cleanup.policy=delete", v, topic)}
 			}
 		case "max.message.bytes":

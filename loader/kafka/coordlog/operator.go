@@ -113,11 +113,14 @@ func WriteOperator(ctx context.Context, cfg Config, op Operator) (int64, error) 
 		_ = cl.EndTransaction(context.WithoutCancel(ctx), kgo.TryAbort)
 		return 0, fmt.Errorf("operator record in %s: %w", topic, err)
 	}
-	// The operator record first: its offset is the one returned.
-	res := cl.ProduceSync(ctx, append([]*kgo.Record{rec}, ev...)...)
+	res := cl.ProduceSync(ctx, rec)
 	if err := res.FirstErr(); err != nil {
 		_ = cl.EndTransaction(context.WithoutCancel(ctx), kgo.TryAbort)
-		return 0, fmt.Errorf("operator record in %s (and its evidence in %s): produce: %w", topic, EvidenceTopic(cfg.Job), err)
+		return 0, fmt.Errorf("operator record in %s: produce: %w", topic, err)
+	}
+	if err := cl.ProduceSync(ctx, ev...).FirstErr(); err != nil {
+		_ = cl.EndTransaction(context.WithoutCancel(ctx), kgo.TryAbort)
+		return 0, fmt.Errorf("operator record in %s: produce its evidence to %s: %w", topic, EvidenceTopic(cfg.Job), err)
 	}
 	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return 0, fmt.Errorf("operator record in %s: commit transaction of %s (run the command again: a repeat is harmless): %w",

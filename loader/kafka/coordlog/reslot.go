@@ -124,11 +124,15 @@ func WriteReslot(ctx context.Context, cfg Config, slots int, expectEnd int64, re
 		}
 		return nil, cause
 	}
-	res := cl.ProduceSync(ctx, append(krecs, ev...)...)
+	res := cl.ProduceSync(ctx, krecs...)
 	if err := res.FirstErr(); err != nil {
-		return abort(fmt.Errorf("reslot in %s (and its evidence in %s): produce: %w", topic, EvidenceTopic(cfg.Job), err))
+		return abort(fmt.Errorf("reslot in %s: produce: %w", topic, err))
 	}
-	res = res[:len(krecs)]
+	// The evidence after the state records (ProduceSync's results come in
+	// completion order: one partition keeps the state records' order).
+	if err := cl.ProduceSync(ctx, ev...).FirstErr(); err != nil {
+		return abort(fmt.Errorf("reslot: produce its evidence to %s: %w", EvidenceTopic(cfg.Job), err))
+	}
 	out := map[string]int64{}
 	first := int64(-1)
 	for i, r := range res {
