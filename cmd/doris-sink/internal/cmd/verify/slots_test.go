@@ -208,3 +208,40 @@ func orNull(b []byte) string {
 	}
 	return string(b)
 }
+
+// Issue 20: after the source topic was deleted and created again, verify
+// reports it (the evidence's topic ID is the old one), instead of exiting
+// 0 over offsets of another topic.
+func TestVerifyConfigRecreatedSourceTopicIsAFinding(t *testing.T) {
+	t.Parallel()
+	j := jobtest.NewKafka(t)
+	j.Decide(0, 1, []map[int32]int64{{0: 0}}, false)
+	cl, err := kgo.NewClient(j.KafkaOpts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.DeleteTopics(t.Context(), jobtest.Topic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(t.Context(), 1, -1, nil, jobtest.Topic); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{File: j.Config, Need: config.NeedJob | config.NeedTable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, _ := cmdutil.NewTestFactory(false)
+	rep, err := VerifyConfigChecks(context.Background(), f, cfg, true, false, DefaultChecks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findings(rep, KindTopicRecreated)
+	if len(got) != 1 || got[0].Severity != SeverityError || !strings.Contains(got[0].Message, "source topic "+jobtest.Topic) {
+		t.Fatalf("findings %v, want one topic-recreated error naming %s", rep.Findings, jobtest.Topic)
+	}
+	if rep.Err() == nil {
+		t.Errorf("Err() = nil, want exit 1")
+	}
+}
