@@ -140,7 +140,7 @@ func readEvidenceInputs(ctx context.Context, cfg *config.Config, v *jobstate.Vie
 			default:
 				var keep []ledger.Entry
 				for _, e := range local {
-					if len(evEntries) == 0 || (e.Checkpoint != 0 && e.Checkpoint < lo) {
+					if lo == 0 || (e.Checkpoint != 0 && e.Checkpoint < lo) {
 						keep = append(keep, e)
 					}
 				}

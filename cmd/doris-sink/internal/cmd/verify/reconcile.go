@@ -394,7 +394,8 @@ func checkDoris(ctx context.Context, in Input, r *record, note func(Finding)) do
 	case doris.TxnVisible, doris.TxnCommitted:
 		if !r.loaded {
 			note(Finding{Severity: SeverityWarning, Kind: KindLedger,
-				Message: fmt.Sprintf("Doris reports %s but the ledger has no committed entry (a crash between commit and ledger; the next start records it)", st)})
+				Message: fmt.Sprintf("Doris reports %s but the evidence has no committed entry yet: a running job records it with its next save; "+
+					"a stopped one crashed between the commit and that save, and its next start records it", st)})
 		}
 		checkTxnID(ctx, in, r, note)
 	case doris.TxnPrecommitted:
