@@ -210,3 +210,28 @@ func TestReconcileTableCountSettles(t *testing.T) {
 		t.Errorf("count 24 below E1's 25: %v %+v, want a gap of 1 rows lost", rep.Err(), rep.TableCount)
 	}
 }
+
+// Issue 20: a UNIQUE or AGGREGATE KEY table's count is not compared for
+// equality (merging lowers it), but it never exceeds the rows the
+// evidence's checkpoints loaded: more is extra rows, a gap.
+func TestReconcileMergedTableUpperBound(t *testing.T) {
+	t.Parallel()
+	var es []ledger.Entry
+	es = append(es, committed(1, nil, map[int32]int64{0: 10}, 10)...)
+	for _, keys := range []schema.KeysType{schema.UniqueKeys, schema.AggregateKeys} {
+		d := visible(1)
+		d.keys, d.count = keys, 11
+		in := input(es, d, fakeKafka{0: 10})
+		in.TableCount = true
+		rep := Reconcile(t.Context(), in)
+		var ge *cmdutil.GapsError
+		if !errors.As(rep.Err(), &ge) || !strings.Contains(rep.TableCount.Note, "1 extra rows") {
+			t.Errorf("%s with 11 rows for 10 loaded: %v %+v, want a gap of 1 extra rows", keys, rep.Err(), rep.TableCount)
+		}
+		d.count = 7
+		in.Doris = d
+		if rep := Reconcile(t.Context(), in); rep.Err() != nil || rep.TableCount.Status != TableCountSkipped {
+			t.Errorf("%s with 7 rows (merged): %v %+v, want skipped", keys, rep.Err(), rep.TableCount)
+		}
+	}
+}

@@ -59,7 +59,12 @@ job.data_dir/slot-<j>; a slot whose ledger is on another member's machine is rep
   - table count (--table-count, on by default): a DUPLICATE KEY table's COUNT(*)
     equals the rows the committed checkpoints loaded. It assumes the job is the
     table's only writer: pass --table-count=false otherwise. UNIQUE and AGGREGATE
-    tables are skipped with a note (merging by key makes their counts differ).
+    tables are not compared for equality (merging by key lowers their counts),
+    but a count above the rows every decided checkpoint loaded is a gap.
+    With job.coordinator kafka the evidence is the job's evidence topic
+    (any machine, no data dir needed; local ledgers only for checkpoints
+    decided before it existed); a running job's count is settled between two
+    evidence reads; --since bounds what is re-read.
 It exits 0 when everything reconciles, 5 when a gap is found (offsets skipped,
 loaded twice, a decided checkpoint missing in Doris, a lingering txn, or a
 table count that differs), 1 on other mismatches.`,
