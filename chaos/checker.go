@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
@@ -22,7 +23,8 @@ import (
 // nor its logs. The produced history comes from Kafka (the topic read from
 // its start by a plain kgo client), the table contents and transaction
 // states from Doris over the MySQL protocol (go-sql-driver/mysql), and
-// the sinks' evidence from their ledgers (ledger.ReadFile). The zero value
+// the sinks' evidence from the job's evidence topic (coordlog.ReadEvidence),
+// or their ledgers (ledger.ReadFile) when it has none. The zero value
 // is not usable; fill every field.
 type Checker struct {
 	// Brokers is the Kafka seed address.
@@ -321,7 +323,7 @@ func (c *Checker) checkState(ctx context.Context, db *sql.DB, maxVer map[int64]i
 // be VISIBLE (or forgotten by label retention), and the rows of committed
 // labels must add up to wantRows (-1: not compared).
 func (c *Checker) checkLedger(ctx context.Context, db *sql.DB, s *Sink, wantRows int64, r *Report) error {
-	entries, err := readLedgers(s.DataDir)
+	entries, err := c.evidence(ctx, s)
 	if err != nil {
 		return fmt.Errorf("sink %s: %w", s.Name, err)
 	}
@@ -372,6 +374,25 @@ func (c *Checker) checkLedger(ctx context.Context, db *sql.DB, s *Sink, wantRows
 		r.detail("ledger %s: committed rows %d, want %d", s.Name, total, wantRows)
 	}
 	return nil
+}
+
+// evidence returns s's evidence entries: from the job's evidence topic
+// (every writer scope's, read_committed; job.coordinator kafka), else
+// from its local ledgers (readLedgers; job.coordinator file has no
+// evidence topic).
+func (c *Checker) evidence(ctx context.Context, s *Sink) ([]ledger.Entry, error) {
+	el, err := coordlog.ReadEvidence(ctx, s.Name, []kgo.Opt{kgo.SeedBrokers(c.Brokers)}, coordlog.EvidenceReadOptions{})
+	if errors.Is(err, fs.ErrNotExist) {
+		return readLedgers(s.DataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var all []ledger.Entry
+	for _, sc := range el.Scopes() {
+		all = append(all, el.EntriesOf(sc)...)
+	}
+	return all, nil
 }
 
 // readLedgers returns the entries of every ledger under dir: dir's own

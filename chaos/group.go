@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -241,8 +242,40 @@ func RunGroup(ctx context.Context, cfg GroupConfig) (*GroupResult, error) {
 		return res, fmt.Errorf("seed=%d check: %w", cfg.Seed, err)
 	}
 	res.Report = rep
+	// The evidence is in Kafka: verify from a config whose job.data_dir is
+	// empty (no member's machine) must reconcile the whole job.
+	if out, code, err := g.verifyWithoutDataDir(cctx); err != nil {
+		return res, fmt.Errorf("seed=%d verify: %w", cfg.Seed, err)
+	} else if code != 0 {
+		res.Problems = append(res.Problems, fmt.Sprintf("seed=%d verify from a config with an empty job.data_dir exited %d: %s",
+			cfg.Seed, code, out))
+	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// verifyWithoutDataDir runs `doris-sink verify` with the job's config and
+// a fresh, empty job.data_dir; it returns the command's output tail and
+// exit code.
+func (g *groupCampaign) verifyWithoutDataDir(ctx context.Context) (string, int, error) {
+	path, _, err := g.memberConfig(1 << 20) // a member id no member has: an empty data dir
+	if err != nil {
+		return "", 0, err
+	}
+	cmd := exec.CommandContext(ctx, g.cfg.Binary, "verify", "-c", path)
+	out, err := cmd.CombinedOutput()
+	tail := string(out)
+	if len(tail) > 2000 {
+		tail = tail[len(tail)-2000:]
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return tail, ee.ExitCode(), nil
+	}
+	if err != nil {
+		return tail, 0, fmt.Errorf("run verify: %w", err)
+	}
+	return tail, 0, nil
 }
 
 // groupJob is the job name (label prefix, consumer group) of a group

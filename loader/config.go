@@ -162,6 +162,13 @@ type Config struct {
 	// LedgerDir is the directory of the evidence ledger (docs/design.md §6);
 	// empty: no ledger.
 	LedgerDir string
+	// Evidence, when set, receives the evidence entries of events that
+	// have no decision of their own (an aborted txn, a table created or
+	// changed by the sink); the store writes them with its next save
+	// (coordlog.Store, docs/design.md §7.3). The entries of decisions,
+	// commits, heals and resolutions are the store's own to derive. nil:
+	// the local ledger only.
+	Evidence EvidenceStager
 	// Source names the source in the store's owner record, e.g.
 	// "kafka:orders". Optional; must match the store's.
 	Source string

@@ -21,6 +21,27 @@ func loadCounts(res *doris.LoadResult, attempts int, deadLettered int64) *checkp
 	return c
 }
 
+// EvidenceStager stages evidence entries for the checkpoint store's next
+// save (Config.Evidence; coordlog.Store implements it).
+type EvidenceStager interface {
+	// StageEvidence adds entries to the next save's evidence. Safe for
+	// concurrent use.
+	StageEvidence(entries ...ledger.Entry)
+}
+
+// stageEvidence hands e to Config.Evidence when e is an event the store
+// cannot derive from its states (aborted, table_created,
+// schema_changed).
+func (l *Loader) stageEvidence(e ledger.Entry) {
+	if l.cfg.Evidence == nil {
+		return
+	}
+	switch e.Event {
+	case ledger.EventAborted, ledger.EventTableCreated, ledger.EventSchemaChanged:
+		l.cfg.Evidence.StageEvidence(e)
+	}
+}
+
 // evidence appends one ledger entry (docs/design.md §6) for checkpoint d, with
 // d.Counts (all zero when nil: unknown, or an attempt never decided). The
 // store's decision is the one source of the counts: every entry of a
@@ -28,7 +49,7 @@ func loadCounts(res *doris.LoadResult, attempts int, deadLettered int64) *checkp
 // written again by Recover (repairEvidence). The ledger is evidence, not
 // the coordinator's log: a failed append is logged, never fatal.
 func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnStatus, note string) {
-	if l.ledger == nil {
+	if l.ledger == nil && l.cfg.Evidence == nil {
 		return
 	}
 	e := ledger.Entry{
@@ -54,6 +75,10 @@ func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnSt
 		e.RowsTotal, e.RowsLoaded, e.RowsFiltered, e.RowsUnselected = c.RowsTotal, c.RowsLoaded, c.RowsFiltered, c.RowsUnselected
 		e.Bytes, e.Attempts, e.DeadLettered = c.Bytes, c.Attempts, c.DeadLettered
 	}
+	l.stageEvidence(e)
+	if l.ledger == nil {
+		return
+	}
 	if err := l.ledger.Append(e); err != nil {
 		l.log.Warn("ledger append failed", "event", event, "label", d.Label, "err", err)
 	}
@@ -65,7 +90,7 @@ func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnSt
 // rides on the entry of its first txn, deadLetteredOf). Like evidence, a
 // failed append is logged, never fatal.
 func (l *Loader) txnEvidence(event string, d *checkpoint.Decision, t checkpoint.Txn, deadLettered int64, state doris.TxnStatus, note string) {
-	if l.ledger == nil {
+	if l.ledger == nil && l.cfg.Evidence == nil {
 		return
 	}
 	db, table, err := checkpoint.SplitTable(t.Table)
@@ -99,6 +124,10 @@ func (l *Loader) txnEvidence(event string, d *checkpoint.Decision, t checkpoint.
 	if c := t.Counts; c != nil {
 		e.RowsTotal, e.RowsLoaded, e.RowsFiltered, e.RowsUnselected = c.RowsTotal, c.RowsLoaded, c.RowsFiltered, c.RowsUnselected
 		e.Bytes, e.Attempts = c.Bytes, c.Attempts
+	}
+	l.stageEvidence(e)
+	if l.ledger == nil {
+		return
 	}
 	if err := l.ledger.Append(e); err != nil {
 		l.log.Warn("ledger append failed", "event", event, "label", t.Label, "err", err)

@@ -15,7 +15,7 @@ func (l *Loader) RecordTableChange(kind, ddl string) {
 // RecordTableChangeOf is RecordTableChange for table, a routed table
 // ("db.table" or a table of Config.DB): the entry names that table.
 func (l *Loader) RecordTableChangeOf(table, kind, ddl string) {
-	if l.ledger == nil {
+	if l.ledger == nil && l.cfg.Evidence == nil {
 		return
 	}
 	db, tbl := l.cfg.DB, table
@@ -23,6 +23,10 @@ func (l *Loader) RecordTableChangeOf(table, kind, ddl string) {
 		db, tbl = d, t
 	}
 	e := ledger.Entry{Time: l.clock.Now(), Event: kind, Job: l.cfg.Job, DB: db, Table: tbl, Note: ddl}
+	l.stageEvidence(e)
+	if l.ledger == nil {
+		return
+	}
 	if err := l.ledger.Append(e); err != nil {
 		l.log.Warn("ledger append failed", "event", kind, "table", db+"."+tbl, "err", err)
 	}

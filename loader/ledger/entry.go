@@ -28,6 +28,10 @@ const (
 	// EventResliced: an operator changed the job's writer slot count
 	// (`checkpoint reslot`); Note holds the plan. Checkpoint is 0.
 	EventResliced = "resliced"
+	// EventResolveRequested: an operator asked the owner of a writer scope
+	// to resolve a decided label (`checkpoint resolve`, an operator record
+	// in Kafka); the owner's "resolved" entry follows when it applies it.
+	EventResolveRequested = "resolve_requested"
 )
 
 // ValidEvent reports whether Append accepts event: one of the Event
@@ -35,7 +39,7 @@ const (
 func ValidEvent(event string) bool {
 	switch event {
 	case EventDecided, EventCommitted, EventAborted, EventHealed, EventResolved, EventTableCreated, EventSchemaChanged,
-		EventResliced:
+		EventResliced, EventResolveRequested:
 		return true
 	}
 	return false

@@ -28,14 +28,26 @@ func (l *Log) Commit(ctx context.Context, value []byte, offs *Offsets) error {
 }
 
 // Extra are records a Commit produces in its transaction besides the
-// state record (the checkpoint's dead letters).
+// state record (the checkpoint's dead letters, its evidence records).
 type Extra struct {
 	// Records each have their topic and partition set (the client's
 	// partitioner is manual).
 	Records []*kgo.Record
-	// BatchBytes bounds the record batches they are produced in (their
-	// topic's max.message.bytes); 0: the client's default.
+	// BatchBytes bounds the record batches of a topic not in TopicBytes
+	// (the dead-letter topic's max.message.bytes); 0: the client's
+	// default.
 	BatchBytes int64
+	// TopicBytes bounds the record batches per topic (its
+	// max.message.bytes), e.g. the evidence topic's: topics differ.
+	TopicBytes map[string]int64
+}
+
+// bound returns the batch bound of topic (0: none).
+func (e Extra) bound(topic string) int64 {
+	if n, ok := e.TopicBytes[topic]; ok {
+		return n
+	}
+	return e.BatchBytes
 }
 
 // CommitWith is Commit producing extra records in the same transaction:
@@ -128,7 +140,8 @@ func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets, extra
 			return l.abortGeneration(ctx, err)
 		}
 	}
-	if len(extra.Records) > 0 {
+	letters := l.hasDeadLetters(extra)
+	if letters {
 		if err := l.fire(FailDeadLettersProduced); err != nil {
 			return err // crashed: the transaction stays open, as a killed process leaves it
 		}
@@ -136,12 +149,24 @@ func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets, extra
 	if err := l.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return l.abort(ctx, fmt.Errorf("end transaction (commit): %w", err))
 	}
-	if len(extra.Records) > 0 {
+	if letters {
 		if err := l.fire(FailDeadLettersCommitted); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// hasDeadLetters reports whether extra holds a record besides the job's
+// evidence records (the dead-letter cut points fire only then).
+func (l *Log) hasDeadLetters(extra Extra) bool {
+	ev := EvidenceTopic(l.cfg.Job)
+	for _, r := range extra.Records {
+		if r.Topic != ev {
+			return true
+		}
+	}
+	return false
 }
 
 // produceAll produces extra's records (copies: a failed attempt's records
@@ -153,12 +178,14 @@ func (l *Log) commitOnce(ctx context.Context, value []byte, offs *Offsets, extra
 // own 1 MB cap; a bigger batch would be refused again at every attempt).
 func produceAll(ctx context.Context, cl *kgo.Client, extra Extra) error {
 	recs := extra.Records
-	limit := extra.BatchBytes - batchOverhead
 	for len(recs) > 0 {
+		// One chunk holds records of one topic, within its bound.
+		bound := extra.bound(recs[0].Topic)
+		limit := bound - batchOverhead
 		n, size := 0, int64(0)
 		for n < len(recs) {
 			s := framedSize(recs[n])
-			if n > 0 && extra.BatchBytes > 0 && size+s > limit {
+			if n > 0 && (recs[n].Topic != recs[0].Topic || bound > 0 && size+s > limit) {
 				break
 			}
 			size += s
@@ -198,7 +225,7 @@ func produceChunk(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, total
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("produce %d dead letters in the transaction: %w", total, errors.Join(errs...))
+		return fmt.Errorf("produce %d extra records (dead letters, evidence) in the transaction: %w", total, errors.Join(errs...))
 	}
 	return nil
 }

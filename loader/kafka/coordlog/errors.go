@@ -58,11 +58,19 @@ type TopicError struct {
 	Reason string
 	// Err is the Kafka error, if any.
 	Err error
+	// Role names the topic's role in messages: "" is "state topic", else
+	// e.g. "evidence topic".
+	Role string
 }
 
-// Error returns "state topic <topic>: <reason>: <err>".
+// Error returns "<role> <topic>: <reason>: <err>" (role "state topic"
+// unless Role is set).
 func (e *TopicError) Error() string {
-	s := "state topic " + e.Topic + ": " + e.Reason
+	role := "state topic"
+	if e.Role != "" {
+		role = e.Role
+	}
+	s := role + " " + e.Topic + ": " + e.Reason
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}

@@ -134,6 +134,8 @@ type Log struct {
 	cl  *kgo.Client // transactional producer, also used for admin requests
 	adm *kadm.Client
 	inc Incarnation
+	// evMax is the evidence topic's max.message.bytes (Open).
+	evMax int64
 	// openEnd is the state topic's last stable offset right after Open
 	// fenced the predecessors: a record of this key at or after it written
 	// by another incarnation means this one was fenced.
@@ -147,7 +149,8 @@ type Log struct {
 }
 
 // Open opens the log of cfg.Job and cfg.Scope: it makes sure the state
-// topic exists and is compacted (creating it when allowed), then
+// topic exists and is compacted and the evidence topic exists (creating
+// them when allowed; ensureEvidenceTopic), then
 // initialises the producer id of the transactional id, which fences every
 // previous incarnation and aborts what it left open. On error nothing stays
 // open.
@@ -199,6 +202,11 @@ func (l *Log) open(ctx context.Context) error {
 	if err := ensureTopic(ctx, l.adm, l.topic, l.cfg.ReplicationFactor, l.log); err != nil {
 		return err
 	}
+	evMax, err := ensureEvidenceTopic(ctx, l.adm, EvidenceTopic(l.cfg.Job), l.cfg.ReplicationFactor, l.log)
+	if err != nil {
+		return err
+	}
+	l.evMax = evMax
 	id, epoch, err := l.cl.ProducerID(ctx)
 	if err != nil {
 		return fmt.Errorf("coordinator log %s: init producer id of transactional id %s (this fences the previous incarnation): %w",

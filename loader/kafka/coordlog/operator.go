@@ -8,7 +8,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // Operator records: an operator's decision (`checkpoint resolve`) written to
@@ -93,22 +97,44 @@ func WriteOperator(ctx context.Context, cfg Config, op Operator) (int64, error) 
 		return 0, fmt.Errorf("operator record in %s: kafka client: %w", topic, err)
 	}
 	defer cl.Close()
+	// A job last run by a doris-sink without an evidence topic has none yet.
+	if _, err := ensureEvidenceTopic(ctx, kadm.NewClient(cl), EvidenceTopic(cfg.Job), cfg.ReplicationFactor, discardLogger(cfg.Logger)); err != nil {
+		return 0, err
+	}
 	if err := cl.BeginTransaction(); err != nil {
 		return 0, fmt.Errorf("operator record in %s: begin transaction of %s: %w", topic, txnID, err)
 	}
 	rec := &kgo.Record{Topic: topic, Partition: 0, Key: []byte(OperatorKey(cfg.Job, cfg.Scope)), Value: v,
 		Headers: []kgo.RecordHeader{{Key: HeaderFormat, Value: []byte(formatHeader())},
 			{Key: HeaderIncarnation, Value: []byte("operator")}}}
+	ev, err := evidenceRecords(EvidenceRecord{Job: cfg.Job, Writer: EvidenceWriterOperator, Scope: cfg.Scope}, "operator",
+		[]ledger.Entry{operatorEntry(cfg.Job, op)}, DefaultEvidenceMaxMessageBytes)
+	if err != nil {
+		_ = cl.EndTransaction(context.WithoutCancel(ctx), kgo.TryAbort)
+		return 0, fmt.Errorf("operator record in %s: %w", topic, err)
+	}
 	res := cl.ProduceSync(ctx, rec)
 	if err := res.FirstErr(); err != nil {
 		_ = cl.EndTransaction(context.WithoutCancel(ctx), kgo.TryAbort)
 		return 0, fmt.Errorf("operator record in %s: produce: %w", topic, err)
+	}
+	if err := cl.ProduceSync(ctx, ev...).FirstErr(); err != nil {
+		_ = cl.EndTransaction(context.WithoutCancel(ctx), kgo.TryAbort)
+		return 0, fmt.Errorf("operator record in %s: produce its evidence to %s: %w", topic, EvidenceTopic(cfg.Job), err)
 	}
 	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return 0, fmt.Errorf("operator record in %s: commit transaction of %s (run the command again: a repeat is harmless): %w",
 			topic, txnID, err)
 	}
 	return res[0].Record.Offset, nil
+}
+
+// operatorEntry is the evidence entry of operator record op of job.
+func operatorEntry(job string, op Operator) ledger.Entry {
+	db, table, _ := checkpoint.SplitTable(op.Table)
+	return ledger.Entry{Time: op.At, Event: ledger.EventResolveRequested, Checkpoint: op.Checkpoint, Job: job, DB: db, Table: table,
+		Sub: op.Sub, Label: op.Label, TxnID: op.TxnID, State: op.Doris,
+		Note: "operator asked to assume " + op.Assumed + " (by " + op.By + ")"}
 }
 
 // OperatorOf decodes the newest operator record of scope ("" =

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // ReslotIncarnation is the incarnation token of the state records
@@ -81,6 +84,21 @@ func WriteReslot(ctx context.Context, cfg Config, slots int, expectEnd int64, re
 			Headers: []kgo.RecordHeader{{Key: HeaderFormat, Value: []byte(formatHeader())},
 				{Key: HeaderIncarnation, Value: []byte(ReslotIncarnation)}}})
 	}
+	var entries []ledger.Entry
+	for _, r := range recs {
+		e := ledger.Entry{Time: time.Now(), Event: ledger.EventResliced, Job: cfg.Job, DB: r.State.Owner.DB, Table: r.State.Owner.Table,
+			Note: fmt.Sprintf("writer scope %s rewritten by checkpoint reslot --slots %d", r.Scope, slots)}
+		if d := r.State.Decided; d != nil {
+			e.Checkpoint, e.Label, e.DecidedAt, e.CommittedAt = d.ID, d.Label, d.DecidedAt, d.CommittedAt
+			e.Ranges = rangesDoc(d.Start, d.End)
+		}
+		entries = append(entries, e)
+	}
+	ev, err := evidenceRecords(EvidenceRecord{Job: cfg.Job, Writer: EvidenceWriterReslot, Slots: docSlots(slots)}, ReslotIncarnation,
+		entries, DefaultEvidenceMaxMessageBytes)
+	if err != nil {
+		return nil, fmt.Errorf("reslot: %w", err)
+	}
 	txnID := ReslotTransactionalID(cfg.Job)
 	timeout := cfg.TransactionTimeout
 	if timeout <= 0 {
@@ -93,6 +111,10 @@ func WriteReslot(ctx context.Context, cfg Config, slots int, expectEnd int64, re
 		return nil, fmt.Errorf("reslot in %s: kafka client: %w", topic, err)
 	}
 	defer cl.Close()
+	// A job last run by a doris-sink without an evidence topic has none yet.
+	if _, err := ensureEvidenceTopic(ctx, kadm.NewClient(cl), EvidenceTopic(cfg.Job), cfg.ReplicationFactor, discardLogger(cfg.Logger)); err != nil {
+		return nil, err
+	}
 	if err := cl.BeginTransaction(); err != nil {
 		return nil, fmt.Errorf("reslot in %s: begin transaction of %s: %w", topic, txnID, err)
 	}
@@ -105,6 +127,11 @@ func WriteReslot(ctx context.Context, cfg Config, slots int, expectEnd int64, re
 	res := cl.ProduceSync(ctx, krecs...)
 	if err := res.FirstErr(); err != nil {
 		return abort(fmt.Errorf("reslot in %s: produce: %w", topic, err))
+	}
+	// The evidence after the state records (ProduceSync's results come in
+	// completion order: one partition keeps the state records' order).
+	if err := cl.ProduceSync(ctx, ev...).FirstErr(); err != nil {
+		return abort(fmt.Errorf("reslot: produce its evidence to %s: %w", EvidenceTopic(cfg.Job), err))
 	}
 	out := map[string]int64{}
 	first := int64(-1)

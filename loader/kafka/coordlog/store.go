@@ -10,12 +10,14 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
 // Store document identifiers: the value of every state record a Store
@@ -123,6 +125,9 @@ type Store struct {
 	// (SetDeadLetterBatchBytes; 0: the client's default).
 	staged     []*kgo.Record
 	batchBytes int64
+	// evidence are the evidence entries staged for the next save
+	// (StageEvidence).
+	evidence []ledger.Entry
 }
 
 var (
@@ -344,13 +349,27 @@ func (s *Store) Save(ctx context.Context, st *checkpoint.State) error {
 	if decision {
 		letters, doc.DeadLetters = s.deadLettersFor(st.Decided)
 	}
-	if err := s.write(ctx, st, doc, offs, Extra{Records: letters, BatchBytes: s.batchBytes}); err != nil {
+	entries := append(slices.Clone(s.evidence), transitionEvidence(s.owner, s.last, st, time.Now())...)
+	if err := s.write(ctx, st, doc, offs, Extra{Records: letters, BatchBytes: s.batchBytes}, entries); err != nil {
 		return err
 	}
 	if decision {
 		s.staged = nil
 	}
+	s.evidence = nil
 	return nil
+}
+
+// StageEvidence stages evidence entries of events that have no decision
+// of their own (an aborted txn, a table created or changed by the sink):
+// the next Save writes them in its transaction, before the entries it
+// derives itself. A process that ends before its next save loses them
+// (the event itself is in Doris: the txn's ABORTED state, the table's
+// DDL). Safe for concurrent use.
+func (s *Store) StageEvidence(entries ...ledger.Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.evidence = append(s.evidence, entries...)
 }
 
 // StageDeadLetters replaces the dead letters the next decision produces
@@ -399,8 +418,8 @@ func decides(last, st *checkpoint.State) int {
 }
 
 // write encodes st with doc's source info and commits it, with extra
-// records in the same transaction.
-func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets, extra Extra) error {
+// records and the evidence records of entries in the same transaction.
+func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets, extra Extra, entries []ledger.Entry) error {
 	b, err := checkpoint.Encode(st)
 	if err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
@@ -427,9 +446,23 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 	if err != nil {
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
+	letters := len(extra.Records)
+	if len(entries) > 0 {
+		base := EvidenceRecord{Job: s.owner.Job, Writer: EvidenceWriterSlot, Scope: s.owner.Writer, Slots: docSlots(s.slots),
+			TopicIDs: doc.Source.ids()}
+		if s.last != nil && s.last.Decided != nil {
+			base.Previous = s.last.Decided.ID
+		}
+		recs, err := evidenceRecords(base, s.log.inc.Token, entries, s.log.evMax)
+		if err != nil {
+			return fmt.Errorf("save checkpoint state: %w", err)
+		}
+		extra.Records = append(slices.Clone(extra.Records), recs...)
+		extra.TopicBytes = map[string]int64{EvidenceTopic(s.owner.Job): s.log.evMax}
+	}
 	if err := s.log.CommitWith(ctx, v, offs, extra); err != nil {
-		if len(extra.Records) > 0 {
-			return fmt.Errorf("save checkpoint state with %d dead letters: %w", len(extra.Records), err)
+		if letters > 0 {
+			return fmt.Errorf("save checkpoint state with %d dead letters: %w", letters, err)
 		}
 		return fmt.Errorf("save checkpoint state: %w", err)
 	}
@@ -495,7 +528,7 @@ func (s *Store) SaveFirstStart(ctx context.Context, raw []byte) error {
 	}
 	doc := s.doc
 	doc.Source.FirstStart = bytes.Clone(raw)
-	if err := s.write(ctx, s.last, doc, nil, Extra{}); err != nil {
+	if err := s.write(ctx, s.last, doc, nil, Extra{}, nil); err != nil {
 		return fmt.Errorf("first start %s: %w", raw, err)
 	}
 	return nil

@@ -161,6 +161,11 @@ func printList(io *cmdutil.IOStreams, items []ListItem, jobPrefix string) error 
 			store += ",resolved:" + it.Resolved
 		}
 		state := it.DorisState
+		if it.Role == jobstate.RoleAnnounced && state == string(doris.TxnUnknown) && it.DorisError == "" {
+			// The running job's open checkpoint: no row written to it yet
+			// (-o json keeps Doris's answer, UNKNOWN).
+			state = "open"
+		}
 		if it.DorisError != "" {
 			state = "error: " + it.DorisError
 		}

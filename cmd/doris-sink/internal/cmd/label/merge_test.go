@@ -125,3 +125,23 @@ func TestListWithDorisEmulator(t *testing.T) {
 		t.Errorf("stderr %q lacks the fencing warning", errOut.String())
 	}
 }
+
+// Issue 20: a healthy job's open checkpoint (announced, no row written to
+// it yet, so Doris has no txn of the label) is listed "open", not
+// UNKNOWN; -o json keeps Doris's answer.
+func TestListCallsTheOpenCheckpointOpen(t *testing.T) {
+	t.Parallel()
+	_, c := cmdutil.NewTestDoris(t, `CREATE TABLE t (id BIGINT) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES ("replication_num" = "1")`)
+	f, out, _ := cmdutil.NewTestFactory(false)
+	store := []jobstate.Label{{Label: "job:demo-t:0:7", Checkpoint: 7, Role: jobstate.RoleAnnounced, At: time.Now()}}
+	items := listWithDoris(context.Background(), &ListOptions{IO: f.IO}, c, "demo", store, nil, "job:")
+	if len(items) != 1 || items[0].DorisState != string(doris.TxnUnknown) {
+		t.Fatalf("items %+v, want the announced label, Doris UNKNOWN", items)
+	}
+	if err := printList(f.IO, items, "job:"); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "open") || strings.Contains(s, "UNKNOWN") {
+		t.Errorf("table %q: want the open checkpoint called open", s)
+	}
+}

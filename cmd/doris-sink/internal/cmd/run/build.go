@@ -133,6 +133,10 @@ func BuildContext(ctx context.Context, cfg *config.Config, d Deps) (*Job, error)
 	maps.Copy(props, kafka.DeleteProperties(deleteConfig(cfg)))
 	maps.Copy(props, kafka.EnvelopeProperties(cfg.Records.Envelope))
 	ownerProps, _ := cfg.TableSettings(cfg.Doris.Table, props)
+	var evidence loader.EvidenceStager
+	if es, ok := fs.(loader.EvidenceStager); ok {
+		evidence = es // job.coordinator kafka: the evidence topic (coordlog.Store)
+	}
 	ld, err := loader.New(client, loader.Config{
 		Job: cfg.Job.Name, DB: cfg.Doris.Database, Table: cfg.Doris.Table,
 		Format:     cfg.Doris.Format,
@@ -150,6 +154,7 @@ func BuildContext(ctx context.Context, cfg *config.Config, d Deps) (*Job, error)
 		BatchMode:    cfg.Delivery.BatchMode,
 		Store:        store,
 		LedgerDir:    cfg.Job.DataDir,
+		Evidence:     evidence,
 		Source:       Owner(cfg).Source,
 		Scope:        scopeOf(d),
 		Failpoints:   d.Failpoints,

@@ -96,7 +96,7 @@ func TestReconcileTableCount(t *testing.T) {
 
 	rep = run(schema.DuplicateKeys, 24, true)
 	got := findings(rep, KindTableCount)
-	if len(got) != 1 || got[0].Severity != SeverityGap || !strings.Contains(got[0].Message, "has 24 rows, the committed checkpoints loaded 25 (-1)") {
+	if len(got) != 1 || got[0].Severity != SeverityGap || !strings.Contains(got[0].Message, "has 24 rows, the committed checkpoints loaded 25: 1 rows lost") {
 		t.Fatalf("count mismatch findings = %v", got)
 	}
 	var ge *cmdutil.GapsError
@@ -171,5 +171,67 @@ func TestReconcileDorisChecksEmulator(t *testing.T) {
 	}
 	if cmdutil.ExitCode(rep.Err()) != cmdutil.ExitGaps {
 		t.Errorf("exit code %d, want %d", cmdutil.ExitCode(rep.Err()), cmdutil.ExitGaps)
+	}
+}
+
+// Issue 20, the settle rule for a running job: checkpoint 3 is decided
+// after the first evidence read (E1) and committed before the count, so
+// COUNT(*) is above E1's committed rows; the second read (E2) holds its
+// decision, and a count within [E1 committed, E2 decided] passes. A count
+// above E2's decided rows is extra rows, a gap; so is one below E1's.
+func TestReconcileTableCountSettles(t *testing.T) {
+	t.Parallel()
+	var es []ledger.Entry
+	es = append(es, committed(1, nil, map[int32]int64{0: 10}, 10)...)
+	es = append(es, committed(2, map[int32]int64{0: 10}, map[int32]int64{0: 25}, 15)...)
+	e2 := append(append([]ledger.Entry{}, es...), committed(3, map[int32]int64{0: 25}, map[int32]int64{0: 30}, 5)[0])
+	run := func(count int64) *Report {
+		d := visible(1, 2)
+		d.keys, d.count = schema.DuplicateKeys, count
+		in := input(es, d, fakeKafka{0: 30})
+		in.TableCount = true
+		in.Reread = func(context.Context) ([]*record, error) { return fold(e2), nil }
+		return Reconcile(t.Context(), in)
+	}
+	if rep := run(30); rep.Err() != nil || rep.TableCount.Status != TableCountOK || !strings.Contains(rep.TableCount.Note, "settled") {
+		t.Errorf("count 30 within [25, 30]: %v %+v", rep.Err(), rep.TableCount)
+	}
+	rep := run(31)
+	var ge *cmdutil.GapsError
+	if !errors.As(rep.Err(), &ge) || !strings.Contains(rep.TableCount.Note, "1 extra rows") {
+		t.Errorf("count 31 above E2's 30: %v %+v, want a gap of 1 extra rows", rep.Err(), rep.TableCount)
+	}
+	for _, f := range rep.Findings {
+		if strings.Contains(f.String(), "gap gap") || strings.Contains(f.Message, "rows lost") {
+			t.Errorf("finding %q: extra rows are not 'rows lost', and a gap is named once", f)
+		}
+	}
+	if rep := run(24); !errors.As(rep.Err(), &ge) || !strings.Contains(rep.TableCount.Note, "1 rows lost") {
+		t.Errorf("count 24 below E1's 25: %v %+v, want a gap of 1 rows lost", rep.Err(), rep.TableCount)
+	}
+}
+
+// Issue 20: a UNIQUE or AGGREGATE KEY table's count is not compared for
+// equality (merging lowers it), but it never exceeds the rows the
+// evidence's checkpoints loaded: more is extra rows, a gap.
+func TestReconcileMergedTableUpperBound(t *testing.T) {
+	t.Parallel()
+	var es []ledger.Entry
+	es = append(es, committed(1, nil, map[int32]int64{0: 10}, 10)...)
+	for _, keys := range []schema.KeysType{schema.UniqueKeys, schema.AggregateKeys} {
+		d := visible(1)
+		d.keys, d.count = keys, 11
+		in := input(es, d, fakeKafka{0: 10})
+		in.TableCount = true
+		rep := Reconcile(t.Context(), in)
+		var ge *cmdutil.GapsError
+		if !errors.As(rep.Err(), &ge) || !strings.Contains(rep.TableCount.Note, "1 extra rows") {
+			t.Errorf("%s with 11 rows for 10 loaded: %v %+v, want a gap of 1 extra rows", keys, rep.Err(), rep.TableCount)
+		}
+		d.count = 7
+		in.Doris = d
+		if rep := Reconcile(t.Context(), in); rep.Err() != nil || rep.TableCount.Status != TableCountSkipped {
+			t.Errorf("%s with 7 rows (merged): %v %+v, want skipped", keys, rep.Err(), rep.TableCount)
+		}
 	}
 }

@@ -65,6 +65,16 @@ type Input struct {
 	// with records.envelope debezium; kafka.SkipsTombstones) instead of
 	// loading or dead-lettering them.
 	SkipsTombstones bool
+	// Incomplete, when set, says why the entries do not cover every
+	// checkpoint of the job (a slot's pre-evidence ledger is elsewhere,
+	// expired evidence): the table count is then not compared.
+	Incomplete string
+	// Bounded is true when the evidence was read from an offset (--since):
+	// the first checkpoint read need not start where the job began.
+	Bounded bool
+	// Reread reads the evidence again (the settle rule of the table count
+	// for a running job); nil: no second read.
+	Reread func(ctx context.Context) ([]*record, error)
 	// Slots are the writer slots of a group-mode job (job.slots ≥ 2),
 	// each with its own ledger and state; Entries, Torn and State are then
 	// unused. Every slot's checkpoints are reconciled on their own (ids,
@@ -386,7 +396,8 @@ func checkDoris(ctx context.Context, in Input, r *record, note func(Finding)) do
 	case doris.TxnVisible, doris.TxnCommitted:
 		if !r.loaded {
 			note(Finding{Severity: SeverityWarning, Kind: KindLedger,
-				Message: fmt.Sprintf("Doris reports %s but the ledger has no committed entry (a crash between commit and ledger; the next start records it)", st)})
+				Message: fmt.Sprintf("Doris reports %s but the evidence has no committed entry yet: a running job records it with its next save; "+
+					"a stopped one crashed between the commit and that save, and its next start records it", st)})
 		}
 		checkTxnID(ctx, in, r, note)
 	case doris.TxnPrecommitted:

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // Severity orders findings.
@@ -50,6 +51,10 @@ const (
 	// KindTableCount: a Duplicate Key table's row count differs from the
 	// rows the ledger's committed checkpoints loaded.
 	KindTableCount = "table-count"
+	// KindTopicRecreated: a source topic's ID differs from the one the
+	// evidence recorded: the topic was deleted and created again, and the
+	// evidence's offsets are of the old topic.
+	KindTopicRecreated = "topic-recreated"
 	// KindUnverifiable: a fact could not be checked (label expired, Doris
 	// or Kafka unreachable).
 	KindUnverifiable = "unverifiable"
@@ -70,11 +75,19 @@ type Finding struct {
 }
 
 // String renders "severity kind checkpoint: message".
+// A kind that repeats its severity ("gap") is written once.
 func (f Finding) String() string {
-	if f.Checkpoint == 0 {
-		return fmt.Sprintf("%s %s: %s", f.Severity, f.Kind, f.Message)
+	head := string(f.Severity) + " " + f.Kind
+	if f.Kind == string(f.Severity) {
+		head = f.Kind
 	}
-	return fmt.Sprintf("%s %s checkpoint %d: %s", f.Severity, f.Kind, f.Checkpoint, f.Message)
+	if f.Scope != "" && f.Checkpoint != 0 {
+		return fmt.Sprintf("%s writer slot %s checkpoint %d: %s", head, f.Scope, f.Checkpoint, f.Message)
+	}
+	if f.Checkpoint == 0 {
+		return fmt.Sprintf("%s: %s", head, f.Message)
+	}
+	return fmt.Sprintf("%s checkpoint %d: %s", head, f.Checkpoint, f.Message)
 }
 
 // Checkpoint is one reconciled checkpoint (a row of the table).
@@ -119,6 +132,25 @@ type Report struct {
 	// when Doris was not checked).
 	TableCount *TableCount `json:"table_count,omitempty"`
 	Findings   []Finding   `json:"findings"`
+	// Sources say where each writer slot's checkpoints were read from
+	// (job.coordinator kafka: the evidence topic, and local ledgers for
+	// checkpoints decided before it).
+	Sources []EvidenceSource `json:"sources,omitempty"`
+	// Evidence is what was read of the evidence topic, every record (for
+	// auditors: `-o json`).
+	Evidence *EvidenceRead `json:"evidence,omitempty"`
+}
+
+// EvidenceRead is the part of the evidence topic verify read.
+type EvidenceRead struct {
+	Topic string `json:"topic"`
+	// LogStart is the topic's log start offset (records before it
+	// expired); Start the first offset read, End the last stable offset
+	// the read stopped at (pass it as --since to read only newer ones).
+	LogStart int64                     `json:"log_start"`
+	Start    int64                     `json:"start"`
+	End      int64                     `json:"end"`
+	Records  []coordlog.EvidenceRecord `json:"records"`
 }
 
 // Count returns the number of findings of severity s.

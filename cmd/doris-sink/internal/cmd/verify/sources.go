@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -158,4 +159,21 @@ func (k *kafkaAdmin) compactOnly(ctx context.Context, topic string) (bool, error
 		}
 	}
 	return false, nil
+}
+
+// TopicID returns topic's current topic ID (hex); a missing topic is an
+// error.
+func (k *kafkaAdmin) TopicID(ctx context.Context, topic string) (string, error) {
+	td, err := k.adm.ListTopics(ctx, topic)
+	if err != nil {
+		return "", fmt.Errorf("describe %s: %w", topic, err)
+	}
+	d, ok := td[topic]
+	if !ok {
+		return "", fmt.Errorf("topic %s does not exist", topic)
+	}
+	if d.Err != nil {
+		return "", fmt.Errorf("describe %s: %w", topic, d.Err)
+	}
+	return hex.EncodeToString(d.ID[:]), nil
 }

@@ -60,7 +60,12 @@ job.data_dir/slot-<j>; a slot whose ledger is on another member's machine is rep
   - table count (--table-count, on by default): a DUPLICATE KEY table's COUNT(*)
     equals the rows the committed checkpoints loaded. It assumes the job is the
     table's only writer: pass --table-count=false otherwise. UNIQUE and AGGREGATE
-    tables are skipped with a note (merging by key makes their counts differ).
+    tables are not compared for equality (merging by key lowers their counts),
+    but a count above the rows every decided checkpoint loaded is a gap.
+    With job.coordinator kafka the evidence is the job's evidence topic
+    (any machine, no data dir needed; local ledgers only for checkpoints
+    decided before it existed); a running job's count is settled between two
+    evidence reads; --since bounds what is re-read.
 It exits 0 when everything reconciles, 5 when a gap is found (offsets skipped,
 loaded twice, a decided checkpoint missing in Doris, a lingering txn, or a
 table count that differs), 1 on other mismatches.`,
@@ -84,6 +89,8 @@ table count that differs), 1 on other mismatches.`,
 	opts.Checks = DefaultChecks()
 	cmd.Flags().BoolVar(&opts.Checks.TableCount, "table-count", opts.Checks.TableCount,
 		"compare a DUPLICATE KEY table's COUNT(*) with the ledger's loaded rows (the job must be the table's only writer)")
+	cmd.Flags().Int64Var(&opts.Checks.Since, "since", 0,
+		"read the evidence topic from this offset (a previous report's evidence end); the table count is then not compared")
 	cmd.Flags().DurationVar(&opts.Checks.LingerMargin, "linger-margin", opts.Checks.LingerMargin,
 		"a PREPARE/PRECOMMITTED txn of the job older than checkpoint_interval + this is a gap")
 	return cmd
@@ -118,6 +125,11 @@ type Checks struct {
 	// LingerMargin is added to delivery.checkpoint_interval to flag
 	// lingering txns (--linger-margin); <= 0 skips that check.
 	LingerMargin time.Duration
+	// Since is the evidence topic offset verify starts reading at
+	// (--since; 0: the whole topic): a later run passes the previous
+	// report's evidence end to re-read only what is new. Contiguity is
+	// then proven from there on and the table count is not compared.
+	Since int64
 }
 
 // DefaultChecks turns the table count on and uses DefaultLingerMargin.
@@ -147,12 +159,40 @@ func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Con
 		in.State = v.State
 	}
 	var missing []string
-	if v != nil && v.SlotCount >= 2 {
+	var ev *evidenceInputs
+	switch {
+	case cfg.Job.Coordinator == config.CoordinatorKafka && v != nil:
+		// The evidence topic (read after the state, so it holds at least
+		// every decision the state names), merged with the local ledgers
+		// of checkpoints decided before it existed.
+		if ev, err = readEvidenceInputs(ctx, cfg, v, checks.Since); err != nil {
+			return nil, err
+		}
+		if v.SlotCount >= 2 {
+			in.Slots = ev.slots
+		} else if len(ev.slots) == 1 {
+			in.Entries, in.Torn = ev.slots[0].Entries, ev.slots[0].Torn
+		}
+		missing = ev.missing
+		in.Incomplete = ev.incomplete
+		in.Bounded = checks.Since > 0
+		in.Reread = func(ctx context.Context) ([]*record, error) {
+			again, err := readEvidenceInputs(ctx, cfg, v, checks.Since)
+			if err != nil {
+				return nil, err
+			}
+			var recs []*record
+			for _, s := range again.slots {
+				recs = append(recs, fold(s.Entries)...)
+			}
+			return recs, nil
+		}
+	case v != nil && v.SlotCount >= 2:
 		// Group mode: each slot's decisions against its own ledger.
 		if in.Slots, missing, err = slotInputs(cfg, v); err != nil {
 			return nil, err
 		}
-	} else {
+	default:
 		entries, torn, err := ledger.ReadFile(cfg.Job.DataDir)
 		if err != nil {
 			return nil, fmt.Errorf("verify job %s: %w", cfg.Job.Name, err)
@@ -177,9 +217,22 @@ func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Con
 	}
 	rep := Reconcile(ctx, in)
 	for _, m := range missing {
-		rep.add(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Scope: m, Message: fmt.Sprintf(
-			"writer slot %s: no ledger in %s: its evidence is in the data_dir of the member that ran it (run verify there)",
-			m, jobstate.SlotDataDir(cfg.Job.DataDir, slotNum(m), v.SlotCount))})
+		msg := fmt.Sprintf("writer slot %s: no ledger in %s: its evidence is in the data_dir of the member that ran it (run verify there)",
+			m, jobstate.SlotDataDir(cfg.Job.DataDir, slotNum(m), v.SlotCount))
+		if ev != nil {
+			msg = fmt.Sprintf("writer slot %s decided checkpoints before it wrote the evidence topic, and their local ledger is not in %s: "+
+				"those checkpoints are not verified here (run verify where that member's job.data_dir is)",
+				m, jobstate.SlotDataDir(cfg.Job.DataDir, slotNum(m), max(v.SlotCount, 1)))
+		}
+		rep.add(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Scope: m, Message: msg})
+	}
+	if ev != nil {
+		rep.Sources = ev.sources
+		if ev.log != nil {
+			rep.Evidence = &EvidenceRead{Topic: ev.log.Topic, LogStart: ev.log.LogStart, Start: ev.log.Start, End: ev.log.End,
+				Records: ev.log.Records}
+			checkTopicIDs(ctx, in.Kafka, ev.log, rep)
+		}
 	}
 	return rep, nil
 }
@@ -248,13 +301,20 @@ func Print(io *cmdutil.IOStreams, rep *Report) error {
 			fmt.Fprintf(io.ErrOut, "checkpoint %d: %d offsets = %d rows + %s\n", c.ID, c.Offsets, c.RowsTotal, c.Accounted)
 		}
 	}
+	for _, s := range rep.Sources {
+		fmt.Fprintln(io.ErrOut, cmdutil.TerminalSafe("evidence: "+s.String()))
+	}
+	if e := rep.Evidence; e != nil {
+		fmt.Fprintf(io.ErrOut, "evidence: %s offsets [%d, %d) read (log start %d; pass --since %d to read only what is newer)\n",
+			cmdutil.TerminalSafe(e.Topic), e.Start, e.End, e.LogStart, e.End)
+	}
 	for _, f := range rep.Findings {
 		fmt.Fprintln(io.ErrOut, cmdutil.TerminalSafe(f.String()))
 	}
 	if tc := rep.TableCount; tc != nil {
 		line := "table count: " + tc.Status
 		if tc.Status == TableCountOK {
-			line += fmt.Sprintf(" (%d rows, as the ledger loaded)", tc.Rows)
+			line += fmt.Sprintf(" (%d rows, as the evidence loaded)", tc.Rows)
 		}
 		if tc.Note != "" {
 			line += ": " + tc.Note
