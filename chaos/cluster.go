@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader/kafka/kafkatest"
 )
 
 // Names of the campaign's Kafka topics and Doris objects.
@@ -52,6 +53,8 @@ type Cluster struct {
 	dataDir string
 	// opts are the broker options every (re)start applies.
 	opts []kfake.Opt
+	// stopKeep ends the kafka broker's kafkatest.KeepParkedMembers.
+	stopKeep func()
 }
 
 // ClusterOptions shape a campaign's cluster; the zero value is
@@ -97,7 +100,11 @@ func NewClusterWith(kafkaDir string, o ClusterOptions) (*Cluster, error) {
 		kc.Close()
 		return nil, fmt.Errorf("start doris: %w", err)
 	}
-	c := &Cluster{Doris: srv, kafka: kc, port: port, dataDir: kafkaDir, opts: opts}
+	c := &Cluster{Doris: srv, kafka: kc, port: port, dataDir: kafkaDir, opts: opts, stopKeep: func() {}}
+	if c.stopKeep, err = keepParked(kc); err != nil {
+		c.Close()
+		return nil, err
+	}
 	for _, ddl := range []string{eventsDDL, stateDDL} {
 		if err := srv.CreateTable(Database, ddl); err != nil {
 			c.Close()
@@ -125,13 +132,28 @@ func (c *Cluster) Brokers() string { return "127.0.0.1:" + strconv.Itoa(c.port) 
 func (c *Cluster) RestartKafka() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stopKeep()
 	c.kafka.Close()
 	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.Ports(c.port), kfake.DataDir(c.dataDir)}, c.opts...)...)
 	if err != nil {
 		return fmt.Errorf("restart kafka on port %d: %w", c.port, err)
 	}
 	c.kafka = kc
+	if c.stopKeep, err = keepParked(kc); err != nil {
+		return fmt.Errorf("restart kafka on port %d: %w", c.port, err)
+	}
 	return nil
+}
+
+// keepParked applies Kafka's group rule kfake lacks (issue 29): a member
+// waiting in its JoinGroup or SyncGroup is not expired by its session
+// timeout (kafkatest.KeepParkedMembers).
+func keepParked(kc *kfake.Cluster) (func(), error) {
+	stop, err := kafkatest.KeepParkedMembers(kc, 0)
+	if err != nil {
+		return func() {}, fmt.Errorf("kafka: keep parked group members: %w", err)
+	}
+	return stop, nil
 }
 
 // Produce writes records synchronously (acks from the broker).
@@ -152,6 +174,7 @@ func (c *Cluster) Produce(ctx context.Context, rs ...*kgo.Record) error {
 func (c *Cluster) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stopKeep()
 	c.kafka.Close()
 	c.Doris.Close()
 }

@@ -52,7 +52,7 @@ const (
 var GroupScenarios = []Scenario{
 	{MemberKill, 6, false, "SIGKILL a random member at a random moment; its slots move after the session timeout"},
 	{MemberFailpoint, 5, false, "SIGKILL a random member; its replacement crashes at a named failpoint (K+crash) once it owns a slot"},
-	{MemberZombie, 4, false, "SIGSTOP a member past the session timeout, SIGCONT it once the group moved on: it must be fenced"},
+	{MemberZombie, 8, false, "SIGSTOP a member past the session timeout, SIGCONT it once the group moved on: it must be fenced"},
 	{MemberAdd, 3, false, "start one more member (cooperative rebalance: only moving slots drain)"},
 	{MemberRemove, 3, false, "SIGTERM a member: it drains its slots and leaves, exit 0"},
 	{RebalanceKafkaRestart, 2, false, "add or remove a member and restart the Kafka broker during the rebalance"},
@@ -99,8 +99,13 @@ type GroupConfig struct {
 	// Partitions of the source topic (default 8).
 	Partitions int
 	// SessionTimeout is kafka.session_timeout (default 6 s, kfake's
-	// minimum is lowered to 1 s).
-	SessionTimeout time.Duration
+	// minimum is lowered to 1 s); RebalanceTimeout kafka.rebalance_timeout
+	// (default 10 s).
+	SessionTimeout, RebalanceTimeout time.Duration
+	// LivenessMargin is what LivenessBound allows beyond the session and
+	// rebalance timeouts for the moved slots' jobs to start and decide
+	// (default 5 s).
+	LivenessMargin time.Duration
 	// Keys is the number of distinct keys (default 50).
 	Keys int
 	// Timeout bounds each wait for progress (default 90 s).
@@ -137,10 +142,17 @@ type GroupResult struct {
 	// had already decided (every one of them must be). StaleDecisions
 	// counts the zombie decisions that overlapped another member's (0).
 	Zombies, ZombiesFenced, StaleDecisions int
-	Records                                int64
-	Report                                 *Report
-	Problems                               []string
-	Elapsed                                time.Duration
+	// LivenessMax is the longest a cycle took from its last fault to
+	// deciding everything produced before it; LivenessViolations counts
+	// the cycles past GroupConfig.LivenessBound, SessionFailures the
+	// failed group sessions of members neither paused nor cut off by a
+	// broker restart (both must be 0).
+	LivenessMax                         time.Duration
+	LivenessViolations, SessionFailures int
+	Records                             int64
+	Report                              *Report
+	Problems                            []string
+	Elapsed                             time.Duration
 }
 
 // Failed reports whether the campaign broke a promise.
@@ -177,6 +189,13 @@ type groupCampaign struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on any member's log line or exit
+
+	// faultAt is the time of the cycle's last fault (zero: none pending a
+	// liveness check), faultRecords what was produced then, outOfGroup
+	// the live members' failed-session counts then (group_liveness.go).
+	faultAt      time.Time
+	faultRecords int64
+	outOfGroup   map[*member]int
 }
 
 // RunGroup runs a group-mode campaign: it starts the cluster and
@@ -271,6 +290,12 @@ func groupDefaults(cfg GroupConfig) GroupConfig {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 6 * time.Second
 	}
+	if cfg.RebalanceTimeout == 0 {
+		cfg.RebalanceTimeout = 10 * time.Second
+	}
+	if cfg.LivenessMargin == 0 {
+		cfg.LivenessMargin = 5 * time.Second
+	}
 	if cfg.Keys == 0 {
 		cfg.Keys = 50
 	}
@@ -293,6 +318,7 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 	switch st.Kind {
 	case MemberKill:
 		g.kill(g.victim(st))
+		g.faulted()
 	case MemberFailpoint:
 		g.kill(g.victim(st))
 		spec := fmt.Sprintf("%s=%d+crash", st.Failpoint, st.Skip)
@@ -308,9 +334,11 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 			if _, err := g.startMember(); err != nil {
 				return err
 			}
+			g.faulted()
 		}
 	case MemberRemove:
 		if len(g.live) > g.cfg.MinMembers {
+			g.faulted()
 			if err := g.remove(ctx, g.victim(st)); err != nil {
 				return err
 			}
@@ -332,6 +360,7 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 		if err := g.c.RestartKafka(); err != nil {
 			return err
 		}
+		g.faulted()
 		g.rebalanced() // the broker restart: every member reconnects and rejoins
 		if err := g.produce(ctx, st.Events/2+1); err != nil {
 			return err
@@ -372,8 +401,8 @@ func (g *groupCampaign) memberConfig(id int) (string, string, error) {
 	kafka := fmt.Sprintf("kafka: { brokers: [%s], topic: %s, group: %s, start: earliest }\n", g.c.Brokers(), Topic, groupJob)
 	if g.cfg.Slots > 1 {
 		job = fmt.Sprintf("job: { name: %s, data_dir: %s, slots: %d }\n", groupJob, data, g.cfg.Slots)
-		kafka = fmt.Sprintf("kafka: { brokers: [%s], topic: %s, group: %s, start: earliest, session_timeout: %s }\n",
-			g.c.Brokers(), Topic, groupJob, g.cfg.SessionTimeout)
+		kafka = fmt.Sprintf("kafka: { brokers: [%s], topic: %s, group: %s, start: earliest, session_timeout: %s, rebalance_timeout: %s }\n",
+			g.c.Brokers(), Topic, groupJob, g.cfg.SessionTimeout, g.cfg.RebalanceTimeout)
 	}
 	cfg := job + kafka +
 		fmt.Sprintf("doris: { fe: [%s], mysql: %s, user: root, database: %s, table: %s, format: json }\n",
@@ -499,6 +528,7 @@ func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string, e
 			return err
 		}
 		g.kill(m)
+		g.faulted()
 		g.res.Kills["sigkill"]--
 		g.res.Kills["failpoint-not-reached"]++
 		return g.settle(ctx, string(MemberFailpoint))
@@ -512,6 +542,7 @@ func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string, e
 		return g.memberErr(m, "failpoint "+name, fmt.Errorf("exit code %d, want 137 (crash)", code))
 	}
 	g.res.Kills["failpoint:"+name]++
+	g.faulted()
 	g.rebalanced()
 	return g.settle(ctx, string(MemberFailpoint))
 }
@@ -526,6 +557,7 @@ const failpointRounds = 4
 func (g *groupCampaign) zombie(ctx context.Context, m *member) error {
 	m.p.Pause()
 	g.dropLive(m)
+	g.faulted()
 	g.res.Zombies++
 	g.rebalanced()
 	if len(g.live) < g.cfg.MinMembers {
@@ -548,6 +580,7 @@ func (g *groupCampaign) zombie(ctx context.Context, m *member) error {
 		before[msg] = m.p.Count(msg)
 	}
 	m.p.Resume()
+	g.faulted()
 	// The zombie's view is stale by now: more records arrive, it runs
 	// until everything is decided again (by whoever owns the slots).
 	if err := g.produce(ctx, 30); err != nil {
@@ -690,7 +723,7 @@ func (g *groupCampaign) settle(ctx context.Context, what string) error {
 	if err := g.waitDecided(ctx, nil); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return nil
+	return g.checkLiveness(what, what == string(RebalanceKafkaRestart))
 }
 
 // waitDecided waits until the group decided every record produced, or
@@ -785,6 +818,8 @@ func (r *GroupResult) Summary() string {
 		r.Generations, r.SlotsLost)
 	fmt.Fprintf(&b, "| zombies (paused past the session timeout, resumed) | %d |\n| **zombies fenced** | %d |\n| zombie decisions overlapping the group's | %d |\n",
 		r.Zombies, r.ZombiesFenced, r.StaleDecisions)
+	fmt.Fprintf(&b, "| longest last fault → everything before it decided | %s |\n| **liveness violations** | %d |\n| failed group sessions of unpaused members | %d |\n",
+		r.LivenessMax.Round(10*time.Millisecond), r.LivenessViolations, r.SessionFailures)
 	fmt.Fprintf(&b, "| records produced | %d |\n", r.Records)
 	for _, f := range SortedKeys(r.Faults) {
 		fmt.Fprintf(&b, "| fault: %s | %d |\n", f, r.Faults[f])

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Process is one running child `doris-sink` command. It follows the
@@ -97,7 +98,7 @@ func (p *Process) follow(r io.Reader) {
 		case "checkpoint decided":
 			p.decided = max(p.decided, sumOffsets(m["end"]))
 			mergeOffsets(p.parts, m["end"])
-			d := Decision{Line: Mark(p.lines), Start: map[string]int64{}, End: map[string]int64{}}
+			d := Decision{Line: Mark(p.lines), Start: map[string]int64{}, End: map[string]int64{}, At: time.Now()}
 			mergeOffsets(d.Start, m["start"])
 			mergeOffsets(d.End, m["end"])
 			p.decisions = append(p.decisions, d)
@@ -243,6 +244,8 @@ func (p *Process) Mark() Mark {
 type Decision struct {
 	Line       Mark
 	Start, End map[string]int64
+	// At is when the harness read the line.
+	At time.Time
 }
 
 // DecisionsSince returns the decisions logged after m.
