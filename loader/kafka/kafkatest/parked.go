@@ -28,13 +28,12 @@ import (
 // rejoin holding the round past the others' session timeout), nothing is
 // consumed for minutes (issue 29). Kafka's coordinator never expires a
 // member with a request in purgatory: apache/kafka
+// group-coordinator/src/main/java/org/apache/kafka/coordinator/group/classic/ClassicGroupMember.java,
+// hasSatisfiedHeartbeat ("Members that are awaiting a rebalance
+// automatically satisfy expected heartbeats"; before KIP-848's rewrite,
 // core/src/main/scala/kafka/coordinator/group/MemberMetadata.scala,
-// shouldKeepAlive ("Don't remove members as long as they have a request in
-// purgatory"), and in the KIP-848-era coordinator
-// group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupMetadataManager.java
-// the heartbeat expiration of a classic member awaiting join or sync is
-// rescheduled, not applied; the join round completes after
-// rebalance.timeout.ms, removing members that did not rejoin.
+// shouldKeepAlive); the join round completes after rebalance.timeout.ms,
+// removing the members that did not rejoin.
 //
 // How, without changing kfake: control functions observe (never handle)
 // every JoinGroup and SyncGroup; while a member's request is parked (the
