@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader/kafka/kafkatest"
@@ -143,6 +145,90 @@ func (c *Cluster) RestartKafka() error {
 		return fmt.Errorf("restart kafka on port %d: %w", c.port, err)
 	}
 	return nil
+}
+
+// HoldMember holds, at the broker, member id's own Heartbeat, JoinGroup
+// and SyncGroup requests until release (then they are handled as usual),
+// while keeping its session alive with heartbeats sent on its behalf
+// every second: the member stays in the group but neither learns of a
+// rebalance nor rejoins, as a member slow in its hand-over (franz-go keeps
+// heartbeating while its revoke callback runs) would. joined is called
+// with the member id of every JoinGroup the broker receives meanwhile.
+// stopKeepAlive ends the heartbeats on its behalf (the member freezes);
+// release lets its requests through and removes the hold. It acts on the
+// broker running now.
+func (c *Cluster) HoldMember(group, id string, joined func(member string)) (stopKeepAlive, release func()) {
+	c.mu.Lock()
+	kc := c.kafka
+	c.mu.Unlock()
+	released, keepStop := make(chan struct{}), make(chan struct{})
+	var relOnce, keepOnce sync.Once
+	// proxied counts the heartbeats sent on the member's behalf not yet
+	// seen by the control function (they pass; its own are held).
+	var proxied atomic.Int32
+	for _, k := range []kmsg.Key{kmsg.Heartbeat, kmsg.JoinGroup, kmsg.SyncGroup} {
+		kc.ControlKey(int16(k), func(r kmsg.Request) (kmsg.Response, error, bool) {
+			select {
+			case <-released:
+				kc.DropControl()
+				return nil, nil, false
+			default:
+			}
+			kc.KeepControl()
+			var member string
+			switch req := r.(type) {
+			case *kmsg.HeartbeatRequest:
+				if req.MemberID == id && proxied.Load() > 0 {
+					proxied.Add(-1)
+					return nil, nil, false
+				}
+				member = req.MemberID
+			case *kmsg.JoinGroupRequest:
+				member = req.MemberID
+				if joined != nil {
+					joined(member)
+				}
+			case *kmsg.SyncGroupRequest:
+				member = req.MemberID
+			}
+			if member == id {
+				kc.SleepControl(func() { <-released })
+			}
+			return nil, nil, false
+		})
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	keepDone := make(chan struct{})
+	go func() {
+		defer close(keepDone)
+		if err != nil {
+			return
+		}
+		defer cl.Close()
+		tk := time.NewTicker(time.Second)
+		defer tk.Stop()
+		for {
+			gi := kc.GroupInfo(group)
+			if gi != nil {
+				hb := kmsg.NewPtrHeartbeatRequest()
+				hb.Group, hb.MemberID, hb.Generation = group, id, gi.Epoch
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				proxied.Add(1)
+				_, _ = hb.RequestWith(ctx, cl)
+				cancel()
+			}
+			select {
+			case <-keepStop:
+				return
+			case <-released:
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	stopKeepAlive = func() { keepOnce.Do(func() { close(keepStop); <-keepDone }) }
+	release = func() { stopKeepAlive(); relOnce.Do(func() { close(released) }) }
+	return stopKeepAlive, release
 }
 
 // keepParked applies Kafka's group rule kfake lacks (issue 29): a member

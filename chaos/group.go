@@ -46,6 +46,13 @@ const (
 	// RebalanceKafkaRestart adds or removes a member and restarts the
 	// broker while the group rebalances.
 	RebalanceKafkaRestart FaultKind = "kafka-restart-during-rebalance"
+	// MemberZombieInRebalance (issue 29): a member stays in the group but
+	// neither learns of a rebalance nor rejoins (its own group requests
+	// are held at the broker, its session kept alive on its behalf, as
+	// for a member slow in its hand-over) until the others have waited in
+	// their JoinGroup past their session timeout; then it is SIGSTOPped
+	// (a zombie) and resumed once the group moved on without it.
+	MemberZombieInRebalance FaultKind = "member-pause-during-rebalance"
 )
 
 // GroupScenarios is the group campaign's fault table.
@@ -53,6 +60,7 @@ var GroupScenarios = []Scenario{
 	{MemberKill, 6, false, "SIGKILL a random member at a random moment; its slots move after the session timeout"},
 	{MemberFailpoint, 5, false, "SIGKILL a random member; its replacement crashes at a named failpoint (K+crash) once it owns a slot"},
 	{MemberZombie, 8, false, "SIGSTOP a member past the session timeout, SIGCONT it once the group moved on: it must be fenced"},
+	{MemberZombieInRebalance, 6, false, "a member slow to rejoin holds a rebalance past the others' session timeout, then is SIGSTOPped past its own (issue 29)"},
 	{MemberAdd, 3, false, "start one more member (cooperative rebalance: only moving slots drain)"},
 	{MemberRemove, 3, false, "SIGTERM a member: it drains its slots and leaves, exit 0"},
 	{RebalanceKafkaRestart, 2, false, "add or remove a member and restart the Kafka broker during the rebalance"},
@@ -61,7 +69,8 @@ var GroupScenarios = []Scenario{
 // EveryGroupFault is a plan of every group fault kind once, in an order
 // that lets each happen from 3 members (a removal needs more than
 // MinMembers): a zombie, a removal, an addition, a replacement crashing
-// after-decide, a random kill, a broker restart during a rebalance.
+// after-decide, a random kill, a broker restart during a rebalance, a
+// member slow to rejoin frozen during a rebalance.
 func EveryGroupFault() []Step {
 	steps := []Step{
 		{Kind: MemberZombie, Events: 150, Delay: 300},
@@ -70,6 +79,7 @@ func EveryGroupFault() []Step {
 		{Kind: MemberFailpoint, Failpoint: loader.FailAfterDecide, Events: 100, Delay: 100},
 		{Kind: MemberKill, Events: 120, Delay: 400},
 		{Kind: RebalanceKafkaRestart, Events: 100, Delay: 50},
+		{Kind: MemberZombieInRebalance, Events: 100, Delay: 100},
 	}
 	for i := range steps {
 		steps[i].Cycle = i + 1
@@ -157,7 +167,8 @@ type GroupResult struct {
 
 // Failed reports whether the campaign broke a promise.
 func (r *GroupResult) Failed() bool {
-	return len(r.Problems) > 0 || r.Report == nil || r.Report.Violations(true) > 0 || r.StaleDecisions > 0
+	return len(r.Problems) > 0 || r.Report == nil || r.Report.Violations(true) > 0 || r.StaleDecisions > 0 ||
+		r.LivenessViolations > 0 || r.SessionFailures > 0
 }
 
 // member is one running copy of the job.
@@ -318,7 +329,9 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 	switch st.Kind {
 	case MemberKill:
 		g.kill(g.victim(st))
-		g.faulted()
+		if err := g.faulted(ctx); err != nil {
+			return err
+		}
 	case MemberFailpoint:
 		g.kill(g.victim(st))
 		spec := fmt.Sprintf("%s=%d+crash", st.Failpoint, st.Skip)
@@ -329,16 +342,22 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 		return g.failpoint(ctx, m, st.Failpoint, st.Events)
 	case MemberZombie:
 		return g.zombie(ctx, g.victim(st))
+	case MemberZombieInRebalance:
+		return g.zombieInRebalance(ctx, g.victim(st))
 	case MemberAdd:
 		if len(g.live) < g.cfg.MaxMembers {
 			if _, err := g.startMember(); err != nil {
 				return err
 			}
-			g.faulted()
+			if err := g.faulted(ctx); err != nil {
+				return err
+			}
 		}
 	case MemberRemove:
 		if len(g.live) > g.cfg.MinMembers {
-			g.faulted()
+			if err := g.faulted(ctx); err != nil {
+				return err
+			}
 			if err := g.remove(ctx, g.victim(st)); err != nil {
 				return err
 			}
@@ -360,7 +379,9 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 		if err := g.c.RestartKafka(); err != nil {
 			return err
 		}
-		g.faulted()
+		if err := g.faulted(ctx); err != nil {
+			return err
+		}
 		g.rebalanced() // the broker restart: every member reconnects and rejoins
 		if err := g.produce(ctx, st.Events/2+1); err != nil {
 			return err
@@ -528,7 +549,9 @@ func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string, e
 			return err
 		}
 		g.kill(m)
-		g.faulted()
+		if err := g.faulted(ctx); err != nil {
+			return err
+		}
 		g.res.Kills["sigkill"]--
 		g.res.Kills["failpoint-not-reached"]++
 		return g.settle(ctx, string(MemberFailpoint))
@@ -542,7 +565,9 @@ func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string, e
 		return g.memberErr(m, "failpoint "+name, fmt.Errorf("exit code %d, want 137 (crash)", code))
 	}
 	g.res.Kills["failpoint:"+name]++
-	g.faulted()
+	if err := g.faulted(ctx); err != nil {
+		return err
+	}
 	g.rebalanced()
 	return g.settle(ctx, string(MemberFailpoint))
 }
@@ -556,9 +581,19 @@ const failpointRounds = 4
 // afterwards must not overlap what the group decided meanwhile.
 func (g *groupCampaign) zombie(ctx context.Context, m *member) error {
 	m.p.Pause()
+	return g.paused(ctx, m, nil)
+}
+
+// paused runs the rest of a zombie fault on m, SIGSTOPped just now;
+// onResume, if set, runs right before its SIGCONT.
+func (g *groupCampaign) paused(ctx context.Context, m *member, onResume func()) error {
 	g.dropLive(m)
-	g.faulted()
 	g.res.Zombies++
+	if err := g.faulted(ctx); err != nil {
+		m.p.Resume()
+		m.p.Kill()
+		return err
+	}
 	g.rebalanced()
 	if len(g.live) < g.cfg.MinMembers {
 		// Standalone (Slots 1): the replacement fences the frozen copy.
@@ -579,8 +614,14 @@ func (g *groupCampaign) zombie(ctx context.Context, m *member) error {
 	for _, msg := range zombieSigns {
 		before[msg] = m.p.Count(msg)
 	}
+	if onResume != nil {
+		onResume()
+	}
 	m.p.Resume()
-	g.faulted()
+	if err := g.faulted(ctx); err != nil {
+		m.p.Kill()
+		return err
+	}
 	// The zombie's view is stale by now: more records arrive, it runs
 	// until everything is decided again (by whoever owns the slots).
 	if err := g.produce(ctx, 30); err != nil {

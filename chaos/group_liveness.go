@@ -1,9 +1,11 @@
 package chaos
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -25,15 +27,23 @@ func (c GroupConfig) LivenessBound() time.Duration {
 	return c.SessionTimeout + c.RebalanceTimeout + c.LivenessMargin
 }
 
-// faulted records the moment of a cycle's fault: what was produced then
-// must be decided within LivenessBound; every member's failed-session
-// count is the base of the structural check.
-func (g *groupCampaign) faulted() {
-	g.faultAt, g.faultRecords = time.Now(), g.records
+// livenessProbe is how many events faulted produces right after a fault:
+// the rows that must advance within LivenessBound.
+const livenessProbe = 12
+
+// faulted records the moment of a cycle's fault and produces
+// livenessProbe events right after it: they, and everything produced
+// before, must be decided within LivenessBound; every live member's
+// failed-session count is the base of the structural check.
+func (g *groupCampaign) faulted(ctx context.Context) error {
+	g.faultAt = time.Now()
 	g.outOfGroup = map[*member]int{}
 	for _, m := range g.live {
 		g.outOfGroup[m] = m.p.Count(msgOutOfGroup)
 	}
+	err := g.produce(ctx, livenessProbe)
+	g.faultRecords = g.records
+	return err
 }
 
 // checkLiveness checks the cycle's last fault (what names the step) once
@@ -100,4 +110,81 @@ func (g *groupCampaign) reached(at time.Time, target int64) (time.Duration, bool
 		}
 	}
 	return 0, false
+}
+
+// zombieInRebalance runs MemberZombieInRebalance on v: a rebalance starts
+// (a member joins, or one leaves at MaxMembers) while v's group requests
+// are held; once every other member waited in its JoinGroup past the
+// session timeout, v is SIGSTOPped, then handled as a zombie. Kafka keeps
+// the waiting members (a member with a request in purgatory is never
+// expired) and completes the round when v's session expires; a
+// coordinator that expires them leaves them without an answer until
+// their request timeout (the stall of issue 29). Without a member id of v
+// or of another member (none logged yet) it is a plain zombie.
+func (g *groupCampaign) zombieInRebalance(ctx context.Context, v *member) error {
+	id := v.p.MemberID()
+	var others []string
+	for _, m := range g.live {
+		if m != v && m.p.MemberID() != "" {
+			others = append(others, m.p.MemberID())
+		}
+	}
+	if id == "" || len(others) == 0 {
+		return g.zombie(ctx, v)
+	}
+	var mu sync.Mutex
+	joined := map[string]bool{}
+	wake := make(chan struct{}, 1)
+	stopKeep, release := g.c.HoldMember(groupJob, id, func(member string) {
+		mu.Lock()
+		joined[member] = true
+		mu.Unlock()
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	defer release()
+	if len(g.live) < g.cfg.MaxMembers {
+		if _, err := g.startMember(); err != nil {
+			return err
+		}
+	} else {
+		var k *member
+		for _, m := range g.live {
+			if m != v {
+				k = m
+			}
+		}
+		if err := g.remove(ctx, k); err != nil {
+			return err
+		}
+		others = slices.DeleteFunc(others, func(s string) bool { return s == k.p.MemberID() })
+	}
+	wctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	for {
+		mu.Lock()
+		all := true
+		for _, o := range others {
+			all = all && joined[o]
+		}
+		mu.Unlock()
+		if all {
+			break
+		}
+		select {
+		case <-wake:
+		case <-wctx.Done():
+			return fmt.Errorf("%s: the other members %v did not rejoin while member %d was held: %w", MemberZombieInRebalance,
+				others, v.id, wctx.Err())
+		}
+	}
+	// The others now wait for v in their JoinGroup; v keeps its session
+	// (heartbeats on its behalf) past their session timeout, then freezes.
+	sleep(ctx, g.cfg.SessionTimeout+time.Second) // the length of the fault, not a synchronisation
+	v.p.Pause()
+	stopKeep()
+	g.cfg.Logf("seed=%d member %d (%s) frozen while %d member(s) waited for it in a rebalance", g.cfg.Seed, v.id, id, len(others))
+	return g.paused(ctx, v, release)
 }

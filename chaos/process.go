@@ -39,6 +39,9 @@ type Process struct {
 	// generations of the "group mode: slots assigned" lines.
 	msgs        map[string]int
 	generations map[int64]bool
+	// memberID is the group member id of the last "group mode: slots
+	// assigned" line.
+	memberID string
 	// notify, when set, is called after every line (outside the lock).
 	notify  func()
 	more    chan struct{}
@@ -94,6 +97,9 @@ func (p *Process) follow(r io.Reader) {
 		case msgSlotsAssigned:
 			if g, ok := m["generation"].(float64); ok {
 				p.generations[int64(g)] = true
+			}
+			if id, ok := m["member"].(string); ok && id != "" {
+				p.memberID = id
 			}
 		case "checkpoint decided":
 			p.decided = max(p.decided, sumOffsets(m["end"]))
@@ -307,6 +313,14 @@ func (p *Process) Failed() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.failed
+}
+
+// MemberID is the group member id the child last logged slots assigned
+// under ("" before any).
+func (p *Process) MemberID() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.memberID
 }
 
 // Pause stops the child with SIGSTOP (a process frozen by a GC pause, a
