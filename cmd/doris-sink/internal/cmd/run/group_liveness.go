@@ -91,8 +91,8 @@ func (m *member) sessionFailed(ctx context.Context, cl *kgo.Client, err error) {
 	}
 	m.log.Warn("group mode: the member is not in the job's consumer group (its group session failed); it rejoins, "+
 		"and is not ready and loads nothing new until the group assigns it slots again", "group", m.cfg.Kafka.Group,
-		"group_state", state, "out_for", now.Sub(since).Round(time.Millisecond), "out_since", since.UTC().Format(time.RFC3339),
-		"session_failures", failures, "rebalance_timeout", m.rebalanceTimeout(), "err", err)
+		"group_state", state, "out_for", now.Sub(since).Round(time.Millisecond).String(), "out_since", since.UTC().Format(time.RFC3339),
+		"session_failures", failures, "rebalance_timeout", m.rebalanceTimeout().String(), "err", err)
 }
 
 // inGroup records an assignment of generation gen: the member is in the
@@ -111,7 +111,7 @@ func (m *member) inGroup(gen int32) {
 	slices.Sort(owned)
 	if !since.IsZero() {
 		m.log.Info("group mode: the member is in the job's consumer group again", "generation", gen,
-			"out_for", time.Since(since).Round(time.Millisecond), "slots", owned)
+			"out_for", time.Since(since).Round(time.Millisecond).String(), "slots", owned)
 	}
 	if mt := m.d.Metrics; mt != nil {
 		mt.GroupIn(m.cfg.Kafka.Group, gen, owned)
