@@ -63,7 +63,8 @@ func (g *groupCampaign) checkLiveness(what string, brokerRestart bool) error {
 			if n := m.p.Count(msgOutOfGroup) - before; n > 0 {
 				g.res.SessionFailures += n
 				errs = append(errs, g.memberErr(m, "liveness", fmt.Errorf("%d failed group session(s) after %s although "+
-					"it was neither paused nor cut off by a broker restart (a join the coordinator never answered)", n, what)))
+					"it was neither paused nor cut off by a broker restart (a JoinGroup or SyncGroup that failed or timed out, or a "+
+					"session the group ended: the line names the error)", n, what)))
 			}
 		}
 	}
