@@ -46,8 +46,9 @@ import (
 // affected (they have no parked requests).
 //
 // Call it right after kfake.NewCluster; the returned stop ends the
-// keep-alive (call it before c.Close). It returns an error when its admin
-// client cannot be created.
+// keep-alive: call it before c.Close (kfake's GroupInfo waits forever on
+// a closed cluster; stop does not, but a goroutine asking then stays). It
+// returns an error when its admin client cannot be created.
 func KeepParkedMembers(c *kfake.Cluster, tick time.Duration) (stop func(), err error) {
 	if tick <= 0 {
 		tick = 100 * time.Millisecond
@@ -118,7 +119,7 @@ type keeper struct {
 // (GroupInfo runs on the cluster's loop, after the request): it is parked
 // when the group still waits for the round r belongs to.
 func (k *keeper) observed(ctx context.Context, key parkedKey, r parkedReq) {
-	gi := k.c.GroupInfo(key.group)
+	gi := k.groupInfo(ctx, key.group)
 	if gi == nil || ctx.Err() != nil {
 		return
 	}
@@ -131,6 +132,19 @@ func (k *keeper) observed(ctx context.Context, key parkedKey, r parkedReq) {
 	k.mu.Lock()
 	k.parked[key] = r
 	k.mu.Unlock()
+}
+
+// groupInfo is c.GroupInfo(group), or nil once ctx ends (GroupInfo waits
+// for the cluster's loop, which a closed cluster no longer runs).
+func (k *keeper) groupInfo(ctx context.Context, group string) *kfake.GroupInfo {
+	ch := make(chan *kfake.GroupInfo, 1)
+	go func() { ch <- k.c.GroupInfo(group) }()
+	select {
+	case gi := <-ch:
+		return gi
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // stillParked reports whether member's request r is still waiting in the
@@ -162,7 +176,7 @@ func (k *keeper) keepAlive(ctx context.Context) {
 	for key, r := range snapshot {
 		gi, ok := infos[key.group]
 		if !ok {
-			gi = k.c.GroupInfo(key.group)
+			gi = k.groupInfo(ctx, key.group)
 			infos[key.group] = gi
 		}
 		if !stillParked(gi, key.member, r) {
