@@ -7,13 +7,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader/kafka/kafkatest"
 )
 
 // Names of the campaign's Kafka topics and Doris objects.
@@ -52,6 +55,8 @@ type Cluster struct {
 	dataDir string
 	// opts are the broker options every (re)start applies.
 	opts []kfake.Opt
+	// stopKeep ends the kafka broker's kafkatest.KeepParkedMembers.
+	stopKeep func()
 }
 
 // ClusterOptions shape a campaign's cluster; the zero value is
@@ -97,7 +102,11 @@ func NewClusterWith(kafkaDir string, o ClusterOptions) (*Cluster, error) {
 		kc.Close()
 		return nil, fmt.Errorf("start doris: %w", err)
 	}
-	c := &Cluster{Doris: srv, kafka: kc, port: port, dataDir: kafkaDir, opts: opts}
+	c := &Cluster{Doris: srv, kafka: kc, port: port, dataDir: kafkaDir, opts: opts, stopKeep: func() {}}
+	if c.stopKeep, err = keepParked(kc); err != nil {
+		c.Close()
+		return nil, err
+	}
 	for _, ddl := range []string{eventsDDL, stateDDL} {
 		if err := srv.CreateTable(Database, ddl); err != nil {
 			c.Close()
@@ -125,13 +134,112 @@ func (c *Cluster) Brokers() string { return "127.0.0.1:" + strconv.Itoa(c.port) 
 func (c *Cluster) RestartKafka() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stopKeep()
 	c.kafka.Close()
 	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.Ports(c.port), kfake.DataDir(c.dataDir)}, c.opts...)...)
 	if err != nil {
 		return fmt.Errorf("restart kafka on port %d: %w", c.port, err)
 	}
 	c.kafka = kc
+	if c.stopKeep, err = keepParked(kc); err != nil {
+		return fmt.Errorf("restart kafka on port %d: %w", c.port, err)
+	}
 	return nil
+}
+
+// HoldMember holds, at the broker, member id's own Heartbeat, JoinGroup
+// and SyncGroup requests until release (then they are handled as usual),
+// while keeping its session alive with heartbeats sent on its behalf
+// every second: the member stays in the group but neither learns of a
+// rebalance nor rejoins, as a member slow in its hand-over (franz-go keeps
+// heartbeating while its revoke callback runs) would. joined is called
+// with the member id of every JoinGroup the broker receives meanwhile.
+// stopKeepAlive ends the heartbeats on its behalf (the member freezes);
+// release lets its requests through and removes the hold. It acts on the
+// broker running now.
+func (c *Cluster) HoldMember(group, id string, joined func(member string)) (stopKeepAlive, release func()) {
+	c.mu.Lock()
+	kc := c.kafka
+	c.mu.Unlock()
+	released, keepStop := make(chan struct{}), make(chan struct{})
+	var relOnce, keepOnce sync.Once
+	// proxied counts the heartbeats sent on the member's behalf not yet
+	// seen by the control function (they pass; its own are held).
+	var proxied atomic.Int32
+	for _, k := range []kmsg.Key{kmsg.Heartbeat, kmsg.JoinGroup, kmsg.SyncGroup} {
+		kc.ControlKey(int16(k), func(r kmsg.Request) (kmsg.Response, error, bool) {
+			select {
+			case <-released:
+				kc.DropControl()
+				return nil, nil, false
+			default:
+			}
+			kc.KeepControl()
+			var member string
+			switch req := r.(type) {
+			case *kmsg.HeartbeatRequest:
+				if req.MemberID == id && proxied.Load() > 0 {
+					proxied.Add(-1)
+					return nil, nil, false
+				}
+				member = req.MemberID
+			case *kmsg.JoinGroupRequest:
+				member = req.MemberID
+				if joined != nil {
+					joined(member)
+				}
+			case *kmsg.SyncGroupRequest:
+				member = req.MemberID
+			}
+			if member == id {
+				kc.SleepControl(func() { <-released })
+			}
+			return nil, nil, false
+		})
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	keepDone := make(chan struct{})
+	go func() {
+		defer close(keepDone)
+		if err != nil {
+			return
+		}
+		defer cl.Close()
+		tk := time.NewTicker(time.Second)
+		defer tk.Stop()
+		for {
+			gi := kc.GroupInfo(group)
+			if gi != nil {
+				hb := kmsg.NewPtrHeartbeatRequest()
+				hb.Group, hb.MemberID, hb.Generation = group, id, gi.Epoch
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				proxied.Add(1)
+				_, _ = hb.RequestWith(ctx, cl)
+				cancel()
+			}
+			select {
+			case <-keepStop:
+				return
+			case <-released:
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	stopKeepAlive = func() { keepOnce.Do(func() { close(keepStop); <-keepDone }) }
+	release = func() { stopKeepAlive(); relOnce.Do(func() { close(released) }) }
+	return stopKeepAlive, release
+}
+
+// keepParked applies Kafka's group rule kfake lacks (issue 29): a member
+// waiting in its JoinGroup or SyncGroup is not expired by its session
+// timeout (kafkatest.KeepParkedMembers).
+func keepParked(kc *kfake.Cluster) (func(), error) {
+	stop, err := kafkatest.KeepParkedMembers(kc, 0)
+	if err != nil {
+		return func() {}, fmt.Errorf("kafka: keep parked group members: %w", err)
+	}
+	return stop, nil
 }
 
 // Produce writes records synchronously (acks from the broker).
@@ -152,6 +260,7 @@ func (c *Cluster) Produce(ctx context.Context, rs ...*kgo.Record) error {
 func (c *Cluster) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stopKeep()
 	c.kafka.Close()
 	c.Doris.Close()
 }

@@ -47,13 +47,21 @@ const (
 	// RebalanceKafkaRestart adds or removes a member and restarts the
 	// broker while the group rebalances.
 	RebalanceKafkaRestart FaultKind = "kafka-restart-during-rebalance"
+	// MemberZombieInRebalance (issue 29): a member stays in the group but
+	// neither learns of a rebalance nor rejoins (its own group requests
+	// are held at the broker, its session kept alive on its behalf, as
+	// for a member slow in its hand-over) until the others have waited in
+	// their JoinGroup past their session timeout; then it is SIGSTOPped
+	// (a zombie) and resumed once the group moved on without it.
+	MemberZombieInRebalance FaultKind = "member-pause-during-rebalance"
 )
 
 // GroupScenarios is the group campaign's fault table.
 var GroupScenarios = []Scenario{
 	{MemberKill, 6, false, "SIGKILL a random member at a random moment; its slots move after the session timeout"},
 	{MemberFailpoint, 5, false, "SIGKILL a random member; its replacement crashes at a named failpoint (K+crash) once it owns a slot"},
-	{MemberZombie, 4, false, "SIGSTOP a member past the session timeout, SIGCONT it once the group moved on: it must be fenced"},
+	{MemberZombie, 8, false, "SIGSTOP a member past the session timeout, SIGCONT it once the group moved on: it must be fenced"},
+	{MemberZombieInRebalance, 6, false, "a member slow to rejoin holds a rebalance past the others' session timeout, then is SIGSTOPped past its own (issue 29)"},
 	{MemberAdd, 3, false, "start one more member (cooperative rebalance: only moving slots drain)"},
 	{MemberRemove, 3, false, "SIGTERM a member: it drains its slots and leaves, exit 0"},
 	{RebalanceKafkaRestart, 2, false, "add or remove a member and restart the Kafka broker during the rebalance"},
@@ -62,7 +70,8 @@ var GroupScenarios = []Scenario{
 // EveryGroupFault is a plan of every group fault kind once, in an order
 // that lets each happen from 3 members (a removal needs more than
 // MinMembers): a zombie, a removal, an addition, a replacement crashing
-// after-decide, a random kill, a broker restart during a rebalance.
+// after-decide, a random kill, a broker restart during a rebalance, a
+// member slow to rejoin frozen during a rebalance.
 func EveryGroupFault() []Step {
 	steps := []Step{
 		{Kind: MemberZombie, Events: 150, Delay: 300},
@@ -71,6 +80,7 @@ func EveryGroupFault() []Step {
 		{Kind: MemberFailpoint, Failpoint: loader.FailAfterDecide, Events: 100, Delay: 100},
 		{Kind: MemberKill, Events: 120, Delay: 400},
 		{Kind: RebalanceKafkaRestart, Events: 100, Delay: 50},
+		{Kind: MemberZombieInRebalance, Events: 100, Delay: 100},
 	}
 	for i := range steps {
 		steps[i].Cycle = i + 1
@@ -100,8 +110,13 @@ type GroupConfig struct {
 	// Partitions of the source topic (default 8).
 	Partitions int
 	// SessionTimeout is kafka.session_timeout (default 6 s, kfake's
-	// minimum is lowered to 1 s).
-	SessionTimeout time.Duration
+	// minimum is lowered to 1 s); RebalanceTimeout kafka.rebalance_timeout
+	// (default 10 s).
+	SessionTimeout, RebalanceTimeout time.Duration
+	// LivenessMargin is what LivenessBound allows beyond the session and
+	// rebalance timeouts for the moved slots' jobs to start and decide
+	// (default 5 s).
+	LivenessMargin time.Duration
 	// Keys is the number of distinct keys (default 50).
 	Keys int
 	// Timeout bounds each wait for progress (default 90 s).
@@ -138,15 +153,23 @@ type GroupResult struct {
 	// had already decided (every one of them must be). StaleDecisions
 	// counts the zombie decisions that overlapped another member's (0).
 	Zombies, ZombiesFenced, StaleDecisions int
-	Records                                int64
-	Report                                 *Report
-	Problems                               []string
-	Elapsed                                time.Duration
+	// LivenessMax is the longest a cycle took from its last fault to
+	// deciding everything produced before it; LivenessViolations counts
+	// the cycles past GroupConfig.LivenessBound, SessionFailures the
+	// failed group sessions of members neither paused nor cut off by a
+	// broker restart (both must be 0).
+	LivenessMax                         time.Duration
+	LivenessViolations, SessionFailures int
+	Records                             int64
+	Report                              *Report
+	Problems                            []string
+	Elapsed                             time.Duration
 }
 
 // Failed reports whether the campaign broke a promise.
 func (r *GroupResult) Failed() bool {
-	return len(r.Problems) > 0 || r.Report == nil || r.Report.Violations(true) > 0 || r.StaleDecisions > 0
+	return len(r.Problems) > 0 || r.Report == nil || r.Report.Violations(true) > 0 || r.StaleDecisions > 0 ||
+		r.LivenessViolations > 0 || r.SessionFailures > 0
 }
 
 // member is one running copy of the job.
@@ -178,6 +201,13 @@ type groupCampaign struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on any member's log line or exit
+
+	// faultAt is the time of the cycle's last fault (zero: none pending a
+	// liveness check), faultRecords what was produced then, outOfGroup
+	// the live members' failed-session counts then (group_liveness.go).
+	faultAt      time.Time
+	faultRecords int64
+	outOfGroup   map[*member]int
 }
 
 // RunGroup runs a group-mode campaign: it starts the cluster and
@@ -304,6 +334,12 @@ func groupDefaults(cfg GroupConfig) GroupConfig {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 6 * time.Second
 	}
+	if cfg.RebalanceTimeout == 0 {
+		cfg.RebalanceTimeout = 10 * time.Second
+	}
+	if cfg.LivenessMargin == 0 {
+		cfg.LivenessMargin = 5 * time.Second
+	}
 	if cfg.Keys == 0 {
 		cfg.Keys = 50
 	}
@@ -326,6 +362,9 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 	switch st.Kind {
 	case MemberKill:
 		g.kill(g.victim(st))
+		if err := g.faulted(ctx); err != nil {
+			return err
+		}
 	case MemberFailpoint:
 		g.kill(g.victim(st))
 		spec := fmt.Sprintf("%s=%d+crash", st.Failpoint, st.Skip)
@@ -336,14 +375,22 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 		return g.failpoint(ctx, m, st.Failpoint, st.Events)
 	case MemberZombie:
 		return g.zombie(ctx, g.victim(st))
+	case MemberZombieInRebalance:
+		return g.zombieInRebalance(ctx, g.victim(st))
 	case MemberAdd:
 		if len(g.live) < g.cfg.MaxMembers {
 			if _, err := g.startMember(); err != nil {
 				return err
 			}
+			if err := g.faulted(ctx); err != nil {
+				return err
+			}
 		}
 	case MemberRemove:
 		if len(g.live) > g.cfg.MinMembers {
+			if err := g.faulted(ctx); err != nil {
+				return err
+			}
 			if err := g.remove(ctx, g.victim(st)); err != nil {
 				return err
 			}
@@ -363,6 +410,9 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 			return err
 		}
 		if err := g.c.RestartKafka(); err != nil {
+			return err
+		}
+		if err := g.faulted(ctx); err != nil {
 			return err
 		}
 		g.rebalanced() // the broker restart: every member reconnects and rejoins
@@ -405,8 +455,8 @@ func (g *groupCampaign) memberConfig(id int) (string, string, error) {
 	kafka := fmt.Sprintf("kafka: { brokers: [%s], topic: %s, group: %s, start: earliest }\n", g.c.Brokers(), Topic, groupJob)
 	if g.cfg.Slots > 1 {
 		job = fmt.Sprintf("job: { name: %s, data_dir: %s, slots: %d }\n", groupJob, data, g.cfg.Slots)
-		kafka = fmt.Sprintf("kafka: { brokers: [%s], topic: %s, group: %s, start: earliest, session_timeout: %s }\n",
-			g.c.Brokers(), Topic, groupJob, g.cfg.SessionTimeout)
+		kafka = fmt.Sprintf("kafka: { brokers: [%s], topic: %s, group: %s, start: earliest, session_timeout: %s, rebalance_timeout: %s }\n",
+			g.c.Brokers(), Topic, groupJob, g.cfg.SessionTimeout, g.cfg.RebalanceTimeout)
 	}
 	cfg := job + kafka +
 		fmt.Sprintf("doris: { fe: [%s], mysql: %s, user: root, database: %s, table: %s, format: json }\n",
@@ -532,6 +582,9 @@ func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string, e
 			return err
 		}
 		g.kill(m)
+		if err := g.faulted(ctx); err != nil {
+			return err
+		}
 		g.res.Kills["sigkill"]--
 		g.res.Kills["failpoint-not-reached"]++
 		return g.settle(ctx, string(MemberFailpoint))
@@ -545,6 +598,9 @@ func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string, e
 		return g.memberErr(m, "failpoint "+name, fmt.Errorf("exit code %d, want 137 (crash)", code))
 	}
 	g.res.Kills["failpoint:"+name]++
+	if err := g.faulted(ctx); err != nil {
+		return err
+	}
 	g.rebalanced()
 	return g.settle(ctx, string(MemberFailpoint))
 }
@@ -558,8 +614,19 @@ const failpointRounds = 4
 // afterwards must not overlap what the group decided meanwhile.
 func (g *groupCampaign) zombie(ctx context.Context, m *member) error {
 	m.p.Pause()
+	return g.paused(ctx, m, nil)
+}
+
+// paused runs the rest of a zombie fault on m, SIGSTOPped just now;
+// onResume, if set, runs right before its SIGCONT.
+func (g *groupCampaign) paused(ctx context.Context, m *member, onResume func()) error {
 	g.dropLive(m)
 	g.res.Zombies++
+	if err := g.faulted(ctx); err != nil {
+		m.p.Resume()
+		m.p.Kill()
+		return err
+	}
 	g.rebalanced()
 	if len(g.live) < g.cfg.MinMembers {
 		// Standalone (Slots 1): the replacement fences the frozen copy.
@@ -580,7 +647,14 @@ func (g *groupCampaign) zombie(ctx context.Context, m *member) error {
 	for _, msg := range zombieSigns {
 		before[msg] = m.p.Count(msg)
 	}
+	if onResume != nil {
+		onResume()
+	}
 	m.p.Resume()
+	if err := g.faulted(ctx); err != nil {
+		m.p.Kill()
+		return err
+	}
 	// The zombie's view is stale by now: more records arrive, it runs
 	// until everything is decided again (by whoever owns the slots).
 	if err := g.produce(ctx, 30); err != nil {
@@ -723,7 +797,7 @@ func (g *groupCampaign) settle(ctx context.Context, what string) error {
 	if err := g.waitDecided(ctx, nil); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return nil
+	return g.checkLiveness(what, what == string(RebalanceKafkaRestart))
 }
 
 // waitDecided waits until the group decided every record produced, or
@@ -818,6 +892,8 @@ func (r *GroupResult) Summary() string {
 		r.Generations, r.SlotsLost)
 	fmt.Fprintf(&b, "| zombies (paused past the session timeout, resumed) | %d |\n| **zombies fenced** | %d |\n| zombie decisions overlapping the group's | %d |\n",
 		r.Zombies, r.ZombiesFenced, r.StaleDecisions)
+	fmt.Fprintf(&b, "| longest last fault → everything before it decided | %s |\n| **liveness violations** | %d |\n| failed group sessions of unpaused members | %d |\n",
+		r.LivenessMax.Round(10*time.Millisecond), r.LivenessViolations, r.SessionFailures)
 	fmt.Fprintf(&b, "| records produced | %d |\n", r.Records)
 	for _, f := range SortedKeys(r.Faults) {
 		fmt.Fprintf(&b, "| fault: %s | %d |\n", f, r.Faults[f])

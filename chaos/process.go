@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Process is one running child `doris-sink` command. It follows the
@@ -38,6 +39,9 @@ type Process struct {
 	// generations of the "group mode: slots assigned" lines.
 	msgs        map[string]int
 	generations map[int64]bool
+	// memberID is the group member id of the last "group mode: slots
+	// assigned" line.
+	memberID string
 	// notify, when set, is called after every line (outside the lock).
 	notify  func()
 	more    chan struct{}
@@ -94,10 +98,13 @@ func (p *Process) follow(r io.Reader) {
 			if g, ok := m["generation"].(float64); ok {
 				p.generations[int64(g)] = true
 			}
+			if id, ok := m["member"].(string); ok && id != "" {
+				p.memberID = id
+			}
 		case "checkpoint decided":
 			p.decided = max(p.decided, sumOffsets(m["end"]))
 			mergeOffsets(p.parts, m["end"])
-			d := Decision{Line: Mark(p.lines), Start: map[string]int64{}, End: map[string]int64{}}
+			d := Decision{Line: Mark(p.lines), Start: map[string]int64{}, End: map[string]int64{}, At: time.Now()}
 			mergeOffsets(d.Start, m["start"])
 			mergeOffsets(d.End, m["end"])
 			p.decisions = append(p.decisions, d)
@@ -243,6 +250,8 @@ func (p *Process) Mark() Mark {
 type Decision struct {
 	Line       Mark
 	Start, End map[string]int64
+	// At is when the harness read the line.
+	At time.Time
 }
 
 // DecisionsSince returns the decisions logged after m.
@@ -304,6 +313,14 @@ func (p *Process) Failed() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.failed
+}
+
+// MemberID is the group member id the child last logged slots assigned
+// under ("" before any).
+func (p *Process) MemberID() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.memberID
 }
 
 // Pause stops the child with SIGSTOP (a process frozen by a GC pause, a

@@ -70,6 +70,8 @@ type Metrics struct {
 
 	jmu  sync.Mutex
 	jobs []*job // by registration order; see jobFor
+
+	group *group // group-mode membership (group.go)
 }
 
 // New returns a Metrics with its own registry (Go and process collectors
@@ -102,6 +104,7 @@ func New() *Metrics {
 		Help:    "Duration of the stages of the exactly-once cycle: begin, stream, precommit, announce, decide, commit, abort.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 	}, []string{"table", "stage"})
+	m.group = newGroup(m.reg)
 	m.reg.MustRegister(m.rows, m.rowsCommit, m.bytes, m.checkpoints, m.txns, m.stages,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

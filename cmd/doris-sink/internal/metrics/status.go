@@ -35,6 +35,9 @@ type Status struct {
 	Ready bool `json:"ready"`
 	// Jobs has one entry per table the process loads.
 	Jobs []JobStatus `json:"jobs"`
+	// Group is the process's consumer-group membership in group mode
+	// (job.slots ≥ 2); absent otherwise.
+	Group *GroupStatus `json:"group,omitempty"`
 }
 
 // JobStatus is one job (one table) of the running process.
@@ -102,7 +105,7 @@ type PartitionStatus struct {
 // Status returns the process's status now.
 func (m *Metrics) Status() Status {
 	now := m.now()
-	st := Status{PID: m.pid, StartedAt: m.started, Now: now, Ready: m.ready.Load(), Jobs: []JobStatus{}}
+	st := Status{PID: m.pid, StartedAt: m.started, Now: now, Ready: m.ready.Load(), Jobs: []JobStatus{}, Group: m.group.snapshot(now)}
 	for _, j := range m.snapshotJobs() {
 		js := JobStatus{Topic: j.topic, Table: j.table, State: StateRunning, Partitions: []PartitionStatus{}}
 		if !st.Ready {
@@ -161,6 +164,15 @@ func partitionStatus(byTopic map[string]map[int32]kafka.PartitionPosition) []Par
 
 // notReady returns why /readyz answers 503, "" when ready.
 func (m *Metrics) notReady() string {
+	if g := m.group.snapshot(m.now()); g != nil && g.RebalancingSince != nil {
+		why := "out of consumer group " + g.Group + " (rebalancing) for " +
+			time.Duration(g.RebalancingSeconds*float64(time.Second)).Round(time.Second).String() + " since " +
+			g.RebalancingSince.UTC().Format(time.RFC3339)
+		if g.LastError != "" {
+			why += ": " + g.LastError
+		}
+		return why
+	}
 	if !m.ready.Load() {
 		return "recovering"
 	}

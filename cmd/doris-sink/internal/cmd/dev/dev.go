@@ -18,6 +18,7 @@ import (
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/doris/doristest"
+	"github.com/doris-sink/doris-sink/loader/kafka/kafkatest"
 	"github.com/doris-sink/doris-sink/loader/kafka/registry/srtest"
 )
 
@@ -204,6 +205,13 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer kafka.Close()
+	// Kafka's group rule kfake lacks (issue 29): a member waiting in its
+	// JoinGroup or SyncGroup is not expired by its session timeout.
+	stopKeep, err := kafkatest.KeepParkedMembers(kafka, 0)
+	if err != nil {
+		return fmt.Errorf("start Kafka: %w", err)
+	}
+	defer stopKeep()
 	registryURL := ""
 	if o.RegistryAddr != "" {
 		reg, err := srtest.NewServer(srtest.WithAddr(o.RegistryAddr))

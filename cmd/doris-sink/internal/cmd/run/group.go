@@ -51,6 +51,10 @@ type GroupKnobs struct {
 	// Assigned and Revoked are called after the member took or handed over
 	// slots (lost counts as revoked).
 	Assigned, Revoked func(slots []int)
+	// Revoking is called when the group revokes slots, before their jobs
+	// drain (tests: hold a member in its hand-over, heartbeating but not
+	// rejoining).
+	Revoking func(slots []int)
 	// Kill, once closed, stops the member as kill -9 would: every slot job
 	// is cancelled at once and the membership client closes (a static
 	// member, job.instance, does not leave the group: its slots move after
@@ -93,8 +97,14 @@ type member struct {
 	rebuilds map[int]int
 	// ready sets the process's readiness: true on every assignment (a
 	// standby's empty one too), false when the member owns slots but runs
-	// none of their jobs (every one suspended) or lost its slots.
+	// none of their jobs (every one suspended), lost its slots or its
+	// group session failed.
 	ready func(bool)
+	// outSince is when the member went out of the group (its session
+	// failed, or it lost its slots), zero while in it; sessionFailures
+	// counts the failed group sessions (group_liveness.go).
+	outSince        time.Time
+	sessionFailures int
 }
 
 // slotJob is the job of one owned slot, rebuilt after a refused decision
@@ -284,13 +294,19 @@ func (m *member) poll(ctx context.Context, cl *kgo.Client) {
 		if fs.IsClientClosed() || ctx.Err() != nil {
 			return
 		}
-		var fatal error
+		var fatal, session error
 		fs.EachError(func(t string, p int32, err error) {
 			if fatal == nil {
 				fatal = m.refusedByGroup(err)
 			}
+			if _, ok := errors.AsType[*kgo.ErrGroupSession](err); ok && session == nil {
+				session = err
+			}
 			m.log.Warn("group mode: membership client error", "group", m.cfg.Kafka.Group, "topic", t, "partition", p, "err", err)
 		})
+		if session != nil && fatal == nil {
+			m.sessionFailed(ctx, cl, session)
+		}
 		if fatal != nil {
 			select {
 			case m.fatal <- fatal:
@@ -439,6 +455,7 @@ func (m *member) assigned(_ context.Context, cl *kgo.Client, parts map[string][]
 		m.startLocked(s)
 	}
 	m.mu.Unlock()
+	m.inGroup(gen)
 	m.ready(true)
 	if m.knobs.Assigned != nil {
 		m.knobs.Assigned(slots)
@@ -455,6 +472,9 @@ func (m *member) revoked(_ context.Context, _ *kgo.Client, parts map[string][]in
 		return
 	}
 	m.log.Info("group mode: slots revoked; draining their jobs", "slots", slots)
+	if m.knobs.Revoking != nil {
+		m.knobs.Revoking(slots)
+	}
 	bound := m.rebalanceTimeout() - min(revokeMargin, m.rebalanceTimeout()/4)
 	m.stop(slots, false, bound)
 	if m.knobs.Revoked != nil {
@@ -471,6 +491,7 @@ func (m *member) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32
 	}
 	m.log.Warn("group mode: slots lost (the group moved them without a hand-over); cancelling their jobs", "slots", slots)
 	m.ready(false) // out of the group until the next assignment
+	m.outOfGroup(fmt.Sprintf("slots %v lost (session expired or fenced out of the group)", slots))
 	m.stop(slots, true, 0)
 	if m.knobs.Revoked != nil {
 		m.knobs.Revoked(slots)
@@ -648,6 +669,20 @@ func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 		case errors.Is(err, kafka.ErrNotOwner):
 			m.suspend(sj, m.refusedGeneration(err), err, log)
 			return
+		case errors.Is(err, coordlog.ErrFenced):
+			// The slot's log was opened by a newer incarnation. When the
+			// group gave the slot to another member (this one was out:
+			// paused past its session timeout, then resumed), that is the
+			// new owner fencing this zombie, refused as designed; else
+			// it is a second writer of the job (below: fatal).
+			if taken, why := m.slotTakenOver(m.ctx, s); taken {
+				log.Warn("group mode: the slot's log was fenced by its new owner (this member was out of the group); "+
+					"its job stops without deciding anything more", "why", why, "err", err)
+				m.suspend(sj, m.refusedGeneration(err), err, log)
+				return
+			} else if why != "" {
+				log.Error("group mode: the slot's log was fenced while Kafka does not show another owner", "why", why)
+			}
 		}
 		err = fmt.Errorf("group mode: job %s writer slot %d (state topic %s, transactional id %s): %w", m.cfg.Job.Name, s,
 			coordlog.StateTopic(m.cfg.Job.Name), coordlog.TransactionalID(m.cfg.Job.Name, coordlog.SlotScope(s)), err)

@@ -24,7 +24,12 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/doris/doristest"
 	"github.com/doris-sink/doris-sink/loader/kafka"
+	"github.com/doris-sink/doris-sink/loader/kafka/kafkatest"
 )
+
+// memberClientID is the Kafka client ID of member name's membership
+// client.
+func memberClientID(name string) string { return "member-" + name }
 
 // groupEnv is one group-mode test: a Kafka cluster (short group session
 // timeouts allowed), a Doris emulator, a topic of parts partitions and the
@@ -48,6 +53,9 @@ type groupEnv struct {
 	// slotStarted, if set, is called (without e.mu) when a member's slot
 	// job was built, before it runs (review tests: hold a slot job there).
 	slotStarted func(m *groupMember, slot, rebuilt int)
+	// revoking, if set, is called (without e.mu) when the group revokes
+	// slots of a member, before their jobs drain (GroupKnobs.Revoking).
+	revoking func(m *groupMember, slots []int)
 	// slotTopicCheck is GroupKnobs.SlotTopicCheck of the members started
 	// next (0: the default).
 	slotTopicCheck time.Duration
@@ -96,6 +104,13 @@ func newGroupEnv(t *testing.T, parts int32, slots int, opts ...kfake.Opt) *group
 		t.Fatal(err)
 	}
 	t.Cleanup(kc.Close)
+	// Kafka's group rule kfake lacks (issue 29): a member waiting in its
+	// JoinGroup or SyncGroup is not expired by its session timeout.
+	stopKeep, err := kafkatest.KeepParkedMembers(kc, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopKeep)
 	srv, _ := cmdutil.NewTestDoris(t, "CREATE TABLE t (id BIGINT, v VARCHAR(32)) DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("orders"),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -155,7 +170,14 @@ log: { format: json, level: info }
 	tap, w := newLogTap()
 	m.tap = tap
 	knobs := &GroupKnobs{
-		KgoOpts:        []kgo.Opt{kgo.HeartbeatInterval(50 * time.Millisecond)},
+		// The client ID names the member in its group member ID (kfake:
+		// <client id>-<uuid>), for tests that act on one member's requests.
+		KgoOpts: []kgo.Opt{kgo.HeartbeatInterval(50 * time.Millisecond), kgo.ClientID(memberClientID(name))},
+		Revoking: func(slots []int) {
+			if e.revoking != nil {
+				e.revoking(m, slots)
+			}
+		},
 		Kill:           m.kill,
 		SlotTopicCheck: e.slotTopicCheck,
 		SlotStopped: func(slot int, err error) {

@@ -17,6 +17,9 @@ func printResult(io *cmdutil.IOStreams, r *Result, now time.Time) error {
 	kv.Add("Job", fmt.Sprintf("%s (%s → %s)", r.Job, r.Topic, r.Table))
 	kv.Add("State", stateText(r))
 	kv.Add("Process", processText(&r.Process))
+	if r.Membership != nil {
+		kv.Add("Group membership", membershipText(r.Membership))
+	}
 	kv.Add("Last checkpoint", checkpointText(r.LastCheckpoint, r.Store, now))
 	lag := "unknown"
 	if r.Lag != nil {
@@ -115,6 +118,9 @@ func printSlots(io *cmdutil.IOStreams, r *Result) error {
 func stateText(r *Result) string {
 	s := r.Stall
 	if s == nil {
+		if g := r.Membership; r.State == StateRebalancing && g != nil && g.RebalancingSince != nil {
+			return fmt.Sprintf("%s for %s (since %s)", StateRebalancing, seconds(g.RebalancingSeconds), view.Time(*g.RebalancingSince))
+		}
 		return r.State
 	}
 	kind := "stalled"
@@ -122,6 +128,20 @@ func stateText(r *Result) string {
 		kind = "stalled (fatal: stopping)"
 	}
 	return fmt.Sprintf("%s for %s since %s: %s", kind, seconds(s.Seconds), view.Time(s.Since), s.Reason)
+}
+
+// membershipText is a group-mode member's membership: in the group, or
+// rebalancing for how long and why.
+func membershipText(g *metrics.GroupStatus) string {
+	if g.RebalancingSince == nil {
+		return fmt.Sprintf("in consumer group %s, generation %d, slots %v", g.Group, g.Generation, g.Slots)
+	}
+	s := fmt.Sprintf("rebalancing: out of consumer group %s for %s since %s", g.Group, seconds(g.RebalancingSeconds),
+		view.Time(*g.RebalancingSince))
+	if g.SessionFailures > 0 {
+		s += fmt.Sprintf(" (%d failed group session(s); last: %s)", g.SessionFailures, g.LastError)
+	}
+	return s
 }
 
 func processText(p *Process) string {

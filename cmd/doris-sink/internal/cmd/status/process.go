@@ -38,6 +38,16 @@ func askProcess(ctx context.Context, cfg *config.Config, table string, res *Resu
 		}
 		return nil
 	}
+	if g := st.Group; g != nil && g.Group == cfg.Kafka.Group && cfg.SlotCount() > 1 {
+		// A member of this job's group (group mode): its membership says
+		// whether it is in the group or rebalancing, and since when.
+		res.Process.Running, res.Process.PID, res.Process.StartedAt = true, st.PID, st.StartedAt
+		res.Membership = g
+		res.State = metrics.StateRunning
+		if g.RebalancingSince != nil {
+			res.State = StateRebalancing
+		}
+	}
 	for i := range st.Jobs {
 		j := &st.Jobs[i]
 		// The job name is known once recovery read the store: "" while

@@ -12,6 +12,10 @@ import (
 const (
 	// StateNotRunning: nothing listens on metrics.listen.
 	StateNotRunning = "not running"
+	// StateRebalancing: the asked group-mode member is out of its consumer
+	// group (a rebalance in progress, or its joins failing);
+	// Result.Membership says since when.
+	StateRebalancing = "rebalancing"
 	// StateUnknown: the process could not be asked (metrics.listen empty,
 	// a timeout, another job answering); Process.Detail says why.
 	StateUnknown = "unknown"
@@ -28,6 +32,9 @@ type Result struct {
 	State string `json:"state"`
 	// Process is what metrics.listen answered.
 	Process Process `json:"process"`
+	// Membership is the asked process's consumer-group membership (group
+	// mode): in the group, or rebalancing since when.
+	Membership *metrics.GroupStatus `json:"membership,omitempty"`
 	// Stall is why the running job does not progress (State stalled).
 	Stall *metrics.StallStatus `json:"stall,omitempty"`
 	// LastCheckpoint is the store's last decision (its age is relative to
