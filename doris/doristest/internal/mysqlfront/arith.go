@@ -90,7 +90,7 @@ func columnRef(sc scope, toks []token, k int) (end int, typ string) {
 		}
 		return token{}
 	}
-	if next(k+1).isPunct("(") {
+	if next(k + 1).isPunct("(") {
 		return k + 1, ""
 	}
 	if next(k + 1).isPunct(".") {
