@@ -28,6 +28,7 @@ import (
 //	DATE_FORMAT, FROM_UNIXTIME, CONCAT, CONCAT_WS, UPPER, LOWER, SUBSTR[ING], REPLACE, TRIM, GROUP_CONCAT  VARCHAR
 //	TRUNCATE(DECIMAL(p,s), d) / ROUND(DECIMAL(p,s), d)   DECIMAL(p,d)
 //	literals                               TINYINT…BIGINT by value, DECIMAL(p,s), VARCHAR
+//	a + b, a - b, a * b, a / b, a % b      arith.go (combineArith)
 type scope struct {
 	byAlias map[string]*schema.Table // alias or table name (lower case) → table
 	tables  []*schema.Table
@@ -155,10 +156,9 @@ func selectItems(st stmt) [][]token {
 	}
 	items := splitTop(toks[i:end])
 	for _, it := range items {
-		for _, t := range it {
-			if t.isPunct("*") && len(it) <= 3 {
-				return nil
-			}
+		// `*` or `t.*` (not `a * b`).
+		if n := len(it); n > 0 && it[n-1].isPunct("*") && (n == 1 || it[n-2].isPunct(".")) {
+			return nil
 		}
 	}
 	return items
@@ -168,6 +168,9 @@ func selectItems(st stmt) [][]token {
 func (ss *session) exprType(sc scope, e []token) string {
 	for len(e) >= 2 && e[0].isPunct("(") && matchParen(e, 0) == len(e)-1 {
 		e = e[1 : len(e)-1]
+	}
+	if t, ok := ss.arithType(sc, e); ok {
+		return t
 	}
 	switch {
 	case len(e) == 0:
@@ -219,6 +222,11 @@ func (ss *session) exprType(sc scope, e []token) string {
 			a = a[1:]
 		}
 		return ss.exprType(sc, a)
+	}
+	for i := range args {
+		if t := arg(i); strings.HasPrefix(t, refusal) {
+			return t // an argument Doris types in a way not emulated
+		}
 	}
 	switch strings.ToUpper(e[0].val) {
 	case "COUNT", "APPROX_COUNT_DISTINCT":

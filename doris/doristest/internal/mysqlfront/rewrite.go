@@ -16,13 +16,16 @@ import (
 //   - TIMESTAMP '…' and DATE '…' literals → doris_cast('…', 'DATETIME(p)' /
 //     'DATE').
 //   - FROM dual → nothing (SQLite selects without FROM).
+//   - x / y → x * 1.0 / y, a string literal operand of arithmetic that is not
+//     a number refused, a string column operand cast to DOUBLE (arith.go).
 //   - @name (user variable) → its value as a literal, NULL when unset, as
 //     MySQL and Doris answer; @@name (system variable) → its value.
 //
 // An error is a CAST target the emulator cannot convert to.
 func (ss *session) rewriteForEngine(st stmt) (string, error) {
 	var b strings.Builder
-	if err := ss.rewriteSpans(&b, st, 0, len(st.toks)); err != nil {
+	sc := ss.queryScope(st)
+	if err := ss.rewriteSpans(&b, st, sc, 0, len(st.toks)); err != nil {
 		return "", err
 	}
 	return b.String(), nil
@@ -31,7 +34,7 @@ func (ss *session) rewriteForEngine(st stmt) (string, error) {
 // rewriteSpans writes tokens [i, j) of st to b: each token and the text
 // before it are copied from the original unless the token starts a construct
 // to rewrite.
-func (ss *session) rewriteSpans(b *strings.Builder, st stmt, i, j int) error {
+func (ss *session) rewriteSpans(b *strings.Builder, st stmt, sc scope, i, j int) error {
 	if i >= j {
 		return nil
 	}
@@ -63,7 +66,7 @@ func (ss *session) rewriteSpans(b *strings.Builder, st stmt, i, j int) error {
 				return errf("%s", err.Error())
 			}
 			b.WriteString(sqlexec.CastFunction + "(")
-			if err := ss.rewriteSpans(b, st, k+2, as); err != nil {
+			if err := ss.rewriteSpans(b, st, sc, k+2, as); err != nil {
 				return err
 			}
 			b.WriteString(", " + quoteString(strings.ToUpper(strings.Join(strings.Fields(target), ""))) + ")")
@@ -84,6 +87,28 @@ func (ss *session) rewriteSpans(b *strings.Builder, st stmt, i, j int) error {
 			pos = st.toks[k].end
 		case t.is("FROM") && k+1 < j && st.toks[k+1].is("DUAL"):
 			k++
+			pos = st.toks[k].end
+		case t.isPunct("/"):
+			// Doris divides integers into a DOUBLE; SQLite truncates.
+			// `a * 1.0 / b` groups as `(a * 1.0) / b` at the same
+			// precedence, so the left operand is whatever it was.
+			b.WriteString("* 1.0 /")
+		case t.kind == tokString && arithNeighbour(st.toks, k, k+1) && !intervalArith(st.toks, k):
+			if !javaBigDecimal.MatchString(t.val) {
+				// TypeCoercionUtils.processBinaryArithmetic's check.
+				return errf("string literal %s cannot be cast to double", quoteString(t.val))
+			}
+			b.WriteString(st.text[t.start:t.end])
+		case t.name() != "":
+			end, typ := columnRef(sc, st.toks, k)
+			if end > j || typ == "" || !isStringType(typ) || !arithNeighbour(st.toks, k, end) {
+				b.WriteString(st.text[t.start:t.end])
+				continue
+			}
+			// A string column in arithmetic is cast to DOUBLE (Doris's
+			// default coercion): '12abc' becomes NULL, not SQLite's 12.
+			b.WriteString(sqlexec.CastFunction + "(" + st.text[t.start:st.toks[end-1].end] + ", 'DOUBLE')")
+			k = end - 1
 			pos = st.toks[k].end
 		case t.kind == tokVar:
 			if t.isUserVar() {

@@ -46,14 +46,17 @@ func (ss *session) selectStmt(ctx context.Context, st stmt) (*resultSpec, error)
 		}
 		return nil, qerr
 	}
-	return ss.typedResult(st, res), nil
+	return ss.typedResult(st, res)
 }
 
 // typedResult gives every column of an engine answer its Doris type: the
 // declared type of a column reference, else the type inferred from the
 // select item (infer.go), else one from the values; and formats the values
 // as Doris prints that type (DECIMAL scale, DATETIME fraction digits).
-func (ss *session) typedResult(st stmt, res *sqlexec.Result) *resultSpec {
+//
+// A column the engine cannot have computed as Doris does is an error
+// (checkExact, combineArith's refusals).
+func (ss *session) typedResult(st stmt, res *sqlexec.Result) (*resultSpec, error) {
 	spec := &resultSpec{names: res.Columns, rows: res.Rows, dtypes: slices.Clone(res.Types)}
 	if len(spec.dtypes) != len(spec.names) {
 		spec.dtypes = make([]string, len(spec.names))
@@ -68,11 +71,17 @@ func (ss *session) typedResult(st stmt, res *sqlexec.Result) *resultSpec {
 			_, expr := selectAlias(st, items[i])
 			spec.dtypes[i] = ss.exprType(sc, expr)
 		}
+		if reason, refused := strings.CutPrefix(spec.dtypes[i], refusal); refused {
+			return nil, errf("%scolumn %s: %s", sqlexec.NotEmulatedPrefix, spec.names[i], reason)
+		}
+		if err := checkExact(spec.names[i], spec.dtypes[i], spec.rows, i); err != nil {
+			return nil, err
+		}
 		if spec.dtypes[i] == "" || !formatColumn(spec.rows, i, spec.dtypes[i]) {
 			spec.dtypes[i] = dorisTypeOfValues(spec.rows, i)
 		}
 	}
-	return spec
+	return spec, nil
 }
 
 // formatColumn rewrites column col of rows as Doris prints type t; false

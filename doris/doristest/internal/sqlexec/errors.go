@@ -134,6 +134,13 @@ func dorisError(ctx context.Context, err error, currentDB string, dbExists func(
 	case reSyntax.MatchString(msg):
 		near := reSyntax.FindStringSubmatch(msg)[1]
 		return &Error{Code: errUnknown, Message: parseErrorMessage("", near), Err: err, near: near}
+	case msg == "integer overflow":
+		// SQLite's SUM past int64. Doris answers (SUM(BIGINT) is BIGINT,
+		// SUM(LARGEINT) LARGEINT, Sum.java); the engine cannot, so the
+		// client gets a refusal naming why, not SQLite's bare message.
+		return &Error{Code: errUnknown, Message: NotEmulatedPrefix + "an integer aggregate exceeds the BIGINT range (the emulator's SQL engine computes in 64-bit integers)", Err: err}
+	case strings.HasPrefix(msg, NotEmulatedPrefix):
+		return &Error{Code: errUnknown, Message: msg, Err: err}
 	case strings.Contains(msg, "incomplete input"):
 		return &Error{Code: errUnknown, Message: parseErrorMessage("", ""), Err: err, near: "\x00eof"}
 	}

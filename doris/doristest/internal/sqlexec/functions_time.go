@@ -26,7 +26,8 @@ const CastFunction = "doris_cast"
 //   - YEAR, QUARTER, MONTH, DAY/DAYOFMONTH, HOUR, MINUTE, SECOND,
 //     DAYOFWEEK (1 = Sunday), DAYOFYEAR; DATE/TO_DATE(dt) → DATE.
 //   - FROM_UNIXTIME(n[, fmt]), UNIX_TIMESTAMP([dt]): UTC, the emulator's
-//     time_zone.
+//     time_zone; UNIX_TIMESTAMP of a date-time with a fraction is refused
+//     (Doris answers a DECIMAL).
 //   - TRUNCATE(x, d): x cut toward zero to d decimals.
 //   - APPROX_COUNT_DISTINCT(x): aggregate; exact distinct count (Doris's
 //     HLL estimate is exact at the small cardinalities of tests, but not in
@@ -126,9 +127,15 @@ func timeFunctions() map[string]*sqlite.FunctionImpl {
 			case 0:
 				return time.Now().Unix(), nil
 			case 1:
-				t, _, ok := datetimeArg(a[0])
+				t, scale, ok := datetimeArg(a[0])
 				if !ok {
 					return nil, nil
+				}
+				if scale > 0 {
+					// Doris (UnixTimestamp) answers a DATETIME(p>0) with a
+					// DECIMAL keeping the fraction; the emulator types
+					// UNIX_TIMESTAMP as INT, so it refuses.
+					return nil, fmt.Errorf("%sUNIX_TIMESTAMP of a date-time with fractional seconds (%s): Doris answers a DECIMAL with the fraction", NotEmulatedPrefix, textOf(a[0]))
 				}
 				return t.Unix(), nil
 			}

@@ -119,7 +119,13 @@ func (c *vtabCursor) Column(col int) (vtab.Value, error) {
 	if !ok {
 		return nil, fmt.Errorf("table %s.%s: row %d has no column %d (%s); the schema has %d columns", d.db, d.name, c.i, k.index, k.name, d.width)
 	}
-	return columnValue(v, k.decl), nil
+	cv := columnValue(v, k.decl)
+	if text, isText := cv.(string); isText && strings.HasPrefix(k.decl, "DECIMAL") {
+		// columnValue keeps the text of a DECIMAL it cannot hold exactly.
+		n, _ := SignificantDigits(text)
+		return nil, fmt.Errorf("%sDECIMAL value %s of %s.%s.%s has %d significant digits; the emulator's SQL engine holds DECIMAL values in float64, exact to %d (Doris computes DECIMAL exactly)", NotEmulatedPrefix, text, d.db, d.name, k.name, n, MaxExactDigits)
+	}
+	return cv, nil
 }
 
 // Rowid implements vtab.Cursor.
@@ -140,6 +146,9 @@ func columnValue(v any, decl string) any {
 	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n
+	}
+	if n, ok := SignificantDigits(s); ok && n > MaxExactDigits {
+		return v // not exact in float64: Column refuses it
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
