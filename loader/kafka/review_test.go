@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 
@@ -48,5 +49,28 @@ func TestReviewSkippedTombstoneWithBigKeyIsNoDeadLetter(t *testing.T) {
 	}
 	if got := c.Metrics().DeadLettered.Load(); got != 0 {
 		t.Errorf("DeadLettered = %d, want 0 (a skipped tombstone is no bad record)", got)
+	}
+}
+
+// Review of issue 30 item 4: with per-table deletes (tables.<t>.delete,
+// WithTableDeletes) and no schema evolution, the routed tables' converters
+// watch nothing, and the routed-table watch was turned off too: a field
+// no routed table has was silently not counted or named.
+func TestReviewRoutedFieldsWatchedWithTableDeletes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1)
+	e.createRoutedTables()
+	e.produceRouted(9)
+	e.produce(&kgo.Record{Partition: 0, Value: []byte(`{"id":9,"v":"v9","kind":"ra","colour":"red"}`)})
+	cfg := e.config()
+	cfg.Routing = Routing{TableField: "kind"}
+	c := e.connector(cfg, nil,
+		WithRoutedTableColumns(func(context.Context, string) []string { return []string{"id", "v", "kind"} }),
+		WithTableDeletes(func(string) DeleteConfig { return DeleteConfig{} }))
+	if err := e.runToEnd(ctxFor(t), c); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Metrics().UnknownFields.Load(); got != 1 {
+		t.Errorf("UnknownFields = %d, want 1 (colour, which table ra lacks)", got)
 	}
 }
