@@ -208,7 +208,7 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
 		fence: newFence(), dlLog: deadLetterLog{every: o.dlLogEvery}}
-	if o.routedColumns != nil && cfg.Routing.Enabled() && o.tableEvolvers == nil && o.tableDeletes == nil {
+	if o.routedColumns != nil && cfg.Routing.Enabled() && o.tableEvolvers == nil {
 		c.routedFields = &routedFields{columns: o.routedColumns, watches: map[string]*fieldWatch{}}
 	}
 	if c.re, err = cfg.topicRegexp(); err != nil {

@@ -15,8 +15,10 @@ import (
 // Metrics.UnknownFields and named once per table in a warning, as
 // WithTableColumns does for one table. With routing, WithTableColumns
 // alone checks nothing: the columns of doris.table are not those of the
-// tables the rows go to. Tables with their own converter
-// (WithTableEvolvers, WithTableDeletes) are watched by it instead.
+// tables the rows go to. Tables with their own schema evolver
+// (WithTableEvolvers) are watched by their converter instead; per-table
+// deletes alone (WithTableDeletes) give a converter that watches nothing,
+// so those tables are watched here.
 func WithRoutedTableColumns(columns func(ctx context.Context, table string) []string) Opt {
 	return optFunc(func(o *options) { o.routedColumns = columns })
 }

@@ -564,8 +564,14 @@ func (c *Connector) record(ctx context.Context, r *kgo.Record, t *tally, cut fun
 }
 
 // oversized is the error of a record whose key or headers pass their
-// bound (Config.MaxKeyBytes, MaxHeadersBytes), else nil.
+// bound (Config.MaxKeyBytes, MaxHeadersBytes), else nil. A tombstone the
+// format skips (SkipsTombstones) is never oversized: it loads no row and
+// nothing reads its key or headers, and verify accounts it as a skipped
+// tombstone (dead-lettering it too would count it twice).
 func (c *Connector) oversized(r *kgo.Record) error {
+	if r.Value == nil && SkipsTombstones(c.conv.format, c.conv.envelope) {
+		return nil
+	}
 	if len(r.Key) > c.cfg.MaxKeyBytes {
 		return fmt.Errorf("%w: its key is %d bytes, more than records.max_key_bytes %d", ErrRecordTooBig, len(r.Key), c.cfg.MaxKeyBytes)
 	}

@@ -1,6 +1,7 @@
 package jsonschemarow
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,17 @@ type planner struct {
 	docs  *docs
 	memo  map[string]*node
 	nodes []*node
+	// locs counts the locations of the nodes built (maxPlanLocations).
+	locs int
 }
+
+// maxPlanLocations bounds the schema locations of all the plan's nodes
+// together. A node is the set of locations that apply to one instance
+// location, so merging through anyOf and $ref can make 2^n nodes of n
+// definitions (the subset construction of an automaton); a schema past
+// the bound is refused (ErrSchemaTooComplex) instead of exhausting memory
+// and time in New. An ordinary schema has about one location per node.
+const maxPlanLocations = 50000
 
 // dateTimePlan returns where the schema declares date-time strings, or nil
 // when it declares none. It follows properties, items (one schema for all
@@ -45,9 +56,13 @@ type planner struct {
 // $refs to local pointers and to references. Anchors ("#name") and $id
 // based refs inside a document are not followed: those parts are passed
 // through.
-func dateTimePlan(d *docs) *node {
+func dateTimePlan(d *docs) (*node, error) {
 	p := &planner{docs: d, memo: map[string]*node{}}
 	root := p.build(p.expand([]string{"#"}))
+	if p.locs > maxPlanLocations {
+		return nil, fmt.Errorf("%w: its date-time plan merges more than %d schema locations (anyOf/oneOf/allOf and $refs "+
+			"that apply to the same value)", ErrSchemaTooComplex, maxPlanLocations)
+	}
 	// Prune: keep a node only if a date-time is reachable from it. Cycles
 	// (recursive schemas) make this a fixpoint.
 	has := map[*node]bool{}
@@ -80,9 +95,9 @@ func dateTimePlan(d *docs) *node {
 		}
 	}
 	if !has[root] {
-		return nil
+		return nil, nil
 	}
-	return root
+	return root, nil
 }
 
 // build returns the node for the instance described by all of locs.
@@ -93,6 +108,9 @@ func (p *planner) build(locs []string) *node {
 	}
 	n := &node{}
 	p.memo[key] = n
+	if p.locs += len(locs); p.locs > maxPlanLocations {
+		return n // refused by dateTimePlan: build nothing more
+	}
 	p.nodes = append(p.nodes, n)
 	props := map[string][]string{}
 	var items, addl []string

@@ -72,7 +72,9 @@ func New(schema string, refs map[string]string, opt Options) (*Decoder, error) {
 		}
 	}
 	if !opt.KeepDateTime {
-		d.dt = dateTimePlan(docs)
+		if d.dt, err = dateTimePlan(docs); err != nil {
+			return nil, fmt.Errorf("JSON schema: %w", err)
+		}
 	}
 	return d, nil
 }

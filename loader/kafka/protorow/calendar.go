@@ -94,6 +94,11 @@ func appendPadded(dst []byte, v int64, width int) []byte {
 	return append(dst, b...)
 }
 
+// maxDecimalBytes bounds a decimal's unscaled value past its redundant
+// sign bytes: k bytes hold at least (8k-9)·log10(2) digits, more than 76
+// (Doris's largest DECIMAL precision) beyond 76/2+2 bytes.
+const maxDecimalBytes = 76/2 + 2
+
 // decimal appends a confluent.type.Decimal as a JSON number: the unscaled
 // big-endian two's-complement value with the decimal point scale digits
 // from the right (for a Doris DECIMAL(p,s) column; Doris rounds or refuses
@@ -112,6 +117,17 @@ func (s *state) decimal(dst, b []byte, base int, mp *msgPlan) ([]byte, error) {
 	var digits [48]byte
 	var d []byte
 	neg := len(raw) > 0 && raw[0]&0x80 != 0
+	// Past its redundant sign bytes, a value of more than maxDecimalBytes
+	// bytes has more digits than any Doris DECIMAL (76) holds: it fails
+	// before big.Int makes its digits (a hostile 1 MiB value cost seconds
+	// of CPU per record; issue 25).
+	for len(raw) > 1 && (raw[0] == 0 && raw[1]&0x80 == 0 || raw[0] == 0xff && raw[1]&0x80 != 0) {
+		raw = raw[1:]
+	}
+	if len(raw) > maxDecimalBytes {
+		return dst, &DecodeError{Offset: base, Field: string(mp.name),
+			Reason: fmt.Sprintf("decimal value of %d bytes has more than the 76 digits a Doris DECIMAL holds", len(raw))}
+	}
 	if len(raw) <= 16 {
 		var hi, lo uint64
 		for _, c := range raw { // sign-extended big-endian into 128 bits

@@ -261,14 +261,34 @@ func runOutcome(err error, aborted bool, opts *Options, log *slog.Logger, job, a
 	case err != nil:
 		// One error line: a failure that retrying cannot fix names what
 		// to change, and stands for the checkpoint and abort failures that
-		// came with it (its Err is the latest).
+		// came with it (its Err is the latest). What Connector.Run joined
+		// to it (the loader's close failure: a txn it could not abort, a
+		// commit that did not finish) follows it, never dropped.
 		var fe *kafka.FatalError
 		if errors.As(err, &fe) {
-			err = fe
+			err = withJoined(fe, err)
 		}
 		return fmt.Errorf("run %s: %w", job, err)
 	}
 	return nil
+}
+
+// withJoined is fe followed, on the same line, by each error joined in
+// err (errors.Join) that does not hold fe.
+func withJoined(fe *kafka.FatalError, err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return fe
+	}
+	out := error(fe)
+	for _, e := range j.Unwrap() {
+		var f *kafka.FatalError
+		if errors.As(e, &f) && f == fe {
+			continue
+		}
+		out = fmt.Errorf("%w; %w", out, e)
+	}
+	return out
 }
 
 // logDrained says what a drained run loaded, and only that: whether this
