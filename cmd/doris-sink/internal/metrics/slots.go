@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -256,4 +257,34 @@ func (m *Metrics) ReleaseSlot(slot int) {
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.rows, m.rowsCommit, m.bytes, m.checkpoints, m.txns, m.stages} {
 		v.DeletePartialMatch(l)
 	}
+}
+
+// status is the member's slots now (Status.Group); ready is the
+// process's readiness.
+func (s *slots) status(now time.Time, ready bool) *GroupStatus {
+	s.mu.Lock()
+	ownership := s.ownership
+	jobs := map[int]slotJob{}
+	for slot, j := range s.jobs {
+		jobs[slot] = *j
+	}
+	s.mu.Unlock()
+	gs := &GroupStatus{Topic: s.topic, Table: s.table, Generation: -1, Slots: s.n, Owned: []SlotStatus{}}
+	if ownership == nil {
+		return gs
+	}
+	o := ownership()
+	gs.MemberID, gs.Generation = o.MemberID, o.Generation
+	for slot := range s.n {
+		if !o.Owned[slot] {
+			continue
+		}
+		ss := SlotStatus{Slot: slot, Generation: o.Generation}
+		if j, ok := jobs[slot]; ok {
+			js := s.m.jobStatus(job{table: s.table, topic: s.topic, km: j.km, store: j.store, positions: j.km.TopicPositions}, now, ready)
+			ss.Job = &js
+		}
+		gs.Owned = append(gs.Owned, ss)
+	}
+	return gs
 }

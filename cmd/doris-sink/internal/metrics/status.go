@@ -33,8 +33,37 @@ type Status struct {
 	Now time.Time `json:"now"`
 	// Ready is /readyz's answer: recovered and no job stalled.
 	Ready bool `json:"ready"`
-	// Jobs has one entry per table the process loads.
+	// Jobs has one entry per table the process loads (standalone; a
+	// group member lists its slot jobs in Group).
 	Jobs []JobStatus `json:"jobs"`
+	// Group is set on a group-mode member (job.slots ≥ 2).
+	Group *GroupStatus `json:"group,omitempty"`
+}
+
+// GroupStatus is a group-mode member's view of its job's slots.
+type GroupStatus struct {
+	// Topic and Table are the job's.
+	Topic string `json:"topic"`
+	Table string `json:"table"`
+	// MemberID and Generation are the member's in the consumer group (""
+	// and -1 out of it).
+	MemberID   string `json:"member_id"`
+	Generation int32  `json:"generation"`
+	// Slots are the job's slot count; Owned the slots this member owns
+	// now, each with its job (sorted by slot).
+	Slots int          `json:"slots"`
+	Owned []SlotStatus `json:"owned"`
+}
+
+// SlotStatus is one slot this member owns.
+type SlotStatus struct {
+	Slot int `json:"slot"`
+	// Generation is the member's generation the slot is owned under.
+	Generation int32 `json:"generation"`
+	// Job is the slot's running job (state, stall, last decided
+	// checkpoint, positions and lag per partition); nil while its job is
+	// being built, suspended or rebuilt.
+	Job *JobStatus `json:"job,omitempty"`
 }
 
 // JobStatus is one job (one table) of the running process.
@@ -104,30 +133,46 @@ func (m *Metrics) Status() Status {
 	now := m.now()
 	st := Status{PID: m.pid, StartedAt: m.started, Now: now, Ready: m.ready.Load(), Jobs: []JobStatus{}}
 	for _, j := range m.snapshotJobs() {
-		js := JobStatus{Topic: j.topic, Table: j.table, State: StateRunning, Partitions: []PartitionStatus{}}
-		if !st.Ready {
-			js.State = StateRecovering
-		}
-		if j.store != nil {
-			js.Job = j.store.Job()
-			if d, ok := j.store.LastDecision(); ok {
-				js.LastCheckpoint = &CheckpointStatus{ID: d.ID, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
-					AgeSeconds: max(now.Sub(d.DecidedAt).Seconds(), 0), Committed: d.Committed, Empty: d.Empty}
-			}
-		}
-		if km := j.km; km != nil {
-			if s := km.Stall(); s.Reason != "" {
-				js.State = StateStalled
-				js.Stall = stallStatus(s, now)
-				st.Ready = false
-			}
-			js.Partitions = partitionStatus(j.positions())
-			js.RowsWritten, js.RowBytes = km.Rows.Load(), km.RowBytes.Load()
-			js.Checkpoints, js.CheckpointFailures = km.Checkpoints.Load(), km.CheckpointFailures.Load()
+		js := m.jobStatus(j, now, st.Ready)
+		if js.Stall != nil {
+			st.Ready = false
 		}
 		st.Jobs = append(st.Jobs, js)
 	}
+	if g := m.group; g != nil {
+		st.Group = g.status(now, st.Ready)
+		for _, s := range st.Group.Owned {
+			if s.Job != nil && s.Job.Stall != nil {
+				st.Ready = false
+			}
+		}
+	}
 	return st
+}
+
+// jobStatus is j's status now; ready is the process's readiness.
+func (m *Metrics) jobStatus(j job, now time.Time, ready bool) JobStatus {
+	js := JobStatus{Topic: j.topic, Table: j.table, State: StateRunning, Partitions: []PartitionStatus{}}
+	if !ready {
+		js.State = StateRecovering
+	}
+	if j.store != nil {
+		js.Job = j.store.Job()
+		if d, ok := j.store.LastDecision(); ok {
+			js.LastCheckpoint = &CheckpointStatus{ID: d.ID, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
+				AgeSeconds: max(now.Sub(d.DecidedAt).Seconds(), 0), Committed: d.Committed, Empty: d.Empty}
+		}
+	}
+	if km := j.km; km != nil {
+		if s := km.Stall(); s.Reason != "" {
+			js.State = StateStalled
+			js.Stall = stallStatus(s, now)
+		}
+		js.Partitions = partitionStatus(j.positions())
+		js.RowsWritten, js.RowBytes = km.Rows.Load(), km.RowBytes.Load()
+		js.Checkpoints, js.CheckpointFailures = km.Checkpoints.Load(), km.CheckpointFailures.Load()
+	}
+	return js
 }
 
 func stallStatus(s kafka.Stall, now time.Time) *StallStatus {

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
@@ -125,6 +126,18 @@ func stateText(r *Result) string {
 }
 
 func processText(p *Process) string {
+	if p.Running && p.Generation != nil {
+		owned := []string{}
+		for _, s := range p.Slots {
+			st := "building"
+			if s.Job != nil {
+				st = s.Job.State
+			}
+			owned = append(owned, fmt.Sprintf("%d (%s)", s.Slot, st))
+		}
+		return fmt.Sprintf("pid %d on %s, started %s; group member %s generation %d owning slot(s) %s", p.PID, p.Addr,
+			view.Time(p.StartedAt), p.MemberID, *p.Generation, strings.Join(owned, ", "))
+	}
 	if p.Running {
 		return fmt.Sprintf("pid %d on %s, started %s", p.PID, p.Addr, view.Time(p.StartedAt))
 	}

@@ -38,6 +38,21 @@ func askProcess(ctx context.Context, cfg *config.Config, table string, res *Resu
 		}
 		return nil
 	}
+	if g := st.Group; g != nil && g.Table == table && g.Topic == cfg.Kafka.DescribeTopics() {
+		// A group member: it answers for the slots it owns.
+		res.Process.Running, res.Process.PID, res.Process.StartedAt = true, st.PID, st.StartedAt
+		res.Process.MemberID, res.Process.Generation, res.Process.Slots = g.MemberID, &g.Generation, g.Owned
+		res.State = metrics.StateRunning
+		if !st.Ready {
+			res.State = metrics.StateRecovering
+		}
+		for _, s := range g.Owned {
+			if s.Job != nil && s.Job.Stall != nil {
+				res.State, res.Stall = metrics.StateStalled, s.Job.Stall
+			}
+		}
+		return nil
+	}
 	for i := range st.Jobs {
 		j := &st.Jobs[i]
 		// The job name is known once recovery read the store: "" while
