@@ -1,0 +1,121 @@
+package run
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
+)
+
+// Issue 21: two members of a 4-slot job, scraped while records flow:
+// each member's /metrics has the lag series with a slot label for each
+// slot it owns (together slots 0–3), doris_sink_slot_owned sums to 1 per
+// slot over the members, and /status lists the member's owned slots with
+// their last decided checkpoint and lag per partition.
+func TestGroupMetricsPerSlot(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 8, 4)
+	e.listen = "127.0.0.1:0"
+	a := e.start("a", "")
+	addrA := strings.TrimSuffix(fmt.Sprint(a.tap.wait(t, "metrics endpoint")["addr"]), "/metrics")
+	e.ownership(map[*groupMember]int{a: 4})
+	b := e.start("b", "")
+	addrB := strings.TrimSuffix(fmt.Sprint(b.tap.wait(t, "metrics endpoint")["addr"]), "/metrics")
+	e.ownership(map[*groupMember]int{a: 2, b: 2})
+	e.produce(200)
+	e.waitAllDecided()
+	e.produce(40) // records flowing while scraped
+
+	lag := regexp.MustCompile(`^doris_sink_lag_loaded_records\{.*slot="(\d+)".*\} `)
+	owned := regexp.MustCompile(`^doris_sink_slot_owned\{.*slot="(\d+)".*\} (\d)`)
+	sum := map[string]int{}
+	var covered []string
+	for _, m := range []struct {
+		g    *groupMember
+		addr string
+	}{{a, addrA}, {b, addrB}} {
+		e.mu.Lock()
+		want := m.g.ownedLocked()
+		e.mu.Unlock()
+		body := get(t, m.addr+"/metrics")
+		var lagSlots []string
+		ownedHere := 0
+		for l := range strings.SplitSeq(body, "\n") {
+			if g := lag.FindStringSubmatch(l); g != nil && !slices.Contains(lagSlots, g[1]) {
+				lagSlots = append(lagSlots, g[1])
+			}
+			if g := owned.FindStringSubmatch(l); g != nil {
+				sum[g[1]] += int(g[2][0] - '0')
+				ownedHere++
+			}
+		}
+		slices.Sort(lagSlots)
+		var wantS []string
+		for _, s := range want {
+			wantS = append(wantS, fmt.Sprint(s))
+		}
+		if !slices.Equal(lagSlots, wantS) {
+			t.Errorf("member %s: lag series of slots %v, owns %v", m.g.name, lagSlots, wantS)
+		}
+		if ownedHere != 4 {
+			t.Errorf("member %s: %d doris_sink_slot_owned series, want 4 (every slot)", m.g.name, ownedHere)
+		}
+		for _, s := range []string{"doris_sink_stalled{", "doris_sink_slot_checkpoint_decided_id{", "doris_sink_rows_committed_total{", "doris_sink_stage_seconds_bucket{"} {
+			if !strings.Contains(body, s) || !regexp.MustCompile(regexp.QuoteMeta(s)+`[^}]*slot="`).MatchString(body) {
+				t.Errorf("member %s: no %s series with a slot label", m.g.name, s)
+			}
+		}
+		covered = append(covered, lagSlots...)
+
+		var st metrics.Status
+		if err := json.Unmarshal([]byte(get(t, m.addr+"/status")), &st); err != nil || st.Group == nil {
+			t.Fatalf("member %s /status: %v %+v", m.g.name, err, st)
+		}
+		var stSlots []int
+		for _, s := range st.Group.Owned {
+			stSlots = append(stSlots, s.Slot)
+			if s.Job == nil || s.Job.LastCheckpoint == nil || len(s.Job.Partitions) != 2 || s.Job.Partitions[0].Lag == nil {
+				t.Errorf("member %s /status slot %d: %+v", m.g.name, s.Slot, s.Job)
+			}
+		}
+		if !slices.Equal(stSlots, want) || st.Group.Generation < 1 || st.Group.MemberID == "" {
+			t.Errorf("member %s /status: slots %v generation %d member %q, owns %v", m.g.name, stSlots, st.Group.Generation, st.Group.MemberID, want)
+		}
+	}
+	slices.Sort(covered)
+	if !slices.Equal(covered, []string{"0", "1", "2", "3"}) {
+		t.Errorf("lag series cover slots %v, want 0-3", covered)
+	}
+	for s := range 4 {
+		if n := sum[fmt.Sprint(s)]; n != 1 {
+			t.Errorf("slot %d: doris_sink_slot_owned sums to %d over the members, want 1", s, n)
+		}
+	}
+	for _, m := range []*groupMember{a, b} {
+		if err := e.stop(m); err != nil {
+			t.Fatalf("member %s: %v", m.name, err)
+		}
+	}
+	e.checkExactlyOnce()
+}
+
+// get returns the body of GET url.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
