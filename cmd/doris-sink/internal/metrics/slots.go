@@ -264,11 +264,11 @@ func (m *Metrics) ReleaseSlot(slot int) {
 func (s *slots) status(now time.Time, ready bool) *GroupStatus {
 	s.mu.Lock()
 	ownership := s.ownership
-	jobs := map[int]slotJob{}
-	for slot, j := range s.jobs {
-		jobs[slot] = *j
-	}
 	s.mu.Unlock()
+	jobs := map[string]job{}
+	for _, j := range s.running() {
+		jobs[j.slot] = j
+	}
 	gs := &GroupStatus{Topic: s.topic, Table: s.table, Generation: -1, Slots: s.n, Owned: []SlotStatus{}}
 	if ownership == nil {
 		return gs
@@ -280,11 +280,25 @@ func (s *slots) status(now time.Time, ready bool) *GroupStatus {
 			continue
 		}
 		ss := SlotStatus{Slot: slot, Generation: o.Generation}
-		if j, ok := jobs[slot]; ok {
-			js := s.m.jobStatus(job{table: s.table, topic: s.topic, km: j.km, store: j.store, positions: j.km.TopicPositions}, now, ready)
+		if j, ok := jobs[strconv.Itoa(slot)]; ok {
+			js := s.m.jobStatus(j, now, ready)
 			ss.Job = &js
 		}
 		gs.Owned = append(gs.Owned, ss)
 	}
 	return gs
+}
+
+// running returns the running slot jobs, by slot.
+func (s *slots) running() []job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []job
+	for slot := range s.n {
+		if j := s.jobs[slot]; j != nil {
+			out = append(out, job{table: s.table, topic: s.topic, km: j.km, store: j.store, positions: j.km.TopicPositions,
+				slot: strconv.Itoa(slot)})
+		}
+	}
+	return out
 }

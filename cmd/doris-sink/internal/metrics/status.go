@@ -210,7 +210,11 @@ func (m *Metrics) notReady() string {
 		return "recovering"
 	}
 	now := m.now()
-	for _, j := range m.snapshotJobs() {
+	jobs := m.snapshotJobs()
+	if g := m.group; g != nil {
+		jobs = append(jobs, g.running()...)
+	}
+	for _, j := range jobs {
 		if j.km == nil {
 			continue
 		}
@@ -219,7 +223,11 @@ func (m *Metrics) notReady() string {
 			if s.Fatal {
 				kind = "stalled (fatal: stopping)"
 			}
-			return kind + " " + j.table + " for " + now.Sub(s.Since).Round(time.Second).String() +
+			what := j.table
+			if j.slot != "" {
+				what += " slot " + j.slot
+			}
+			return kind + " " + what + " for " + now.Sub(s.Since).Round(time.Second).String() +
 				" since " + s.Since.UTC().Format(time.RFC3339) + ": " + s.Reason
 		}
 	}

@@ -828,6 +828,11 @@ func runGroupMode(ctx context.Context, stop *stopper, cfg *config.Config, d Deps
 		defer srv.Close()
 		log.Info("metrics endpoint", "addr", "http://"+srv.Addr()+"/metrics")
 	}
+	if iv := cfg.Metrics.LogInterval; iv > 0 && m != nil {
+		tk := time.NewTicker(iv)
+		defer tk.Stop()
+		defer startProgress(ctx, m, log, tk.C)() // one line per owned slot
+	}
 	drain := make(chan struct{})
 	stop.loading(func(s os.Signal) {
 		log.Warn("signal: draining every slot job, then leaving the group (a second signal aborts)", "signal", s.String())
