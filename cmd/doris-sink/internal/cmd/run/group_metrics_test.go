@@ -1,23 +1,31 @@
 package run
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmd/status"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/jobstate"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
 )
 
 // Issue 21: two members of a 4-slot job, scraped while records flow:
 // each member's /metrics has the lag series with a slot label for each
 // slot it owns (together slots 0–3), doris_sink_slot_owned sums to 1 per
-// slot over the members, and /status lists the member's owned slots with
-// their last decided checkpoint and lag per partition.
+// slot over the members, /status lists the member's owned slots with
+// their last decided checkpoint and lag per partition, and `status -c
+// cfg` lists the four slots with their owners (and the asked member's).
 func TestGroupMetricsPerSlot(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 8, 4)
@@ -96,6 +104,54 @@ func TestGroupMetricsPerSlot(t *testing.T) {
 		if n := sum[fmt.Sprint(s)]; n != 1 {
 			t.Errorf("slot %d: doris_sink_slot_owned sums to %d over the members, want 1", s, n)
 		}
+	}
+	// `status -c cfg` of a member's config: the whole group from Kafka
+	// (every slot with its owner) and the asked member's slots.
+	cfgA, err := os.ReadFile(filepath.Join(e.dir, "a.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(e.dir, "status-a.yaml")
+	if err := os.WriteFile(path, bytes.Replace(cfgA, []byte(`listen: "127.0.0.1:0"`),
+		[]byte(`listen: "`+strings.TrimPrefix(addrA, "http://")+`"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, out, _ := cmdutil.NewTestFactory(false)
+	cmd := status.NewCmdStatus(f, nil)
+	cmd.SetArgs([]string{"-c", path, "-o", "json"})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		State   string `json:"state"`
+		Process struct {
+			Running bool                 `json:"running"`
+			Slots   []metrics.SlotStatus `json:"slots"`
+		} `json:"process"`
+		Group *jobstate.Group `json:"group"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Group == nil {
+		t.Fatalf("status -o json: %v\n%s", err, out)
+	}
+	owners := map[string]bool{}
+	for _, sv := range res.Group.SlotViews {
+		if sv.Owner == nil || sv.Checkpoint == 0 {
+			t.Errorf("status: slot %d has owner %v, checkpoint %d", sv.Slot, sv.Owner, sv.Checkpoint)
+			continue
+		}
+		owners[sv.Owner.MemberID] = true
+	}
+	e.mu.Lock()
+	wantA := a.ownedLocked()
+	e.mu.Unlock()
+	var gotA []int
+	for _, s := range res.Process.Slots {
+		gotA = append(gotA, s.Slot)
+	}
+	if len(res.Group.SlotViews) != 4 || len(owners) != 2 || !res.Process.Running || res.State != metrics.StateRunning ||
+		!slices.Equal(gotA, wantA) {
+		t.Errorf("status: %d slots owned by %d members, process running %v state %q slots %v (a owns %v)\n%s",
+			len(res.Group.SlotViews), len(owners), res.Process.Running, res.State, gotA, wantA, out)
 	}
 	for _, m := range []*groupMember{a, b} {
 		if err := e.stop(m); err != nil {
