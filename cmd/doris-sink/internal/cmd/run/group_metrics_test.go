@@ -153,6 +153,15 @@ func TestGroupMetricsPerSlot(t *testing.T) {
 		t.Errorf("status: %d slots owned by %d members, process running %v state %q slots %v (a owns %v)\n%s",
 			len(res.Group.SlotViews), len(owners), res.Process.Running, res.State, gotA, wantA, out)
 	}
+	f, out, _ = cmdutil.NewTestFactory(false)
+	cmd = status.NewCmdStatus(f, nil)
+	cmd.SetArgs([]string{"-c", path})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if h := out.String(); !strings.Contains(h, "Writer slots (4)") || len(regexp.MustCompile(`(?m)^\d\t.*\trunning$`).FindAllString(h, -1)) != len(wantA) {
+		t.Errorf("status human view (the member's %d slots running):\n%s", len(wantA), h)
+	}
 	for _, m := range []*groupMember{a, b} {
 		if err := e.stop(m); err != nil {
 			t.Fatalf("member %s: %v", m.name, err)

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -96,13 +97,26 @@ func printSlots(io *cmdutil.IOStreams, r *Result) error {
 		fmt.Fprintf(io.Out, " (%s, %d member(s))", g.GroupState, len(g.Members))
 	}
 	fmt.Fprintln(io.Out, ":")
-	t := cmdutil.NewTable(io, "slot", "owner", "checkpoint", "committed", "partitions", "lag")
+	// The state of a slot is known for the slots of the member asked at
+	// metrics.listen.
+	state := map[int]string{}
+	for _, s := range r.Process.Slots {
+		state[s.Slot] = "building"
+		if j := s.Job; j != nil {
+			state[s.Slot] = j.State
+			if j.Stall != nil {
+				state[s.Slot] = "stalled " + seconds(j.Stall.Seconds) + ": " + j.Stall.Reason
+			}
+		}
+	}
+	t := cmdutil.NewTable(io, "slot", "owner", "checkpoint", "committed", "partitions", "lag", "state")
 	for _, s := range g.SlotViews {
 		cp, committed := "-", "-"
 		if s.Checkpoint != 0 {
 			cp, committed = strconv.FormatUint(s.Checkpoint, 10), strconv.FormatBool(s.Committed)
 		}
-		t.AddRow(s.Scope, s.OwnerText, cp, committed, strconv.Itoa(s.Partitions), offset(s.Lag))
+		st := cmp.Or(state[s.Slot], "-")
+		t.AddRow(s.Scope, s.OwnerText, cp, committed, strconv.Itoa(s.Partitions), offset(s.Lag), st)
 	}
 	if err := t.Render(); err != nil {
 		return err
