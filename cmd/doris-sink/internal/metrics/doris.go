@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,6 +22,12 @@ func (m *Metrics) WrapDoris(d loader.Doris, table string) loader.Doris {
 	return &observedDoris{d: d, m: m, table: table, rows: map[int64]txnRows{}}
 }
 
+// WrapSlotDoris is WrapDoris for the job of slot in group mode (NewGroup):
+// its series carry slot="<slot>".
+func (m *Metrics) WrapSlotDoris(d loader.Doris, table string, slot int) loader.Doris {
+	return &observedDoris{d: d, m: m, table: table, slot: strconv.Itoa(slot), rows: map[int64]txnRows{}}
+}
+
 // txnRows is what a precommitted txn's load counted, until commit/abort.
 type txnRows struct {
 	table string
@@ -31,6 +38,7 @@ type observedDoris struct {
 	d     loader.Doris
 	m     *Metrics
 	table string
+	slot  string // the slot label in group mode
 
 	mu   sync.Mutex
 	rows map[int64]txnRows // precommitted txn id → its table and rows, until commit/abort
@@ -39,10 +47,12 @@ type observedDoris struct {
 var _ loader.Doris = (*observedDoris)(nil)
 
 func (o *observedDoris) stage(table, stage string, d time.Duration) {
-	o.m.stages.WithLabelValues(table, stage).Observe(d.Seconds())
+	o.m.stages.WithLabelValues(o.m.labels(table, o.slot, stage)...).Observe(d.Seconds())
 }
 
-func (o *observedDoris) txn(table, kind string) { o.m.txns.WithLabelValues(table, kind).Inc() }
+func (o *observedDoris) txn(table, kind string) {
+	o.m.txns.WithLabelValues(o.m.labels(table, o.slot, kind)...).Inc()
+}
 
 // loadTable is the "db.table" req loads, the job's table when req names none.
 func (o *observedDoris) loadTable(req doris.LoadRequest) string {
@@ -75,8 +85,8 @@ func (o *observedDoris) StreamLoad(ctx context.Context, req doris.LoadRequest, b
 	}
 	o.stage(table, StageBegin, time.Duration(res.BeginTxnTimeMs)*time.Millisecond)
 	o.stage(table, StagePrecommit, time.Duration(res.CommitAndPublishTimeMs)*time.Millisecond)
-	o.m.rows.WithLabelValues(table).Add(float64(res.NumberLoadedRows))
-	o.m.bytes.WithLabelValues(table).Add(float64(res.LoadBytes))
+	o.m.rows.WithLabelValues(o.m.labels(table, o.slot)...).Add(float64(res.NumberLoadedRows))
+	o.m.bytes.WithLabelValues(o.m.labels(table, o.slot)...).Add(float64(res.LoadBytes))
 	if res.TwoPhaseCommit == "true" {
 		o.txn(table, TxnPrecommitted)
 		o.mu.Lock()
@@ -84,7 +94,7 @@ func (o *observedDoris) StreamLoad(ctx context.Context, req doris.LoadRequest, b
 		o.mu.Unlock()
 	} else {
 		o.txn(table, TxnLoaded)
-		o.m.rowsCommit.WithLabelValues(table).Add(float64(res.NumberLoadedRows))
+		o.m.rowsCommit.WithLabelValues(o.m.labels(table, o.slot)...).Add(float64(res.NumberLoadedRows))
 	}
 	return res, err
 }
@@ -103,7 +113,7 @@ func (o *observedDoris) CommitTxn(ctx context.Context, db string, txnID int64) e
 		delete(o.rows, txnID)
 		o.mu.Unlock()
 		if ok {
-			o.m.rowsCommit.WithLabelValues(table).Add(float64(r.rows))
+			o.m.rowsCommit.WithLabelValues(o.m.labels(table, o.slot)...).Add(float64(r.rows))
 		}
 	case doris.IsAmbiguous(err):
 		o.txn(table, TxnCommitAmbiguous)

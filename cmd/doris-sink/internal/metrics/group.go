@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// GroupStatus is the consumer-group membership of a group-mode member
+// MembershipStatus is the consumer-group membership of a group-mode member
 // (job.slots ≥ 2) in Status; absent for a standalone job.
-type GroupStatus struct {
+type MembershipStatus struct {
 	// Group is kafka.group.
 	Group string `json:"group"`
 	// InGroup is true while the member holds an assignment of the group's
@@ -30,17 +30,17 @@ type GroupStatus struct {
 	LastError       string `json:"last_error,omitempty"`
 }
 
-// group is the membership state behind GroupStatus and its series.
-type group struct {
+// membership is the membership state behind MembershipStatus and its series.
+type membership struct {
 	mu       sync.Mutex
-	st       *GroupStatus
+	st       *MembershipStatus
 	since    time.Time
 	failures prometheus.Counter
 	out      prometheus.Gauge
 }
 
-func newGroup(reg *prometheus.Registry) *group {
-	g := &group{
+func newMembership(reg *prometheus.Registry) *membership {
+	g := &membership{
 		failures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "doris_sink_group_session_failures_total",
 			Help: "Group sessions of this group-mode member that failed (a JoinGroup or SyncGroup that failed or timed out, a heartbeat refused) or whose slots were lost.",
@@ -57,7 +57,7 @@ func newGroup(reg *prometheus.Registry) *group {
 // GroupIn records that the member holds the assignment of generation gen
 // of consumer group name (slots: its slots).
 func (m *Metrics) GroupIn(name string, gen int32, slots []int) {
-	g := m.group
+	g := m.membership
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := g.status(name)
@@ -69,7 +69,7 @@ func (m *Metrics) GroupIn(name string, gen int32, slots []int) {
 // GroupOut records that the member is out of consumer group name since
 // since, because of err (a failed group session; counted).
 func (m *Metrics) GroupOut(name string, since time.Time, err error) {
-	g := m.group
+	g := m.membership
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := g.status(name)
@@ -84,9 +84,9 @@ func (m *Metrics) GroupOut(name string, since time.Time, err error) {
 }
 
 // status returns the group status, created for name; g.mu is held.
-func (g *group) status(name string) *GroupStatus {
+func (g *membership) status(name string) *MembershipStatus {
 	if g.st == nil {
-		g.st = &GroupStatus{Slots: []int{}}
+		g.st = &MembershipStatus{Slots: []int{}}
 	}
 	g.st.Group = name
 	return g.st
@@ -94,7 +94,7 @@ func (g *group) status(name string) *GroupStatus {
 
 // snapshot returns a copy of the group status at now (nil: not a group
 // member).
-func (g *group) snapshot(now time.Time) *GroupStatus {
+func (g *membership) snapshot(now time.Time) *MembershipStatus {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.st == nil {

@@ -23,7 +23,7 @@ func TestGroupMembershipOutAndIn(t *testing.T) {
 	now := time.Date(2026, 12, 1, 21, 30, 0, 0, time.UTC)
 	m.now = func() time.Time { return now }
 	m.SetReady(true)
-	if g := m.Status().Group; g != nil {
+	if g := m.Status().Membership; g != nil {
 		t.Fatalf("a process that never joined a group reports %+v", g)
 	}
 	srv := httptest.NewServer(m.Handler())
@@ -39,7 +39,7 @@ func TestGroupMembershipOutAndIn(t *testing.T) {
 	}
 
 	m.GroupIn("doris-sink-orders", 5, []int{2, 0})
-	if g := m.Status().Group; g == nil || !g.InGroup || g.Generation != 5 || !slices.Equal(g.Slots, []int{2, 0}) ||
+	if g := m.Status().Membership; g == nil || !g.InGroup || g.Generation != 5 || !slices.Equal(g.Slots, []int{2, 0}) ||
 		g.RebalancingSince != nil {
 		t.Fatalf("in the group: %+v", g)
 	}
@@ -50,7 +50,7 @@ func TestGroupMembershipOutAndIn(t *testing.T) {
 	since := now.Add(-70 * time.Second)
 	m.GroupOut("doris-sink-orders", since, errors.New("unable to join group session: i/o timeout"))
 	m.GroupOut("doris-sink-orders", since, errors.New("unable to join group session: UNKNOWN_MEMBER_ID"))
-	g := m.Status().Group
+	g := m.Status().Membership
 	if g == nil || g.InGroup || len(g.Slots) != 0 || g.RebalancingSince == nil || !g.RebalancingSince.Equal(since) ||
 		g.RebalancingSeconds != 70 || g.SessionFailures != 2 || !strings.Contains(g.LastError, "UNKNOWN_MEMBER_ID") {
 		t.Fatalf("out of the group: %+v", g)
@@ -72,12 +72,12 @@ func TestGroupMembershipOutAndIn(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Group == nil || st.Group.RebalancingSince == nil || !st.Group.RebalancingSince.Equal(since) || st.Group.SessionFailures != 2 {
+	if st.Membership == nil || st.Membership.RebalancingSince == nil || !st.Membership.RebalancingSince.Equal(since) || st.Membership.SessionFailures != 2 {
 		t.Errorf("/status lacks the group's rebalancing: %s", body)
 	}
 
 	m.GroupIn("doris-sink-orders", 7, []int{1})
-	if g := m.Status().Group; !g.InGroup || g.RebalancingSince != nil || g.SessionFailures != 2 || g.Generation != 7 {
+	if g := m.Status().Membership; !g.InGroup || g.RebalancingSince != nil || g.SessionFailures != 2 || g.Generation != 7 {
 		t.Errorf("back in the group: %+v", g)
 	}
 	if _, body := get("/metrics"); !strings.Contains(body, "doris_sink_group_rebalancing_since_timestamp_seconds 0") {

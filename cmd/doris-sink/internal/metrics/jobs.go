@@ -15,6 +15,8 @@ type job struct {
 	// positions reads the connector's positions per topic
 	// (km.TopicPositions; tests replace it).
 	positions func() map[string]map[int32]kafka.PartitionPosition
+	// slot is the job's slot in group mode ("" standalone).
+	slot string
 }
 
 // updateJob calls set on the job of table, creating it, under m.jmu.

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"time"
 )
 
@@ -50,12 +51,29 @@ func (p *Progress) Report(ctx context.Context, now time.Time) {
 	st := p.m.Status()
 	secs := now.Sub(p.at).Seconds()
 	p.at = now
+	type line struct {
+		key  string // the table, then " slot <n>" in group mode
+		slot *int
+		job  JobStatus
+	}
+	var lines []line
 	for _, j := range st.Jobs {
+		lines = append(lines, line{key: j.Table, job: j})
+	}
+	if g := st.Group; g != nil {
+		for _, s := range g.Owned {
+			if s.Job != nil {
+				lines = append(lines, line{key: s.Job.Table + " slot " + strconv.Itoa(s.Slot), slot: &s.Slot, job: *s.Job})
+			}
+		}
+	}
+	for _, l := range lines {
+		j := l.job
 		cur := progressCounts{j.RowsWritten, j.RowBytes}
-		prev := p.prev[j.Table]
-		p.prev[j.Table] = cur
+		prev := p.prev[l.key] // a slot job rebuilt starts its counts again: a negative rate reads as 0
+		p.prev[l.key] = cur
 		rate := func(d int64) float64 {
-			if secs <= 0 {
+			if secs <= 0 || d < 0 {
 				return 0
 			}
 			return float64(d) / secs
@@ -70,9 +88,14 @@ func (p *Progress) Report(ctx context.Context, now time.Time) {
 		}
 		attrs := []slog.Attr{
 			slog.String("job", j.Job), slog.String("table", j.Table), slog.String("state", j.State),
+		}
+		if l.slot != nil {
+			attrs = append(attrs, slog.Int("slot", *l.slot))
+		}
+		attrs = append(attrs,
 			slog.Float64("rows_per_s", round1(rate(cur.rows-prev.rows))),
 			slog.Float64("bytes_per_s", round1(rate(cur.bytes-prev.bytes))),
-		}
+		)
 		if lagKnown {
 			attrs = append(attrs, slog.Int64("lag", lag))
 		} else {

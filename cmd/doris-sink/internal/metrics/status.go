@@ -33,11 +33,41 @@ type Status struct {
 	Now time.Time `json:"now"`
 	// Ready is /readyz's answer: recovered and no job stalled.
 	Ready bool `json:"ready"`
-	// Jobs has one entry per table the process loads.
+	// Jobs has one entry per table the process loads (standalone; a
+	// group member lists its slot jobs in Group).
 	Jobs []JobStatus `json:"jobs"`
-	// Group is the process's consumer-group membership in group mode
-	// (job.slots ≥ 2); absent otherwise.
+	// Group is set on a group-mode member (job.slots ≥ 2): its slots.
 	Group *GroupStatus `json:"group,omitempty"`
+	// Membership is the group-mode member's consumer-group membership
+	// (whether it is in the group, or rebalancing and since when); absent
+	// for a standalone job.
+	Membership *MembershipStatus `json:"membership,omitempty"`
+}
+
+// GroupStatus is a group-mode member's view of its job's slots.
+type GroupStatus struct {
+	// Topic and Table are the job's.
+	Topic string `json:"topic"`
+	Table string `json:"table"`
+	// MemberID and Generation are the member's in the consumer group (""
+	// and -1 out of it).
+	MemberID   string `json:"member_id"`
+	Generation int32  `json:"generation"`
+	// Slots are the job's slot count; Owned the slots this member owns
+	// now, each with its job (sorted by slot).
+	Slots int          `json:"slots"`
+	Owned []SlotStatus `json:"owned"`
+}
+
+// SlotStatus is one slot this member owns.
+type SlotStatus struct {
+	Slot int `json:"slot"`
+	// Generation is the member's generation the slot is owned under.
+	Generation int32 `json:"generation"`
+	// Job is the slot's running job (state, stall, last decided
+	// checkpoint, positions and lag per partition); nil while its job is
+	// being built, suspended or rebuilt.
+	Job *JobStatus `json:"job,omitempty"`
 }
 
 // JobStatus is one job (one table) of the running process.
@@ -105,32 +135,48 @@ type PartitionStatus struct {
 // Status returns the process's status now.
 func (m *Metrics) Status() Status {
 	now := m.now()
-	st := Status{PID: m.pid, StartedAt: m.started, Now: now, Ready: m.ready.Load(), Jobs: []JobStatus{}, Group: m.group.snapshot(now)}
+	st := Status{PID: m.pid, StartedAt: m.started, Now: now, Ready: m.ready.Load(), Jobs: []JobStatus{}, Membership: m.membership.snapshot(now)}
 	for _, j := range m.snapshotJobs() {
-		js := JobStatus{Topic: j.topic, Table: j.table, State: StateRunning, Partitions: []PartitionStatus{}}
-		if !st.Ready {
-			js.State = StateRecovering
-		}
-		if j.store != nil {
-			js.Job = j.store.Job()
-			if d, ok := j.store.LastDecision(); ok {
-				js.LastCheckpoint = &CheckpointStatus{ID: d.ID, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
-					AgeSeconds: max(now.Sub(d.DecidedAt).Seconds(), 0), Committed: d.Committed, Empty: d.Empty}
-			}
-		}
-		if km := j.km; km != nil {
-			if s := km.Stall(); s.Reason != "" {
-				js.State = StateStalled
-				js.Stall = stallStatus(s, now)
-				st.Ready = false
-			}
-			js.Partitions = partitionStatus(j.positions())
-			js.RowsWritten, js.RowBytes = km.Rows.Load(), km.RowBytes.Load()
-			js.Checkpoints, js.CheckpointFailures = km.Checkpoints.Load(), km.CheckpointFailures.Load()
+		js := m.jobStatus(j, now, st.Ready)
+		if js.Stall != nil {
+			st.Ready = false
 		}
 		st.Jobs = append(st.Jobs, js)
 	}
+	if g := m.group; g != nil {
+		st.Group = g.status(now, st.Ready)
+		for _, s := range st.Group.Owned {
+			if s.Job != nil && s.Job.Stall != nil {
+				st.Ready = false
+			}
+		}
+	}
 	return st
+}
+
+// jobStatus is j's status now; ready is the process's readiness.
+func (m *Metrics) jobStatus(j job, now time.Time, ready bool) JobStatus {
+	js := JobStatus{Topic: j.topic, Table: j.table, State: StateRunning, Partitions: []PartitionStatus{}}
+	if !ready {
+		js.State = StateRecovering
+	}
+	if j.store != nil {
+		js.Job = j.store.Job()
+		if d, ok := j.store.LastDecision(); ok {
+			js.LastCheckpoint = &CheckpointStatus{ID: d.ID, Label: d.Label, TxnID: d.TxnID, DecidedAt: d.DecidedAt,
+				AgeSeconds: max(now.Sub(d.DecidedAt).Seconds(), 0), Committed: d.Committed, Empty: d.Empty}
+		}
+	}
+	if km := j.km; km != nil {
+		if s := km.Stall(); s.Reason != "" {
+			js.State = StateStalled
+			js.Stall = stallStatus(s, now)
+		}
+		js.Partitions = partitionStatus(j.positions())
+		js.RowsWritten, js.RowBytes = km.Rows.Load(), km.RowBytes.Load()
+		js.Checkpoints, js.CheckpointFailures = km.Checkpoints.Load(), km.CheckpointFailures.Load()
+	}
+	return js
 }
 
 func stallStatus(s kafka.Stall, now time.Time) *StallStatus {
@@ -164,7 +210,7 @@ func partitionStatus(byTopic map[string]map[int32]kafka.PartitionPosition) []Par
 
 // notReady returns why /readyz answers 503, "" when ready.
 func (m *Metrics) notReady() string {
-	if g := m.group.snapshot(m.now()); g != nil && g.RebalancingSince != nil {
+	if g := m.membership.snapshot(m.now()); g != nil && g.RebalancingSince != nil {
 		why := "out of consumer group " + g.Group + " (rebalancing) for " +
 			time.Duration(g.RebalancingSeconds*float64(time.Second)).Round(time.Second).String() + " since " +
 			g.RebalancingSince.UTC().Format(time.RFC3339)
@@ -177,7 +223,11 @@ func (m *Metrics) notReady() string {
 		return "recovering"
 	}
 	now := m.now()
-	for _, j := range m.snapshotJobs() {
+	jobs := m.snapshotJobs()
+	if g := m.group; g != nil {
+		jobs = append(jobs, g.running()...)
+	}
+	for _, j := range jobs {
 		if j.km == nil {
 			continue
 		}
@@ -186,7 +236,11 @@ func (m *Metrics) notReady() string {
 			if s.Fatal {
 				kind = "stalled (fatal: stopping)"
 			}
-			return kind + " " + j.table + " for " + now.Sub(s.Since).Round(time.Second).String() +
+			what := j.table
+			if j.slot != "" {
+				what += " slot " + j.slot
+			}
+			return kind + " " + what + " for " + now.Sub(s.Since).Round(time.Second).String() +
 				" since " + s.Since.UTC().Format(time.RFC3339) + ": " + s.Reason
 		}
 	}

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ type ObservedStore struct {
 	s     checkpoint.Store
 	m     *Metrics
 	table string
+	slot  string // the slot label in group mode
 
 	mu      sync.Mutex
 	decided uint64
@@ -30,6 +32,13 @@ func (m *Metrics) WrapStore(s checkpoint.Store, table string) *ObservedStore {
 	o := &ObservedStore{s: s, m: m, table: table}
 	m.updateJob(table, func(j *job) { j.store = o })
 	return o
+}
+
+// WrapSlotStore is WrapStore for the store of slot's job in group mode
+// (NewGroup): its series carry slot="<slot>"; AttachSlot makes it the
+// slot's store in /status.
+func (m *Metrics) WrapSlotStore(s checkpoint.Store, table string, slot int) *ObservedStore {
+	return &ObservedStore{s: s, m: m, table: table, slot: strconv.Itoa(slot)}
 }
 
 // Load passes through and remembers the job and the decided checkpoint.
@@ -60,10 +69,10 @@ func (o *ObservedStore) Save(ctx context.Context, st *checkpoint.State) error {
 	if decides {
 		stage = StageDecide
 	}
-	o.m.stages.WithLabelValues(o.table, stage).Observe(d.Seconds())
+	o.m.stages.WithLabelValues(o.m.labels(o.table, o.slot, stage)...).Observe(d.Seconds())
 	if err == nil && decides {
 		o.decided = st.Decided.ID
-		o.m.checkpoints.WithLabelValues(o.table).Inc()
+		o.m.checkpoints.WithLabelValues(o.m.labels(o.table, o.slot)...).Inc()
 	}
 	if err == nil {
 		o.remember(st.Decided) // also a decision marked committed

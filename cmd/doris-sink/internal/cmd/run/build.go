@@ -57,6 +57,8 @@ type Job struct {
 	Connector *kafka.Connector
 	// Table is "db.table".
 	Table string
+	// Metrics are the connector's counters.
+	Metrics *kafka.Metrics
 }
 
 // Owner is the checkpoint-store owner of cfg: job, table, source
@@ -112,13 +114,15 @@ func BuildContext(ctx context.Context, cfg *config.Config, d Deps) (*Job, error)
 		return nil, err
 	}
 	var store checkpoint.Store = fs
+	var observed *metrics.ObservedStore
 	client := d.Doris
-	if d.Metrics != nil {
-		if d.Slot == nil {
-			// Group mode: the per-table job view would flap between slots.
-			store = d.Metrics.WrapStore(fs, table)
-		}
-		client = d.Metrics.WrapDoris(client, table) // counters: the slots add up
+	switch {
+	case d.Metrics != nil && d.Slot != nil:
+		// Group mode: the slot's series carry its slot label.
+		observed = d.Metrics.WrapSlotStore(fs, table, d.Slot.Index)
+		store, client = observed, d.Metrics.WrapSlotDoris(client, table, d.Slot.Index)
+	case d.Metrics != nil:
+		store, client = d.Metrics.WrapStore(fs, table), d.Metrics.WrapDoris(client, table)
 	}
 	guarantee, err := loader.ParseGuarantee(cfg.Delivery.Guarantee)
 	if err != nil {
@@ -210,12 +214,16 @@ func BuildContext(ctx context.Context, cfg *config.Config, d Deps) (*Job, error)
 	if err != nil {
 		return nil, errors.Join(err, ld.Close(context.Background()))
 	}
-	if d.Metrics != nil && d.Slot == nil { // per-slot connector series: not in group mode yet
+	if d.Metrics != nil && d.Slot != nil {
+		// Read by the member's one slots collector (no registration per
+		// slot job: a rebuilt job never collides); runSlotOnce detaches it.
+		d.Metrics.AttachSlot(d.Slot.Index, km, observed)
+	} else if d.Metrics != nil {
 		if err := d.Metrics.RegisterConnector(cfg.Kafka.DescribeTopics(), table, km); err != nil {
 			return nil, errors.Join(fmt.Errorf("metrics: %w", err), ld.Close(context.Background()))
 		}
 	}
-	return &Job{Loader: ld, Connector: conn, Table: table}, nil
+	return &Job{Loader: ld, Connector: conn, Table: table, Metrics: km}, nil
 }
 
 // scopeOf is the label scope of the job Build builds: its slot's in group

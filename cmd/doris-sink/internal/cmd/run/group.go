@@ -166,6 +166,9 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	if ready != nil {
 		m.ready = ready
 	}
+	if d.Metrics != nil {
+		d.Metrics.WatchOwnership(m.ownership)
+	}
 	if err := ensureSlotTopicOrDrain(ctx, cfg, kc, drain); err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() == nil {
 			m.log.Info("group mode: drained before joining the group: nothing was read")
@@ -553,6 +556,9 @@ func (m *member) stop(slots []int, cancel bool, bound time.Duration) (cut []int)
 		if sj := m.jobs[s]; sj != nil && slices.Contains(jobs, sj) {
 			delete(m.jobs, s)
 		}
+		if m.d.Metrics != nil {
+			m.d.Metrics.ReleaseSlot(s) // moved away: its series go
+		}
 	}
 	m.mu.Unlock()
 	return cut
@@ -783,12 +789,32 @@ func (m *member) runSlotOnce(ctx context.Context, sj *slotJob, rebuilt int, log 
 		return err
 	}
 	sj.set(job)
+	if d.Metrics != nil {
+		defer d.Metrics.DetachSlot(s, job.Metrics) // a rebuild continues its counters
+	}
 	if m.knobs.SlotStarted != nil {
 		m.knobs.SlotStarted(s, rebuilt, job)
 	}
 	log.Info("group mode: slot job running", "state_topic", coordlog.StateTopic(m.cfg.Job.Name),
 		"transactional_id", coordlog.TransactionalID(m.cfg.Job.Name, coordlog.SlotScope(s)), "rebuilt", rebuilt)
 	return job.Connector.Run(ctx)
+}
+
+// ownership is the member's view of its slots for the metrics
+// (doris_sink_slot_owned, /status).
+func (m *member) ownership() metrics.Ownership {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o := metrics.Ownership{Owned: map[int]bool{}, Generation: -1}
+	for s, own := range m.owned {
+		if own {
+			o.Owned[s] = true
+		}
+	}
+	if m.cl != nil {
+		o.MemberID, o.Generation = m.cl.GroupMetadata()
+	}
+	return o
 }
 
 // SlotDataDir is the local directory of slot's job in group mode (its
@@ -825,9 +851,8 @@ func (m *member) stamp(s int) func() (coordlog.GroupStamp, error) {
 // runGroupMode is Run for job.slots ≥ 2: the metrics endpoint and the
 // signals as for one job (the first signal drains every slot job, the
 // second aborts), the member's slot jobs in between. The slot jobs share
-// the process's Doris client and metrics endpoint: readiness and the
-// Doris series (txns, rows, bytes; the slots add up) are served, the
-// per-slot connector and checkpoint-store series are not registered yet.
+// the process's Doris client and metrics endpoint (metrics.NewGroup: the
+// per-slot series carry a slot label).
 func runGroupMode(ctx context.Context, stop *stopper, cfg *config.Config, d Deps, opts *Options) error {
 	log, m := d.Logger, d.Metrics
 	if cfg.Metrics.Listen != "" && m != nil {
@@ -837,6 +862,11 @@ func runGroupMode(ctx context.Context, stop *stopper, cfg *config.Config, d Deps
 		}
 		defer srv.Close()
 		log.Info("metrics endpoint", "addr", "http://"+srv.Addr()+"/metrics")
+	}
+	if iv := cfg.Metrics.LogInterval; iv > 0 && m != nil {
+		tk := time.NewTicker(iv)
+		defer tk.Stop()
+		defer startProgress(ctx, m, log, tk.C)() // one line per owned slot
 	}
 	drain := make(chan struct{})
 	stop.loading(func(s os.Signal) {

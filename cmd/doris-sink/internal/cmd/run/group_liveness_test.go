@@ -252,13 +252,13 @@ func TestGroupSessionFailureWarnsWithGroupStateAndClearsReadiness(t *testing.T) 
 	if len(readiness) != 2 || readiness[0] || readiness[1] {
 		t.Errorf("readiness calls %v, want [false false]", readiness)
 	}
-	g := mt.Status().Group
+	g := mt.Status().Membership
 	if g == nil || g.InGroup || g.RebalancingSince == nil || g.SessionFailures != 2 || g.Group != "doris-sink-grp" {
 		t.Fatalf("process group status %+v, want out of doris-sink-grp since the first failure, 2 failures", g)
 	}
 	m.owned[1] = true
 	m.inGroup(4)
-	if g := mt.Status().Group; !g.InGroup || g.RebalancingSince != nil || g.Generation != 4 || !slices.Equal(g.Slots, []int{1}) {
+	if g := mt.Status().Membership; !g.InGroup || g.RebalancingSince != nil || g.Generation != 4 || !slices.Equal(g.Slots, []int{1}) {
 		t.Errorf("after an assignment: %+v, want in the group at generation 4 with slot 1", g)
 	}
 	if !m.outSince.IsZero() {

@@ -220,6 +220,9 @@ func startJob(ctx context.Context, cfg *config.Config, client *doris.Client, log
 		return nil, Deps{}, fmt.Errorf("reading the table: %w", err)
 	}
 	m := metrics.New()
+	if cfg.GroupMode() {
+		m = metrics.NewGroup(cfg.SlotCount(), cfg.Kafka.DescribeTopics(), cfg.Doris.Database+"."+cfg.Doris.Table)
+	}
 	deps := Deps{Doris: client, Metrics: m, Failpoints: fp, Logger: log,
 		ConnectorOpts: []kafka.Opt{
 			rowCheck(ctx, client, cfg, log),

@@ -83,16 +83,23 @@ func collect(ctx context.Context, cfg *config.Config, now func() time.Time) *Res
 	res.KafkaError = strings.Join(kerrs, "; ")
 
 	js := askProcess(ctx, cfg, table, res)
+	var read []metrics.PartitionStatus
 	if js != nil {
 		res.State, res.Stall = js.State, js.Stall
-		for _, ps := range js.Partitions {
-			t := ps.Topic
-			if t == "" && len(topics) == 1 {
-				t = topics[0] // a process before per-topic positions
-			}
-			if ps.Read != nil {
-				part(t, ps.Partition).Read = ptr(*ps.Read)
-			}
+		read = js.Partitions
+	}
+	for _, s := range res.Process.Slots { // a group member: its slots' read positions
+		if s.Job != nil {
+			read = append(read, s.Job.Partitions...)
+		}
+	}
+	for _, ps := range read {
+		t := ps.Topic
+		if t == "" && len(topics) == 1 {
+			t = topics[0] // a process before per-topic positions
+		}
+		if ps.Read != nil {
+			part(t, ps.Partition).Read = ptr(*ps.Read)
 		}
 	}
 

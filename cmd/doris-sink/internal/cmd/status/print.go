@@ -1,8 +1,10 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
@@ -98,13 +100,26 @@ func printSlots(io *cmdutil.IOStreams, r *Result) error {
 		fmt.Fprintf(io.Out, " (%s, %d member(s))", g.GroupState, len(g.Members))
 	}
 	fmt.Fprintln(io.Out, ":")
-	t := cmdutil.NewTable(io, "slot", "owner", "checkpoint", "committed", "partitions", "lag")
+	// The state of a slot is known for the slots of the member asked at
+	// metrics.listen.
+	state := map[int]string{}
+	for _, s := range r.Process.Slots {
+		state[s.Slot] = "building"
+		if j := s.Job; j != nil {
+			state[s.Slot] = j.State
+			if j.Stall != nil {
+				state[s.Slot] = "stalled " + seconds(j.Stall.Seconds) + ": " + j.Stall.Reason
+			}
+		}
+	}
+	t := cmdutil.NewTable(io, "slot", "owner", "checkpoint", "committed", "partitions", "lag", "state")
 	for _, s := range g.SlotViews {
 		cp, committed := "-", "-"
 		if s.Checkpoint != 0 {
 			cp, committed = strconv.FormatUint(s.Checkpoint, 10), strconv.FormatBool(s.Committed)
 		}
-		t.AddRow(s.Scope, s.OwnerText, cp, committed, strconv.Itoa(s.Partitions), offset(s.Lag))
+		st := cmp.Or(state[s.Slot], "-")
+		t.AddRow(s.Scope, s.OwnerText, cp, committed, strconv.Itoa(s.Partitions), offset(s.Lag), st)
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -132,7 +147,7 @@ func stateText(r *Result) string {
 
 // membershipText is a group-mode member's membership: in the group, or
 // rebalancing for how long and why.
-func membershipText(g *metrics.GroupStatus) string {
+func membershipText(g *metrics.MembershipStatus) string {
 	if g.RebalancingSince == nil {
 		return fmt.Sprintf("in consumer group %s, generation %d, slots %v", g.Group, g.Generation, g.Slots)
 	}
@@ -145,6 +160,18 @@ func membershipText(g *metrics.GroupStatus) string {
 }
 
 func processText(p *Process) string {
+	if p.Running && p.Generation != nil {
+		owned := []string{}
+		for _, s := range p.Slots {
+			st := "building"
+			if s.Job != nil {
+				st = s.Job.State
+			}
+			owned = append(owned, fmt.Sprintf("%d (%s)", s.Slot, st))
+		}
+		return fmt.Sprintf("pid %d on %s, started %s; group member %s generation %d owning slot(s) %s", p.PID, p.Addr,
+			view.Time(p.StartedAt), p.MemberID, *p.Generation, strings.Join(owned, ", "))
+	}
 	if p.Running {
 		return fmt.Sprintf("pid %d on %s, started %s", p.PID, p.Addr, view.Time(p.StartedAt))
 	}

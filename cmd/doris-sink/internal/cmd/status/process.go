@@ -38,15 +38,28 @@ func askProcess(ctx context.Context, cfg *config.Config, table string, res *Resu
 		}
 		return nil
 	}
-	if g := st.Group; g != nil && g.Group == cfg.Kafka.Group && cfg.SlotCount() > 1 {
-		// A member of this job's group (group mode): its membership says
-		// whether it is in the group or rebalancing, and since when.
+	if g, mem := st.Group, st.Membership; (g != nil || mem != nil) && memberOf(cfg, table, g, mem) {
+		// A group member: it answers for the slots it owns, and its
+		// membership says whether it is in the group or rebalancing, and
+		// since when.
 		res.Process.Running, res.Process.PID, res.Process.StartedAt = true, st.PID, st.StartedAt
-		res.Membership = g
+		if g != nil {
+			res.Process.MemberID, res.Process.Generation, res.Process.Slots = g.MemberID, &g.Generation, g.Owned
+		}
+		res.Membership = mem
 		res.State = metrics.StateRunning
-		if g.RebalancingSince != nil {
+		if !st.Ready {
+			res.State = metrics.StateRecovering
+		}
+		for _, s := range ownedOf(g) {
+			if s.Job != nil && s.Job.Stall != nil {
+				res.State, res.Stall = metrics.StateStalled, s.Job.Stall
+			}
+		}
+		if m := st.Membership; m != nil && m.RebalancingSince != nil {
 			res.State = StateRebalancing
 		}
+		return nil
 	}
 	for i := range st.Jobs {
 		j := &st.Jobs[i]
@@ -109,4 +122,26 @@ func getStatus(ctx context.Context, addr string) (*metrics.Status, error) {
 		return nil, fmt.Errorf("GET %s: not a doris-sink status: %w", url, err)
 	}
 	return &st, nil
+}
+
+// memberOf reports whether a process whose /status carries the group view
+// g and the membership mem (either may be nil) is a member of cfg's job
+// loading table: a group-mode job (job.slots ≥ 2) with the same topics and
+// table, in the same consumer group.
+func memberOf(cfg *config.Config, table string, g *metrics.GroupStatus, mem *metrics.MembershipStatus) bool {
+	if cfg.SlotCount() < 2 {
+		return false
+	}
+	if g != nil && (g.Table != table || g.Topic != cfg.Kafka.DescribeTopics()) {
+		return false
+	}
+	return mem == nil || mem.Group == cfg.Kafka.Group
+}
+
+// ownedOf returns the slots g lists (none when g is nil).
+func ownedOf(g *metrics.GroupStatus) []metrics.SlotStatus {
+	if g == nil {
+		return nil
+	}
+	return g.Owned
 }

@@ -34,7 +34,7 @@ type Result struct {
 	Process Process `json:"process"`
 	// Membership is the asked process's consumer-group membership (group
 	// mode): in the group, or rebalancing since when.
-	Membership *metrics.GroupStatus `json:"membership,omitempty"`
+	Membership *metrics.MembershipStatus `json:"membership,omitempty"`
 	// Stall is why the running job does not progress (State stalled).
 	Stall *metrics.StallStatus `json:"stall,omitempty"`
 	// LastCheckpoint is the store's last decision (its age is relative to
@@ -87,6 +87,13 @@ type Process struct {
 	StartedAt time.Time `json:"started_at,omitzero"`
 	// Detail says why Running is false.
 	Detail string `json:"detail,omitempty"`
+	// MemberID, Generation and Slots are set when a group-mode member
+	// answered: its consumer-group membership and the slots it owns, each
+	// with its job's state, stall, last decided checkpoint and lag per
+	// partition.
+	MemberID   string               `json:"member_id,omitempty"`
+	Generation *int32               `json:"generation,omitempty"`
+	Slots      []metrics.SlotStatus `json:"slots,omitempty"`
 }
 
 // Store is the checkpoint store read: in job.data_dir, or the job's Kafka
