@@ -2,6 +2,7 @@ package mysqlfront
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -78,6 +79,14 @@ func (ss *session) insert(ctx context.Context, st stmt) (*mysql.Result, error) {
 			}
 			var row []any
 			for _, it := range splitTop(st.toks[k+1 : end]) {
+				if len(it) == 0 {
+					// VALUES (1,,2), VALUES (): Doris's parser refuses it.
+					return nil, syntaxError(st)
+				}
+				if v, ok := exactNumber(it); ok {
+					row = append(row, v)
+					continue
+				}
 				v, handled, err := ss.localValue(it)
 				if err != nil {
 					return nil, err
@@ -174,4 +183,19 @@ func (ss *session) txnControl(st stmt) (*mysql.Result, error) {
 		return nil, nil
 	}
 	return nil, syntaxError(st)
+}
+
+// exactNumber returns a numeric literal (optionally negated) as its text,
+// a json.Number: Doris reads a literal such as 123456789012345678.91 as a
+// DECIMAL and 2^127-1 as a LARGEINT, exactly; through float64 (as
+// literalValue gives) they would lose digits before the column's type
+// converts them.
+func exactNumber(e []token) (json.Number, bool) {
+	switch {
+	case len(e) == 1 && e[0].kind == tokNumber:
+		return json.Number(e[0].val), json.Valid([]byte(e[0].val))
+	case len(e) == 2 && e[0].isPunct("-") && e[1].kind == tokNumber:
+		return json.Number("-" + e[1].val), json.Valid([]byte("-" + e[1].val))
+	}
+	return "", false
 }
