@@ -3,6 +3,7 @@ package doristest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -74,4 +75,35 @@ func TestReview2InsertDeleteSign(t *testing.T) {
 	var n int
 	queryOne(t, db, "SELECT COUNT(*) FROM u", nil, &n)
 	wantEq(t, "rows after delete-sign INSERT", n, 1)
+}
+
+// review2: an INSERT naming a column the table lacks, or one column twice,
+// is refused naming it (Doris refuses both); it loaded the row with the
+// value dropped. VALUES without a row is a syntax error; TRUE/FALSE are
+// literals (1/0), as the INSERT's doc says.
+func TestReview2InsertColumnListChecked(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	if err := s.CreateTable(testDB, "CREATE TABLE p (k BIGINT, v BIGINT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1"); err != nil {
+		t.Fatal(err)
+	}
+	db := openTyped(t, s)
+	for q, want := range map[string]string{
+		"INSERT INTO p (k, nope) VALUES (1, 2)": "nope",
+		"INSERT INTO p (k, K) VALUES (1, 2)":    "K",
+		"INSERT INTO p VALUES":                  "",
+	} {
+		_, err := db.Exec(q)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want an error naming %q", q, err, want)
+		}
+	}
+	if _, err := db.Exec("INSERT INTO p VALUES (TRUE, FALSE)"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.Rows(testDB, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEq(t, "rows", fmt.Sprint(rows), "[[1 0]]")
 }
