@@ -16,3 +16,14 @@ func TestReview2OnlyDorisFiltersNestedErrors(t *testing.T) {
 		t.Fatalf("OnlyDoris kept the run-only error: %v", err)
 	}
 }
+
+// review2: a .json config with anything after its object (a second
+// connector's body pasted below it) is refused; the rest was ignored.
+func TestReview2ConnectJSONTrailingContentRefused(t *testing.T) {
+	t.Parallel()
+	body := `{"name": "o", "topics": "orders", "doris.urls": "fe1", "doris.http.port": "8030", "doris.database": "demo", "doris.topic2table.map": "orders:orders"}
+{"name": "p", "config": {"doris.database": "other"}}`
+	if _, err := Load(LoadOptions{File: writeFile(t, "c.json", body), Need: NeedRun}); err == nil {
+		t.Fatal("a .json config with a second object after the first was accepted")
+	}
+}
