@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/doris/doristest/internal/mysqlfront"
@@ -53,6 +54,14 @@ func (b mysqlBackend) Insert(db, tbl string, columns []string, rows [][]any) (my
 	h.Set("format", "json")
 	h.Set("read_json_by_line", "true")
 	h.Set("strict_mode", "true") // enable_insert_strict
+	// The INSERT's column list is the load's: a hidden column it names
+	// (__DORIS_DELETE_SIGN__, __DORIS_SEQUENCE_COL__) is read as Stream
+	// Load's columns header reads it, an unknown one is refused.
+	quoted := make([]string, len(columns))
+	for i, c := range columns {
+		quoted[i] = "`" + strings.ReplaceAll(c, "`", "``") + "`"
+	}
+	h.Set("columns", strings.Join(quoted, ","))
 	spec, err := table.ParseLoadSpec(h)
 	if err != nil {
 		s.rollback(t, err.Error())

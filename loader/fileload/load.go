@@ -151,11 +151,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if o.Progress != nil {
 		o.Progress.Total.Store(remaining(r.st.Files, r.resumeFrom()))
 	}
+	settles := r.st.Decided != nil
 	if err := r.recover(ctx); err != nil {
 		return r.res, err
 	}
-	if r.changed != nil && !r.st.done() {
-		return r.res, r.mismatch(true, "")
+	if r.changed != nil {
+		// Refused even when the settled round was the load's last: the
+		// files as given now are not the ones loaded (a grown file's new
+		// rows would be silently left out).
+		return r.res, r.mismatch(settles, "")
 	}
 	for !r.st.done() {
 		if err := r.round(ctx); err != nil {
@@ -200,13 +204,16 @@ func (r *run) open(files []File) error {
 			return nil
 		}
 		r.changed = &MismatchError{Dir: r.store.Dir(), Have: have, Want: want, Why: why}
-		if st.Decided == nil {
+		if st.Decided == nil && len(st.Announced) == 0 {
 			return r.mismatch(false, "")
 		}
 		// A decided round is committed whatever happens (docs/design.md
 		// §2): committing its txns by id reads no file, so it is settled
-		// first; only a heal or a new round needs the files as planned.
-		o.Logger.Warn("file load: input files changed since the load was planned; settling the decided round only",
+		// first; an announced one is aborted by label (no file either,
+		// and its txns would otherwise stay PRECOMMITTED until Doris's
+		// timeout). Only a heal or a new round needs the files as
+		// planned; the run is refused once the round in flight is settled.
+		o.Logger.Warn("file load: input files changed since the load was planned; settling the round in flight only",
 			"table", r.table(), "store", r.store.Dir(), "why", why)
 	}
 	r.res.Resumed = st.Decided != nil || len(st.Announced) > 0 || st.Position != (Position{})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -77,6 +78,10 @@ func (connectJSONParser) Unmarshal(b []byte) (map[string]any, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		// A second body pasted below the first would be ignored.
+		return nil, fmt.Errorf("not valid JSON: content after the config's object (one connector config per file)")
 	}
 	cfg, ok := doc["config"].(map[string]any)
 	if !ok {

@@ -25,10 +25,17 @@ func (c *Config) validateFor(need Need) error {
 	return kept.err()
 }
 
-// unjoin returns the errors errors.Join joined (err alone otherwise).
+// unjoin returns the errors errors.Join joined, at every depth (a rule
+// group such as validateCDC joins its own), so each is filtered alone (err
+// alone otherwise).
 func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
 	}
-	return []error{err}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, unjoin(e)...)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package mysqlfront
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -50,11 +51,33 @@ func (ss *session) insert(ctx context.Context, st stmt) (*mysql.Result, error) {
 		if end >= len(st.toks) {
 			return nil, syntaxError(st)
 		}
+		known := make(map[string]string, len(t.Columns))
+		for _, c := range t.Columns {
+			known[strings.ToLower(c.Name)] = c.Name
+		}
+		named := map[string]bool{}
 		for _, it := range splitTop(st.toks[n+1 : end]) {
 			if len(it) != 1 || it[0].name() == "" {
 				return nil, syntaxError(st)
 			}
-			cols = append(cols, it[0].name())
+			// Doris binds every named column to the table (names are
+			// case-insensitive) and refuses one it lacks or one named
+			// twice; the load below would drop an unknown one silently.
+			c, ok := known[strings.ToLower(it[0].name())]
+			if !ok && isHiddenColumn(it[0].name()) {
+				// __DORIS_DELETE_SIGN__ / __DORIS_SEQUENCE_COL__: not
+				// listed columns; the table model reads them as Stream
+				// Load's columns header does.
+				c, ok = strings.ToUpper(it[0].name()), true
+			}
+			if !ok {
+				return nil, dorisError(mysql.ER_BAD_FIELD_ERROR, "Unknown column '%s' in table '%s'", it[0].name(), name.table)
+			}
+			if named[c] {
+				return nil, dorisError(mysql.ER_FIELD_SPECIFIED_TWICE, "Column '%s' specified twice", it[0].name())
+			}
+			named[c] = true
+			cols = append(cols, c)
 		}
 		n = end + 1
 	} else {
@@ -68,6 +91,9 @@ func (ss *session) insert(ctx context.Context, st stmt) (*mysql.Result, error) {
 	switch {
 	case st.at(n).is("VALUES") || st.at(n).is("VALUE"):
 		k := n + 1
+		if k >= len(st.toks) {
+			return nil, syntaxError(st) // VALUES without a row
+		}
 		for k < len(st.toks) {
 			if !st.toks[k].isPunct("(") {
 				return nil, syntaxError(st)
@@ -78,6 +104,14 @@ func (ss *session) insert(ctx context.Context, st stmt) (*mysql.Result, error) {
 			}
 			var row []any
 			for _, it := range splitTop(st.toks[k+1 : end]) {
+				if len(it) == 0 {
+					// VALUES (1,,2), VALUES (): Doris's parser refuses it.
+					return nil, syntaxError(st)
+				}
+				if v, ok := exactNumber(it); ok {
+					row = append(row, v)
+					continue
+				}
 				v, handled, err := ss.localValue(it)
 				if err != nil {
 					return nil, err
@@ -174,4 +208,25 @@ func (ss *session) txnControl(st stmt) (*mysql.Result, error) {
 		return nil, nil
 	}
 	return nil, syntaxError(st)
+}
+
+// exactNumber returns a numeric literal (optionally negated) as its text,
+// TRUE and FALSE as 1 and 0,
+// a json.Number: Doris reads a literal such as 123456789012345678.91 as a
+// DECIMAL and 2^127-1 as a LARGEINT, exactly; through float64 (as
+// literalValue gives) they would lose digits before the column's type
+// converts them.
+func exactNumber(e []token) (json.Number, bool) {
+	switch {
+	case len(e) == 1 && e[0].kind == tokNumber:
+		return json.Number(e[0].val), json.Valid([]byte(e[0].val))
+	case len(e) == 2 && e[0].isPunct("-") && e[1].kind == tokNumber:
+		return json.Number("-" + e[1].val), json.Valid([]byte("-" + e[1].val))
+	case len(e) == 1 && e[0].kind == tokWord && (e[0].is("TRUE") || e[0].is("FALSE")):
+		if e[0].is("TRUE") {
+			return "1", true
+		}
+		return "0", true
+	}
+	return "", false
 }
