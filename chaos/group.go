@@ -677,11 +677,23 @@ func (g *groupCampaign) paused(ctx context.Context, m *member, onResume func()) 
 		}
 		err = errors.Join(err, g.settle(ctx, "zombie resumed"))
 	}
+	// A decision the zombie logs after SIGCONT is stale when its range
+	// overlaps one another member decided: a decision whose Kafka
+	// transaction committed just before the SIGSTOP (logged only after the
+	// SIGCONT) is the base the group built on, not an overlap.
 	stale := 0
+	others := g.othersDecisions(m)
 	for _, d := range m.p.DecisionsSince(mark) {
 		for part, start := range d.Start {
-			if end, ok := d.End[part]; ok && end > start && start < decided[part] {
-				stale++
+			end, ok := d.End[part]
+			if !ok || end <= start {
+				continue
+			}
+			for _, o := range others {
+				if os, oe := o.Start[part], o.End[part]; oe > os && start < oe && os < end {
+					stale++
+					break
+				}
 			}
 		}
 	}
@@ -724,6 +736,17 @@ func (g *groupCampaign) zombieExited(ctx context.Context, m *member) {
 			g.res.Problems = append(g.res.Problems, g.memberErr(m, "zombie", errors.New("exited 0 on its own after it was fenced")).Error())
 		}
 	}
+}
+
+// othersDecisions returns every decision the members other than m logged.
+func (g *groupCampaign) othersDecisions(m *member) []Decision {
+	var out []Decision
+	for _, x := range g.all {
+		if x != m {
+			out = append(out, x.p.DecisionsSince(-1)...)
+		}
+	}
+	return out
 }
 
 // othersDecided is the per-partition decided offset of every member but
