@@ -92,3 +92,30 @@ func TestEvidenceTotalsContinueAcrossIncarnations(t *testing.T) {
 		t.Fatalf("totals at the third open: %+v, want 14 rows through 2", s3.totals)
 	}
 }
+
+// The first save after an upgrade (no record with totals yet) starts the
+// totals from what the store knows: checkpoint 1 for a scope that decided
+// nothing, else the first checkpoint whose commit is still to be
+// recorded, so verify can tell totals that start mid-history.
+func TestEvidenceTotalsStartAfterAnUpgrade(t *testing.T) {
+	s := &Store{}
+	if got := s.startTotals(); got.Since != 1 {
+		t.Errorf("fresh scope: since %d, want 1", got.Since)
+	}
+	s.last = &checkpoint.State{Decided: &checkpoint.Decision{ID: 5, Txns: []checkpoint.Txn{{Table: "db.t", Committed: true}, {Table: "db.u"}}}}
+	if got := s.startTotals(); got.Since != 5 {
+		t.Errorf("checkpoint 5 partly committed: since %d, want 5 (its commit is still to be counted)", got.Since)
+	}
+	s.last.Decided.Txns[1].Committed = true
+	if got := s.startTotals(); got.Since != 6 {
+		t.Errorf("checkpoint 5 committed: since %d, want 6", got.Since)
+	}
+	s.last.Decided = &checkpoint.Decision{ID: 7}
+	if got := s.startTotals(); got.Since != 7 {
+		t.Errorf("checkpoint 7 decided, single-table form, not committed: since %d, want 7", got.Since)
+	}
+	s.totals = &EvidenceTotals{Since: 1, Through: 5}
+	if got := s.startTotals(); got.Since != 1 || got.Through != 5 {
+		t.Errorf("learned totals: %+v, want them unchanged", got)
+	}
+}

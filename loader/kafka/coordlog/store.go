@@ -447,6 +447,9 @@ func (s *Store) startTotals() EvidenceTotals {
 	if s.last != nil && s.last.Decided != nil {
 		d := s.last.Decided
 		t.Since = d.ID + 1
+		if len(d.Txns) == 0 && !d.Committed {
+			t.Since = d.ID // the single-table form: one txn, the decision's
+		}
 		for _, x := range d.Txns {
 			if !x.Committed {
 				t.Since = d.ID
