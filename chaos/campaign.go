@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -199,8 +201,52 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, fmt.Errorf("seed=%d check: %w", cfg.Seed, err)
 	}
 	res.Report = rep
+	// The evidence is in Kafka (job.coordinator kafka): verify of the
+	// events job from a config whose job.data_dir is empty (no machine of
+	// the job) must reconcile it, exit 0.
+	if cfg.Coordinator != "file" && eos {
+		if out, code, err := verifyWithoutDataDir(cctx, cfg.Binary, k.sinks[0]); err != nil {
+			return res, fmt.Errorf("seed=%d verify: %w", cfg.Seed, err)
+		} else if code != 0 {
+			res.Problems = append(res.Problems, fmt.Sprintf("seed=%d verify of %s from a config with an empty job.data_dir exited %d: %s",
+				cfg.Seed, k.sinks[0].Name, code, out))
+		}
+	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// verifyWithoutDataDir runs `doris-sink verify` with s's config (the one
+// with the dead-letter topic, as the job ran) and job.data_dir replaced by
+// a fresh, empty directory; it returns the output's tail and the exit
+// code.
+func verifyWithoutDataDir(ctx context.Context, binary string, s *Sink) (string, int, error) {
+	b, err := os.ReadFile(s.ConfigDLQ)
+	if err != nil {
+		return "", 0, err
+	}
+	empty := filepath.Join(filepath.Dir(s.DataDir), "verify-empty-data")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		return "", 0, err
+	}
+	path := filepath.Join(filepath.Dir(s.ConfigDLQ), "verify-no-data-dir.yaml")
+	y := strings.Replace(string(b), "data_dir: "+s.DataDir, "data_dir: "+empty, 1)
+	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+		return "", 0, err
+	}
+	out, err := exec.CommandContext(ctx, binary, "verify", "-c", path).CombinedOutput()
+	tail := string(out)
+	if len(tail) > 2000 {
+		tail = tail[len(tail)-2000:]
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return tail, ee.ExitCode(), nil
+	}
+	if err != nil {
+		return tail, 0, fmt.Errorf("run verify: %w", err)
+	}
+	return tail, 0, nil
 }
 
 // produce appends n events, with bad malformed records spread among them.

@@ -80,6 +80,11 @@ type EvidenceRecord struct {
 	// evidence (a doris-sink without the evidence topic), so checkpoints
 	// up to Previous may be in a local ledger only.
 	Previous uint64 `json:"previous,omitempty"`
+	// Totals are, for a Store's record, the scope's cumulative totals
+	// before Entries (EvidenceTotals): the baseline verify takes when
+	// retention removed the records before it. nil in records of a
+	// doris-sink without them and of operators and reslots.
+	Totals *EvidenceTotals `json:"totals,omitempty"`
 	// Entries are the evidence, in the order they happened.
 	Entries []ledger.Entry `json:"entries"`
 
@@ -111,7 +116,9 @@ func evidenceFormatHeader() string {
 // transaction of writer (scope, incarnation token), each within maxBytes
 // (a record of one entry may exceed it: it is produced alone and Kafka
 // refuses it, naming the topic). base is the record without entries.
-func evidenceRecords(base EvidenceRecord, token string, entries []ledger.Entry, maxBytes int64) ([]*kgo.Record, error) {
+// totals, when given, are the scope's totals before entries: each record
+// carries those before its own entries.
+func evidenceRecords(base EvidenceRecord, token string, entries []ledger.Entry, maxBytes int64, totals ...EvidenceTotals) ([]*kgo.Record, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
@@ -122,9 +129,15 @@ func evidenceRecords(base EvidenceRecord, token string, entries []ledger.Entry, 
 	topic := EvidenceTopic(base.Job)
 	key := []byte(evidenceKey(base.Job, base.Writer, base.Scope))
 	var out []*kgo.Record
+	var run *EvidenceTotals
+	if len(totals) > 0 {
+		t := totals[0].Clone()
+		run = &t
+	}
 	mk := func(es []ledger.Entry) ([]byte, error) {
 		r := base
 		r.Entries = es
+		r.Totals = run
 		return json.Marshal(r)
 	}
 	for len(entries) > 0 {
@@ -141,6 +154,11 @@ func evidenceRecords(base EvidenceRecord, token string, entries []ledger.Entry, 
 			{Key: HeaderFormat, Value: []byte(evidenceFormatHeader())},
 			{Key: HeaderIncarnation, Value: []byte(token)},
 		}})
+		if run != nil {
+			t := run.Clone()
+			t.Add(entries[:n])
+			run = &t
+		}
 		entries = entries[n:]
 	}
 	return out, nil

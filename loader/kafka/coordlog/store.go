@@ -128,6 +128,10 @@ type Store struct {
 	// evidence are the evidence entries staged for the next save
 	// (StageEvidence).
 	evidence []ledger.Entry
+	// totals are the scope's cumulative totals after its last evidence
+	// record (EvidenceTotals; nil until learned at open or, for a scope
+	// whose last record carries none, set at the first write).
+	totals *EvidenceTotals
 }
 
 var (
@@ -180,6 +184,18 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (*Store, error) {
 	if _, err := s.Load(ctx); err != nil {
 		l.Close()
 		return nil, err
+	}
+	// The log fenced every previous incarnation of the scope, so its last
+	// evidence record is final: the totals continue from it.
+	last, err := l.lastEvidenceOf(ctx, evidenceKey(cfg.Owner.Job, EvidenceWriterSlot, cfg.Owner.Writer))
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("kafka checkpoint store: cumulative totals of writer scope %s: %w", cfg.Owner.Writer, err)
+	}
+	if last != nil && last.Totals != nil {
+		t := last.Totals.Clone()
+		t.Add(last.Entries)
+		s.totals = &t
 	}
 	return s, nil
 }
@@ -417,6 +433,32 @@ func decides(last, st *checkpoint.State) int {
 	return decidesNothing
 }
 
+// startTotals returns a copy of the totals before the next evidence
+// record. A scope without totals (its first record, or the first since an
+// upgrade from a doris-sink without them) starts from what the store
+// knows: from checkpoint 1 when it decided nothing yet, else from the
+// first checkpoint whose commit is still to be recorded (the last
+// decided one when not all its txns are committed, the next otherwise).
+func (s *Store) startTotals() EvidenceTotals {
+	if s.totals != nil {
+		return s.totals.Clone()
+	}
+	t := EvidenceTotals{Since: 1, Tables: map[string]TableTotals{}}
+	if s.last != nil && s.last.Decided != nil {
+		d := s.last.Decided
+		t.Since = d.ID + 1
+		if len(d.Txns) == 0 && !d.Committed {
+			t.Since = d.ID // the single-table form: one txn, the decision's
+		}
+		for _, x := range d.Txns {
+			if !x.Committed {
+				t.Since = d.ID
+			}
+		}
+	}
+	return t
+}
+
 // write encodes st with doc's source info and commits it, with extra
 // records and the evidence records of entries in the same transaction.
 func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, offs *Offsets, extra Extra, entries []ledger.Entry) error {
@@ -453,7 +495,8 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 		if s.last != nil && s.last.Decided != nil {
 			base.Previous = s.last.Decided.ID
 		}
-		recs, err := evidenceRecords(base, s.log.inc.Token, entries, s.log.evMax)
+		totals := s.startTotals()
+		recs, err := evidenceRecords(base, s.log.inc.Token, entries, s.log.evMax, totals)
 		if err != nil {
 			return fmt.Errorf("save checkpoint state: %w", err)
 		}
@@ -465,6 +508,11 @@ func (s *Store) write(ctx context.Context, st *checkpoint.State, doc document, o
 			return fmt.Errorf("save checkpoint state with %d dead letters: %w", letters, err)
 		}
 		return fmt.Errorf("save checkpoint state: %w", err)
+	}
+	if len(entries) > 0 {
+		t := s.startTotals()
+		t.Add(entries)
+		s.totals = &t
 	}
 	s.last, s.doc = st.Clone(), doc
 	return nil

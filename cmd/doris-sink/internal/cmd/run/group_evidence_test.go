@@ -2,11 +2,13 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,9 @@ import (
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/cmdutil"
 	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // verifyAs runs `doris-sink verify` with the config of member name (its
@@ -47,6 +52,53 @@ func (e *groupEnv) verifyAs(name string) *verify.Report {
 		e.t.Fatalf("verify -c %s: %v", name, err)
 	}
 	return rep
+}
+
+// expireEarlyEvidence sets retention.bytes on the job's evidence topic
+// to about the size of its last third of records and applies retention
+// (kfake drops whole batches from the start), checking that the log start
+// moved and that every slot still has a record left.
+func (e *groupEnv) expireEarlyEvidence() {
+	e.t.Helper()
+	ctx := e.t.Context()
+	opts := []kgo.Opt{kgo.SeedBrokers(e.kc.ListenAddrs()...)}
+	el, err := coordlog.ReadEvidence(ctx, groupJob, opts, coordlog.EvidenceReadOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var keep int
+	for _, r := range el.Records[len(el.Records)*2/3:] {
+		b, err := json.Marshal(r)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		keep += len(b)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer cl.Close()
+	v := strconv.Itoa(keep)
+	rs, err := kadm.NewClient(cl).AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.bytes", Value: &v}},
+		el.Topic)
+	if err == nil {
+		for _, r := range rs {
+			err = errors.Join(err, r.Err)
+		}
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.kc.ApplyRetention()
+	after, err := coordlog.ReadEvidence(ctx, groupJob, opts, coordlog.EvidenceReadOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if after.LogStart == 0 || len(after.RecordsOf("0")) == 0 || len(after.RecordsOf("1")) == 0 {
+		e.t.Fatalf("retention.bytes %s: log start %d, %d/%d records of slots 0/1 left: want early records gone and both slots left",
+			v, after.LogStart, len(after.RecordsOf("0")), len(after.RecordsOf("1")))
+	}
 }
 
 // describe renders a report's findings and table count for a failure.
@@ -110,6 +162,24 @@ func TestGroupVerifyAfterSlotMovesFromEveryMember(t *testing.T) {
 		}
 		if rep.Evidence == nil || len(rep.Evidence.Records) == 0 {
 			t.Errorf("verify -c %s: no evidence records in the report (-o json exports them)", who)
+		}
+	}
+
+	// Retention drops the evidence topic's early records: verify warns,
+	// naming the retention, and still compares the table count from the
+	// slots' cumulative totals in their first records left.
+	e.expireEarlyEvidence()
+	for _, who := range []string{"m1", "empty"} {
+		rep := e.verifyAs(who)
+		if err := rep.Err(); err != nil {
+			t.Errorf("verify -c %s after retention: %v (want exit 0):%s", who, err, describe(rep))
+			continue
+		}
+		if tc := rep.TableCount; tc == nil || tc.Status != verify.TableCountOK || tc.Rows != int64(e.produced) {
+			t.Errorf("verify -c %s after retention: table count %+v, want ok with %d rows:%s", who, tc, e.produced, describe(rep))
+		}
+		if !strings.Contains(describe(rep), "expired (the topic's retention.ms / retention.bytes)") {
+			t.Errorf("verify -c %s after retention: no warning naming the retention:%s", who, describe(rep))
 		}
 	}
 

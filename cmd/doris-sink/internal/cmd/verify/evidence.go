@@ -69,7 +69,15 @@ type evidenceInputs struct {
 	// incomplete says why the entries do not cover every checkpoint ("":
 	// they do), so the table count is not compared.
 	incomplete string
-	log        *coordlog.EvidenceLog
+	// retention, when set, says which evidence records expired: a
+	// warning, never a gap (contiguity is proven over what is left).
+	retention string
+	// baseline are the rows loaded per table ("db.table") by the
+	// checkpoints whose records expired: the sum over the writer slots of
+	// the cumulative totals before each one's first retained record (nil
+	// when nothing expired).
+	baseline map[string]int64
+	log      *coordlog.EvidenceLog
 }
 
 // readEvidenceInputs reads the evidence topic of cfg's job (from offset
@@ -87,13 +95,17 @@ func readEvidenceInputs(ctx context.Context, cfg *config.Config, v *jobstate.Vie
 	}
 	out := &evidenceInputs{log: el}
 	count := max(v.SlotCount, 1)
-	if el != nil && el.Start > 0 {
-		why := fmt.Sprintf("the evidence topic %s is read from offset %d", el.Topic, el.Start)
-		if el.LogStart > 0 && el.LogStart >= from {
-			why = fmt.Sprintf("the evidence topic %s starts at offset %d now: earlier records expired (retention.ms / "+
-				"retention.bytes of the topic)", el.Topic, el.LogStart)
+	expired := el != nil && el.LogStart > 0 && el.LogStart >= from
+	switch {
+	case expired:
+		out.retention = fmt.Sprintf("the evidence topic %s starts at offset %d: records 0-%d expired (the topic's retention.ms / "+
+			"retention.bytes); contiguity is proven over offsets %d-%d, and the table count starts from each writer slot's "+
+			"cumulative totals in its first record left", el.Topic, el.LogStart, el.LogStart-1, el.LogStart, el.End)
+		if err := out.retentionBaseline(el, count); err != "" {
+			out.incomplete = err
 		}
-		out.incomplete = why
+	case el != nil && el.Start > 0:
+		out.incomplete = fmt.Sprintf("the evidence topic %s is read from offset %d", el.Topic, el.Start)
 	}
 	for j := range count {
 		scope := coordlog.SlotScope(j)
@@ -154,6 +166,46 @@ func readEvidenceInputs(ctx context.Context, cfg *config.Config, v *jobstate.Vie
 		out.slots = append(out.slots, in)
 	}
 	return out, nil
+}
+
+// retentionBaseline sets out.baseline from el, whose first records
+// expired: per writer slot, the totals its first retained record carries
+// (those before its entries: the retained entries count the rest); for a
+// scope the job no longer has (a `checkpoint reslot` removed it), whose
+// entries verify does not fold, the totals after its last record. It
+// returns why the baseline cannot be trusted ("" when it can): a slot
+// whose first retained record has no totals (written by a doris-sink
+// before them) or whose totals start after checkpoint 1 (it decided
+// checkpoints before it kept totals).
+func (out *evidenceInputs) retentionBaseline(el *coordlog.EvidenceLog, count int) string {
+	out.baseline = map[string]int64{}
+	current := map[string]bool{}
+	for j := range count {
+		current[coordlog.SlotScope(j)] = true
+	}
+	for _, scope := range el.Scopes() {
+		recs := el.RecordsOf(scope)
+		r := recs[0]
+		if !current[scope] {
+			r = recs[len(recs)-1]
+		}
+		if r.Totals == nil {
+			return fmt.Sprintf("writer slot %s's first record left in %s (offset %d) carries no cumulative totals (a doris-sink "+
+				"before them wrote it) and the records before it expired", scope, el.Topic, r.Offset)
+		}
+		if r.Totals.Since > 1 {
+			return fmt.Sprintf("writer slot %s's cumulative totals start at checkpoint %d (it decided earlier checkpoints before "+
+				"it kept totals) and the records before offset %d of %s expired", scope, r.Totals.Since, el.LogStart, el.Topic)
+		}
+		t := r.Totals.Clone()
+		if !current[scope] {
+			t.Add(r.Entries)
+		}
+		for k, v := range t.Tables {
+			out.baseline[k] += v.RowsLoaded
+		}
+	}
+	return ""
 }
 
 // idRange returns the lowest and highest checkpoint id (≠ 0) of entries

@@ -72,6 +72,10 @@ type Input struct {
 	// Bounded is true when the evidence was read from an offset (--since):
 	// the first checkpoint read need not start where the job began.
 	Bounded bool
+	// Baseline are the rows loaded per table ("db.table") by checkpoints
+	// whose evidence expired (the writers' cumulative totals): the table
+	// count adds them to what the entries account for.
+	Baseline map[string]int64
 	// Reread reads the evidence again (the settle rule of the table count
 	// for a running job); nil: no second read.
 	Reread func(ctx context.Context) ([]*record, error)

@@ -74,7 +74,9 @@ func checkTableCount(ctx context.Context, in Input, recs []*record, txnStates ma
 	for i, tx := range mine {
 		states[i] = txnStates[tx]
 	}
+	base := in.Baseline[in.DB+"."+in.Table]
 	want, why := expectedRows(mine, states)
+	want += base
 	if why != "" {
 		tc.Note = "not compared: " + why
 		rep.add(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: "table count not compared: " + why})
@@ -102,7 +104,7 @@ func checkTableCount(ctx context.Context, in Input, recs []*record, txnStates ma
 		if err != nil {
 			rep.add(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: "table count: second evidence read: " + err.Error()})
 		} else if h, ok := decidedRows(tableTxns(in, recs2)); ok {
-			high = h
+			high = h + base
 			settled = n <= high
 		}
 	}
@@ -196,6 +198,8 @@ func checkMergedUpperBound(ctx context.Context, in Input, mine []*record, tc *Ta
 	if !ok {
 		return
 	}
+	base := in.Baseline[in.DB+"."+in.Table]
+	high += base
 	n, err := in.Doris.TableRowCount(ctx, in.DB, in.Table)
 	if err != nil {
 		return // the count is not compared for these tables anyway
@@ -205,8 +209,8 @@ func checkMergedUpperBound(ctx context.Context, in Input, mine []*record, tc *Ta
 	}
 	if in.Reread != nil {
 		if recs2, err := in.Reread(ctx); err == nil {
-			if h, ok := decidedRows(tableTxns(in, recs2)); ok && h > high {
-				high = h
+			if h, ok := decidedRows(tableTxns(in, recs2)); ok && h+base > high {
+				high = h + base
 			}
 		}
 	}

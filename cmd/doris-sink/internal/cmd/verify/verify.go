@@ -175,6 +175,7 @@ func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Con
 		}
 		missing = ev.missing
 		in.Incomplete = ev.incomplete
+		in.Baseline = ev.baseline
 		in.Bounded = checks.Since > 0
 		in.Reread = func(ctx context.Context) ([]*record, error) {
 			again, err := readEvidenceInputs(ctx, cfg, v, checks.Since)
@@ -225,6 +226,9 @@ func VerifyConfigChecks(ctx context.Context, f *cmdutil.Factory, cfg *config.Con
 				m, jobstate.SlotDataDir(cfg.Job.DataDir, slotNum(m), max(v.SlotCount, 1)))
 		}
 		rep.add(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Scope: m, Message: msg})
+	}
+	if ev != nil && ev.retention != "" {
+		rep.add(Finding{Severity: SeverityWarning, Kind: KindUnverifiable, Message: ev.retention})
 	}
 	if ev != nil {
 		rep.Sources = ev.sources
