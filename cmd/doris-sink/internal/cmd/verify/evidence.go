@@ -101,11 +101,18 @@ func readEvidenceInputs(ctx context.Context, cfg *config.Config, v *jobstate.Vie
 		out.retention = fmt.Sprintf("the evidence topic %s starts at offset %d: records 0-%d expired (the topic's retention.ms / "+
 			"retention.bytes); contiguity is proven over offsets %d-%d, and the table count starts from each writer slot's "+
 			"cumulative totals in its first record left", el.Topic, el.LogStart, el.LogStart-1, el.LogStart, el.End)
-		if err := out.retentionBaseline(el, count); err != "" {
+		if err := out.retentionBaseline(el, count, true); err != "" {
 			out.incomplete = err
 		}
 	case el != nil && el.Start > 0:
 		out.incomplete = fmt.Sprintf("the evidence topic %s is read from offset %d", el.Topic, el.Start)
+	case el != nil:
+		// Nothing expired: the current slots' entries are folded whole, and
+		// the rows of the slots a `checkpoint reslot` removed come from
+		// their totals (their entries are not folded).
+		if err := out.retentionBaseline(el, count, false); err != "" {
+			out.incomplete = err
+		}
 	}
 	for j := range count {
 		scope := coordlog.SlotScope(j)
@@ -168,32 +175,41 @@ func readEvidenceInputs(ctx context.Context, cfg *config.Config, v *jobstate.Vie
 	return out, nil
 }
 
-// retentionBaseline sets out.baseline from el, whose first records
-// expired: per writer slot, the totals its first retained record carries
-// (those before its entries: the retained entries count the rest); for a
-// scope the job no longer has (a `checkpoint reslot` removed it), whose
-// entries verify does not fold, the totals after its last record. It
-// returns why the baseline cannot be trusted ("" when it can): a slot
-// whose first retained record has no totals (written by a doris-sink
+// retentionBaseline sets out.baseline from el: for a scope the job no
+// longer has (a `checkpoint reslot` removed it), whose entries verify does
+// not fold, the totals after its last record; and, when expired (el's
+// first records expired), per current writer slot the totals its first
+// retained record carries (those before its entries: the retained entries
+// count the rest). It returns why the baseline cannot be trusted ("" when
+// it can): a slot whose record has no totals (written by a doris-sink
 // before them) or whose totals start after checkpoint 1 (it decided
 // checkpoints before it kept totals).
-func (out *evidenceInputs) retentionBaseline(el *coordlog.EvidenceLog, count int) string {
+func (out *evidenceInputs) retentionBaseline(el *coordlog.EvidenceLog, count int, expired bool) string {
 	out.baseline = map[string]int64{}
 	current := map[string]bool{}
 	for j := range count {
 		current[coordlog.SlotScope(j)] = true
 	}
 	for _, scope := range el.Scopes() {
+		if current[scope] && !expired {
+			continue
+		}
 		recs := el.RecordsOf(scope)
 		r := recs[0]
 		if !current[scope] {
 			r = recs[len(recs)-1]
 		}
-		if r.Totals == nil {
+		if !current[scope] {
+			// A removed slot's committed rows are counted only by its totals.
+			if r.Totals == nil || r.Totals.Since > 1 {
+				return fmt.Sprintf("writer slot %s, removed by `checkpoint reslot`, carries no cumulative totals from checkpoint 1 "+
+					"in its last record in %s (offset %d: a doris-sink before them wrote it), so its committed rows cannot be counted",
+					scope, el.Topic, r.Offset)
+			}
+		} else if r.Totals == nil {
 			return fmt.Sprintf("writer slot %s's first record left in %s (offset %d) carries no cumulative totals (a doris-sink "+
 				"before them wrote it) and the records before it expired", scope, el.Topic, r.Offset)
-		}
-		if r.Totals.Since > 1 {
+		} else if r.Totals.Since > 1 {
 			return fmt.Sprintf("writer slot %s's cumulative totals start at checkpoint %d (it decided earlier checkpoints before "+
 				"it kept totals) and the records before offset %d of %s expired", scope, r.Totals.Since, el.LogStart, el.Topic)
 		}
