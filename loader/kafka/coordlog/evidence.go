@@ -94,6 +94,13 @@ type EvidenceRecord struct {
 	Incarnation string `json:"incarnation,omitempty"`
 }
 
+// producerBatchMaxBytes is franz-go's default ProducerBatchMaxBytes, the
+// client's own cap on a record batch (and so on one record), which the
+// coordinator log's client keeps: an evidence record stays within it even
+// when the evidence topic's max.message.bytes is larger (its default, 1
+// MiB, is).
+const producerBatchMaxBytes = 1000012
+
 // evidenceKey returns the record key of a writer's evidence records: the
 // state record key of its scope (RecordKey), OperatorKey for an operator,
 // "<job>/reslot" for a reslot.
@@ -125,6 +132,10 @@ func evidenceRecords(base EvidenceRecord, token string, entries []ledger.Entry, 
 	if maxBytes <= 0 {
 		maxBytes = DefaultEvidenceMaxMessageBytes
 	}
+	// The client refuses (MESSAGE_TOO_LARGE, not retriable, the same at
+	// every attempt) a record above its own batch cap, whatever the
+	// topic allows.
+	maxBytes = min(maxBytes, producerBatchMaxBytes)
 	base.Format, base.Version = EvidenceFormatName, EvidenceFormatVersion
 	topic := EvidenceTopic(base.Job)
 	key := []byte(evidenceKey(base.Job, base.Writer, base.Scope))
@@ -143,7 +154,7 @@ func evidenceRecords(base EvidenceRecord, token string, entries []ledger.Entry, 
 	for len(entries) > 0 {
 		n := len(entries)
 		v, err := mk(entries[:n])
-		for err == nil && int64(len(v))+int64(len(key))+512 > maxBytes && n > 1 {
+		for err == nil && int64(len(v))+int64(len(key))+512+batchOverhead > maxBytes && n > 1 {
 			n /= 2
 			v, err = mk(entries[:n])
 		}

@@ -1,6 +1,7 @@
 package coordlog
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"strings"
@@ -185,5 +186,41 @@ func TestEvidenceRecordsSplitWithinBound(t *testing.T) {
 	}
 	if len(recs) < 2 || n != 200 {
 		t.Fatalf("%d records holding %d entries, want several holding 200", len(recs), n)
+	}
+}
+
+// An evidence record never exceeds franz-go's own cap on a record batch
+// (ProducerBatchMaxBytes, 1000012 by default), even when the evidence
+// topic's max.message.bytes (1 MiB by default) is larger: the client
+// refuses such a record with MESSAGE_TOO_LARGE before it reaches Kafka,
+// at every attempt of the decision.
+func TestEvidenceRecordsWithinProducerCap(t *testing.T) {
+	t.Parallel()
+	var entries []ledger.Entry
+	size := 0
+	for i := 0; size < 1_010_000; i++ {
+		e := ledger.Entry{Time: time.Now(), Event: ledger.EventDecided, Checkpoint: uint64(i + 1), Job: "j",
+			Note: strings.Repeat("x", 1000)}
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += len(b) + 1
+		entries = append(entries, e)
+	}
+	recs, err := evidenceRecords(EvidenceRecord{Job: "j", Writer: EvidenceWriterSlot, Scope: "0"}, "tok", entries,
+		DefaultEvidenceMaxMessageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if s := framedSize(r) + batchOverhead; s > 1000012 {
+			t.Errorf("evidence record of %d bytes framed: over franz-go's 1000012-byte batch cap", s)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no evidence record")
 	}
 }
