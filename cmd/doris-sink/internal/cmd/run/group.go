@@ -478,8 +478,8 @@ func (m *member) revoked(_ context.Context, _ *kgo.Client, parts map[string][]in
 	if m.knobs.Revoking != nil {
 		m.knobs.Revoking(slots)
 	}
-	bound := m.rebalanceTimeout() - min(revokeMargin, m.rebalanceTimeout()/4)
-	m.stop(slots, false, bound)
+	margin := min(revokeMargin, m.rebalanceTimeout()/4)
+	m.stop(slots, false, m.rebalanceTimeout()-margin, margin/2)
 	if m.knobs.Revoked != nil {
 		m.knobs.Revoked(slots)
 	}
@@ -495,7 +495,7 @@ func (m *member) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32
 	m.log.Warn("group mode: slots lost (the group moved them without a hand-over); cancelling their jobs", "slots", slots)
 	m.ready(false) // out of the group until the next assignment
 	m.outOfGroup(fmt.Sprintf("slots %v lost (session expired or fenced out of the group)", slots))
-	m.stop(slots, true, 0)
+	m.stop(slots, true, 0, min(revokeMargin, m.rebalanceTimeout()/4)/2)
 	if m.knobs.Revoked != nil {
 		m.knobs.Revoked(slots)
 	}
@@ -513,7 +513,18 @@ func (m *member) rebalanceTimeout() time.Duration {
 // job ended (a drain's decision still needs the ownership). It returns the
 // slots whose drain was cut at the bound (their open checkpoint left
 // undecided).
-func (m *member) stop(slots []int, cancel bool, bound time.Duration) (cut []int) {
+//
+// A cancelled job may still run its bounded clean-up (the loader's Close
+// aborts or commits under its own close budget, a Kafka abort under its
+// own): stop waits for it at most grace (negative: without limit), since
+// a rebalance callback that outlasts the rebalance timeout gets the
+// member dropped from the round and stalls the group. A job still running
+// then is left to end on its own: its slot is marked not owned before stop
+// returns, so its stamp refuses any decision it would begin, an in-flight
+// one carries the old generation Kafka refuses, and the slot's next owner
+// fences its producer epoch and aborts what it left undecided (another
+// job of this process opening the slot waits for its ledger lock).
+func (m *member) stop(slots []int, cancel bool, bound, grace time.Duration) (cut []int) {
 	m.mu.Lock()
 	var jobs []*slotJob
 	for _, s := range slots {
@@ -529,6 +540,7 @@ func (m *member) stop(slots []int, cancel bool, bound time.Duration) (cut []int)
 	// cancelled, and so is every slot after it still draining.
 	deadline, stopDeadline := context.WithDeadline(context.Background(), time.Now().Add(bound))
 	defer stopDeadline()
+	var after context.Context
 	if !cancel {
 		for _, sj := range jobs {
 			sj.drain()
@@ -546,7 +558,23 @@ func (m *member) stop(slots []int, cancel bool, bound time.Duration) (cut []int)
 			}
 		}
 		sj.cancel()
-		<-sj.done
+		if grace < 0 {
+			<-sj.done
+			continue
+		}
+		if after == nil {
+			// One grace deadline from the first cancel, for every slot.
+			var stopAfter context.CancelFunc
+			after, stopAfter = context.WithTimeout(context.Background(), grace)
+			defer stopAfter()
+		}
+		select {
+		case <-sj.done:
+		case <-after.Done():
+			m.log.Warn("group mode: a cancelled slot job did not end within its grace (the rest of the rebalance "+
+				"margin); handing the slot over without waiting (the job can decide nothing more: its slot is no "+
+				"longer owned, and the next owner fences and aborts its open checkpoint)", "slot", sj.slot, "grace", grace)
+		}
 	}
 	m.mu.Lock()
 	for _, s := range slots {
@@ -591,7 +619,9 @@ func (m *member) stopAll(cancel bool) error {
 		slots = append(slots, s)
 	}
 	m.mu.Unlock()
-	cut := m.stop(slots, cancel, m.drainBound())
+	// No grace bound: the member leaves the group only after, so its
+	// slots move only once every job ended.
+	cut := m.stop(slots, cancel, m.drainBound(), -1)
 	select {
 	case err := <-m.fatal:
 		return err

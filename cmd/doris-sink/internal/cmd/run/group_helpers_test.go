@@ -56,6 +56,9 @@ type groupEnv struct {
 	// revoking, if set, is called (without e.mu) when the group revokes
 	// slots of a member, before their jobs drain (GroupKnobs.Revoking).
 	revoking func(m *groupMember, slots []int)
+	// slotStopped, if set, is called (without e.mu) when a member's slot
+	// job returned, before the job ends (tests: a job slow to end).
+	slotStopped func(m *groupMember, slot int, err error)
 	// slotTopicCheck is GroupKnobs.SlotTopicCheck of the members started
 	// next (0: the default).
 	slotTopicCheck time.Duration
@@ -181,6 +184,9 @@ log: { format: json, level: info }
 		Kill:           m.kill,
 		SlotTopicCheck: e.slotTopicCheck,
 		SlotStopped: func(slot int, err error) {
+			if e.slotStopped != nil {
+				e.slotStopped(m, slot, err)
+			}
 			e.mu.Lock()
 			if err == nil {
 				m.drained[slot]++

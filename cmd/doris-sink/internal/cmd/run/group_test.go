@@ -458,6 +458,57 @@ func TestGroupRevokeDrainBoundedByRebalanceTimeout(t *testing.T) {
 	e.checkExactlyOnce()
 }
 
+// A revoked slot's drain is cut at its bound and its cancelled job then
+// does not end (here it is held after its connector returned, until the
+// test releases it): the revoke callback still returns within the
+// rebalance timeout, with the slot no longer owned, the slot moves to b,
+// and every record is loaded exactly once (issue 29: the callback waited
+// for the job without limit and the group stalled).
+func TestGroupRevokeDoesNotWaitForACancelledJobThatDoesNotEnd(t *testing.T) {
+	t.Parallel()
+	e := newGroupEnv(t, 4, 2)
+	e.rebalance = "2s"
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	e.slotStopped = func(m *groupMember, _ int, err error) {
+		if m.name == "a" && errors.Is(err, context.Canceled) {
+			<-release
+		}
+	}
+	a := e.start("a", "")
+	e.ownership(map[*groupMember]int{a: 2})
+	e.waitUntil("both slot jobs running", func() bool { return a.starts == 2 })
+	hold, err := e.srv.Fault(doristest.Fault{Op: doristest.FaultPrecommit, Block: true, Count: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.produce(20)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := hold.Wait(ctx, 2); err != nil {
+		t.Fatalf("both slots' precommits never reached Doris: %v", err)
+	}
+	b := e.start("b", "")
+	a.tap.wait(t, "group mode: a slot's drain outlasted its bound")
+	hold.Remove()
+	hold.Release()
+	// a's slot job is still held: the slot moves only if a's callback
+	// returned without it.
+	e.ownership(map[*groupMember]int{a: 1, b: 1})
+	a.tap.wait(t, "group mode: a cancelled slot job did not end within its grace")
+	e.produce(20)
+	e.waitAllDecided()
+	unblock()
+	for _, m := range []*groupMember{a, b} {
+		if err := e.stop(m); err != nil {
+			t.Fatalf("member %s: %v", m.name, err)
+		}
+	}
+	e.checkExactlyOnce()
+}
+
 // A second signal aborts a member: its slot jobs are cancelled (open
 // checkpoints aborted, nothing more decided) and run exits 130; the slots'
 // next owner resumes from their last decisions, exactly once.
