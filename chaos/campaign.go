@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -234,19 +233,7 @@ func verifyWithoutDataDir(ctx context.Context, binary string, s *Sink) (string, 
 	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
 		return "", 0, err
 	}
-	out, err := exec.CommandContext(ctx, binary, "verify", "-c", path).CombinedOutput()
-	tail := string(out)
-	if len(tail) > 2000 {
-		tail = tail[len(tail)-2000:]
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return tail, ee.ExitCode(), nil
-	}
-	if err != nil {
-		return tail, 0, fmt.Errorf("run verify: %w", err)
-	}
-	return tail, 0, nil
+	return runVerify(ctx, binary, path)
 }
 
 // produce appends n events, with bad malformed records spread among them.

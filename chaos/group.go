@@ -292,8 +292,13 @@ func (g *groupCampaign) verifyWithoutDataDir(ctx context.Context) (string, int, 
 	if err != nil {
 		return "", 0, err
 	}
-	cmd := exec.CommandContext(ctx, g.cfg.Binary, "verify", "-c", path)
-	out, err := cmd.CombinedOutput()
+	return runVerify(ctx, g.cfg.Binary, path)
+}
+
+// runVerify runs `binary verify -c config` and returns the tail of its
+// output and its exit code (an error only when it could not run).
+func runVerify(ctx context.Context, binary, config string) (string, int, error) {
+	out, err := exec.CommandContext(ctx, binary, "verify", "-c", config).CombinedOutput()
 	tail := string(out)
 	if len(tail) > 2000 {
 		tail = tail[len(tail)-2000:]

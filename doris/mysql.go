@@ -358,6 +358,12 @@ func (c *Client) query(ctx context.Context, q string, args ...any) (cols []strin
 		}
 		return nil, nil, classifySQL(err)
 	}
+	return readRows(rows)
+}
+
+// readRows reads rows whole, closing them: the column names and every row
+// as strings (NULL → ""); Doris errors carry their sentinel (classifySQL).
+func readRows(rows *sql.Rows) (cols []string, out [][]string, err error) {
 	defer rows.Close()
 	if cols, err = rows.Columns(); err != nil {
 		return nil, nil, err

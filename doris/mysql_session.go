@@ -58,21 +58,7 @@ func (s *Session) Query(ctx context.Context, q string) (cols []string, out [][]s
 	if err != nil {
 		return nil, nil, classifySQL(err)
 	}
-	defer rows.Close()
-	if cols, err = rows.Columns(); err != nil {
-		return nil, nil, err
-	}
-	for rows.Next() {
-		vals, err := scanStrings(rows, len(cols))
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, vals)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, classifySQL(err)
-	}
-	return cols, out, nil
+	return readRows(rows)
 }
 
 // Close closes the session's connection.
