@@ -72,23 +72,8 @@ func (ss *session) show(st stmt) (*resultSpec, error) {
 // MySQL's 18 columns; Engine "Doris", Rows and lengths 0 (the emulator
 // keeps no statistics), Collation utf8mb4_0900_bin.
 func (ss *session) showTableStatus(st stmt, i int) (*resultSpec, error) {
-	explicit := ""
-	if st.at(i).is("FROM") || st.at(i).is("IN") {
-		explicit = st.at(i + 1).name()
-		if explicit == "" {
-			return nil, syntaxError(st)
-		}
-		i += 2
-	}
-	pat, has, ok := likeFilter(st, i)
-	if !ok {
-		return nil, syntaxError(st)
-	}
-	db, err := ss.resolveDB(explicit)
+	db, pat, has, err := ss.tablesIn(st, i)
 	if err != nil {
-		return nil, err
-	}
-	if err := ss.knownDB(db); err != nil {
 		return nil, err
 	}
 	spec := stringCols("Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
@@ -202,23 +187,8 @@ func (ss *session) showDatabases(st stmt, i int) (*resultSpec, error) {
 // SHOW [FULL] TABLES [FROM|IN db] [LIKE 'p'] — Tables_in_<db> (and
 // Table_type with FULL).
 func (ss *session) showTables(st stmt, i int, full bool) (*resultSpec, error) {
-	explicit := ""
-	if st.at(i).is("FROM") || st.at(i).is("IN") {
-		explicit = st.at(i + 1).name()
-		if explicit == "" {
-			return nil, syntaxError(st)
-		}
-		i += 2
-	}
-	pat, has, ok := likeFilter(st, i)
-	if !ok {
-		return nil, syntaxError(st)
-	}
-	db, err := ss.resolveDB(explicit)
+	db, pat, has, err := ss.tablesIn(st, i)
 	if err != nil {
-		return nil, err
-	}
-	if err := ss.knownDB(db); err != nil {
 		return nil, err
 	}
 	var names []string
@@ -391,4 +361,29 @@ func describeTable(t *schema.Table) *resultSpec {
 		spec.rows = append(spec.rows, []any{c.Name, strings.ToLower(c.Type), null, isKey, def, extra})
 	}
 	return &spec
+}
+
+// tablesIn parses the `[FROM|IN db] [LIKE 'p']` tail of a SHOW that lists
+// tables, starting at token i: the database (the session's when none is
+// named; it must exist) and the LIKE pattern, if has.
+func (ss *session) tablesIn(st stmt, i int) (db, pat string, has bool, err error) {
+	explicit := ""
+	if st.at(i).is("FROM") || st.at(i).is("IN") {
+		explicit = st.at(i + 1).name()
+		if explicit == "" {
+			return "", "", false, syntaxError(st)
+		}
+		i += 2
+	}
+	pat, has, ok := likeFilter(st, i)
+	if !ok {
+		return "", "", false, syntaxError(st)
+	}
+	if db, err = ss.resolveDB(explicit); err != nil {
+		return "", "", false, err
+	}
+	if err := ss.knownDB(db); err != nil {
+		return "", "", false, err
+	}
+	return db, pat, has, nil
 }
