@@ -66,7 +66,7 @@ func (l *Loader) evidence(event string, d checkpoint.Decision, state doris.TxnSt
 		Note:       note,
 	}
 	if len(d.Start) > 0 || len(d.End) > 0 {
-		e.Ranges = rangesJSON(d.Start, d.End)
+		e.Ranges = ledger.Ranges(d.Start, d.End)
 	}
 	if d.Committed {
 		e.CommittedAt = d.CommittedAt
@@ -116,7 +116,7 @@ func (l *Loader) txnEvidence(event string, d *checkpoint.Decision, t checkpoint.
 		e.Txns = n
 	}
 	if len(d.Start) > 0 || len(d.End) > 0 {
-		e.Ranges = rangesJSON(d.Start, d.End)
+		e.Ranges = ledger.Ranges(d.Start, d.End)
 	}
 	if t.Committed {
 		e.CommittedAt = t.CommittedAt
@@ -132,20 +132,4 @@ func (l *Loader) txnEvidence(event string, d *checkpoint.Decision, t checkpoint.
 	if err := l.ledger.Append(e); err != nil {
 		l.log.Warn("ledger append failed", "event", event, "label", t.Label, "err", err)
 	}
-}
-
-// rangesJSON renders {"start":…,"end":…} (null for a missing position).
-func rangesJSON(start, end []byte) []byte {
-	b := []byte(`{"start":`)
-	b = appendRaw(b, start)
-	b = append(b, `,"end":`...)
-	b = appendRaw(b, end)
-	return append(b, '}')
-}
-
-func appendRaw(b, v []byte) []byte {
-	if len(v) == 0 {
-		return append(b, "null"...)
-	}
-	return append(b, v...)
 }

@@ -77,5 +77,5 @@ func resolvedEntry(owner checkpoint.Owner, d *checkpoint.Decision, r checkpoint.
 		db, table = owner.DB, owner.Table
 	}
 	return ledger.Entry{Time: r.At, Event: ledger.EventResolved, Checkpoint: d.ID, Job: owner.Job, DB: db, Table: table, Sub: r.Sub,
-		Label: r.Label, TxnID: txnID, DecidedAt: d.DecidedAt, Ranges: rangesJSON(d.Start, d.End), Note: note}
+		Label: r.Label, TxnID: txnID, DecidedAt: d.DecidedAt, Ranges: ledger.Ranges(d.Start, d.End), Note: note}
 }

@@ -91,3 +91,20 @@ type Entry struct {
 	// Note is free text (an operator's reason, an abort message).
 	Note string `json:"note,omitempty"`
 }
+
+// Ranges renders an entry's Ranges document, {"start":…,"end":…}, from a
+// decision's opaque start and end positions (null for a missing one).
+func Ranges(start, end []byte) json.RawMessage {
+	b := []byte(`{"start":`)
+	b = appendPosition(b, start)
+	b = append(b, `,"end":`...)
+	b = appendPosition(b, end)
+	return append(b, '}')
+}
+
+func appendPosition(b, v []byte) []byte {
+	if len(v) == 0 {
+		return append(b, "null"...)
+	}
+	return append(b, v...)
+}

@@ -138,7 +138,7 @@ func decisionEntry(owner checkpoint.Owner, d *checkpoint.Decision, t checkpoint.
 		e.Txns = n
 	}
 	if len(d.Start) > 0 || len(d.End) > 0 {
-		e.Ranges = rangesDoc(d.Start, d.End)
+		e.Ranges = ledger.Ranges(d.Start, d.End)
 	}
 	if t.Committed {
 		e.CommittedAt = t.CommittedAt
@@ -171,7 +171,7 @@ func resolutionEntry(owner checkpoint.Owner, st *checkpoint.State, r checkpoint.
 		dd := d.Clone()
 		dd.Sync(owner)
 		e.DecidedAt = dd.DecidedAt
-		e.Ranges = rangesDoc(dd.Start, dd.End)
+		e.Ranges = ledger.Ranges(dd.Start, dd.End)
 		tbl := r.Table
 		if tbl == "" {
 			tbl = owner.TableName()
@@ -190,20 +190,4 @@ func containsResolution(rs []checkpoint.Resolution, r checkpoint.Resolution) boo
 		}
 	}
 	return false
-}
-
-// rangesDoc renders {"start":…,"end":…} (null for a missing position),
-// the ledger's Ranges document.
-func rangesDoc(start, end []byte) []byte {
-	raw := func(b []byte, v []byte) []byte {
-		if len(v) == 0 {
-			return append(b, "null"...)
-		}
-		return append(b, v...)
-	}
-	b := []byte(`{"start":`)
-	b = raw(b, start)
-	b = append(b, `,"end":`...)
-	b = raw(b, end)
-	return append(b, '}')
 }

@@ -90,7 +90,7 @@ func WriteReslot(ctx context.Context, cfg Config, slots int, expectEnd int64, re
 			Note: fmt.Sprintf("writer scope %s rewritten by checkpoint reslot --slots %d", r.Scope, slots)}
 		if d := r.State.Decided; d != nil {
 			e.Checkpoint, e.Label, e.DecidedAt, e.CommittedAt = d.ID, d.Label, d.DecidedAt, d.CommittedAt
-			e.Ranges = rangesDoc(d.Start, d.End)
+			e.Ranges = ledger.Ranges(d.Start, d.End)
 		}
 		entries = append(entries, e)
 	}

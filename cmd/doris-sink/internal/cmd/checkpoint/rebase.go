@@ -417,7 +417,7 @@ func Rebase(ctx context.Context, cfg *config.Config, req RebaseRequest) (*Rebase
 	defer lg.Close()
 	e := ledger.Entry{Time: d.DecidedAt, Event: ledger.EventCommitted, Checkpoint: d.ID, Job: cfg.Job.Name, DB: cfg.Doris.Database,
 		Table: cfg.Doris.Table, Label: d.Label, DecidedAt: d.DecidedAt, CommittedAt: d.CommittedAt,
-		Ranges: rangesJSON(d.Start, d.End), Note: fmt.Sprintf("empty checkpoint: operator rebase --to %s by %s (%s)", res.To, req.By, movedText(res))}
+		Ranges: ledger.Ranges(d.Start, d.End), Note: fmt.Sprintf("empty checkpoint: operator rebase --to %s by %s (%s)", res.To, req.By, movedText(res))}
 	if err := lg.Append(e); err != nil {
 		return res, fmt.Errorf("rebase job %s: recorded in the store, but: %w", cfg.Job.Name, err)
 	}
@@ -745,15 +745,4 @@ func movedText(r *RebaseResult) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// rangesJSON is the ledger's {"start":...,"end":...} (null when absent).
-func rangesJSON(start, end []byte) []byte {
-	raw := func(v []byte) string {
-		if len(v) == 0 {
-			return "null"
-		}
-		return string(v)
-	}
-	return []byte(`{"start":` + raw(start) + `,"end":` + raw(end) + `}`)
 }
