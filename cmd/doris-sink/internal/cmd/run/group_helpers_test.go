@@ -168,13 +168,27 @@ log: { format: json, level: info }
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
+	if !strings.Contains(jobExtra, "instance:") {
+		// The member's default instance id (job.data_dir/instance-id)
+		// named after its client ID: kfake's static member IDs are
+		// <instance id>-<uuid>, which tests acting on one member's
+		// requests match (memberClientID). A restart reads it again.
+		data := filepath.Join(e.dir, "data-"+name)
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(data, InstanceIDFile), []byte(memberClientID(name)+"\n"), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	m := &groupMember{name: name, sigs: make(chan os.Signal, 2), done: make(chan error, 1), owned: map[int]bool{},
 		drained: map[int]int{}, refused: map[int]int{}, kill: make(chan struct{})}
 	tap, w := newLogTap()
 	m.tap = tap
 	knobs := &GroupKnobs{
-		// The client ID names the member in its group member ID (kfake:
-		// <client id>-<uuid>), for tests that act on one member's requests.
+		// The client ID (and the default instance id, above) names the
+		// member in its group member ID, for tests that act on one
+		// member's requests.
 		KgoOpts: []kgo.Opt{kgo.HeartbeatInterval(50 * time.Millisecond), kgo.ClientID(memberClientID(name))},
 		Revoking: func(slots []int) {
 			if e.revoking != nil {
