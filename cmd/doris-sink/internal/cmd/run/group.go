@@ -254,11 +254,14 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	<-watched
 	cl.Close() // a static member does not leave: its slots stay with its instance id until the session timeout
 	m.wg.Wait()
-	if !errors.Is(result, errKilled) && !errors.Is(result, loader.ErrCrashed) && !inst.Explicit {
+	if !errors.Is(result, errKilled) && !errors.Is(result, loader.ErrCrashed) && !errors.Is(result, kerr.FencedInstanceID) &&
+		!inst.Explicit {
 		// A member that ends by choice (drained, failed, aborted) hands
 		// its slots over at once: a standby takes them without waiting
 		// out the session timeout. Only a kill -9 (or a crash) leaves
-		// them reserved for the same instance's quick restart.
+		// them reserved for the same instance's quick restart; a member
+		// fenced out by another process of its instance id leaves that
+		// process alone.
 		m.leaveGroup(kc)
 	}
 	if result == nil {
