@@ -100,8 +100,9 @@ type GroupConfig struct {
 	Cycles int
 	// Plan, when set, replaces the drawn plan.
 	Plan []Step
-	// Slots is job.slots (default 4). 1 is the standalone job (no group:
-	// a second copy fences the first), used to test the harness itself.
+	// Slots is job.slots (default 4). 1 is a one-slot job (a group of one
+	// writer slot: a second copy is a standby; issue 22), used to test the
+	// harness itself.
 	Slots int
 	// Members is how many members start (default 3); MinMembers and
 	// MaxMembers bound the membership during the cycles (default 2 and
@@ -331,7 +332,8 @@ func groupDefaults(cfg GroupConfig) GroupConfig {
 		cfg.MaxMembers = max(cfg.Slots, cfg.Members)
 	}
 	if cfg.Slots == 1 {
-		cfg.Members, cfg.MinMembers, cfg.MaxMembers = 1, 1, 1
+		// The owner and a standby (issue 22).
+		cfg.Members, cfg.MinMembers, cfg.MaxMembers = 2, 1, 2
 	}
 	if cfg.Partitions == 0 {
 		cfg.Partitions = 8
@@ -430,8 +432,8 @@ func (g *groupCampaign) cycle(ctx context.Context, st Step) error {
 	return g.settle(ctx, string(st.Kind))
 }
 
-// joining waits until m logs that it joins the group (group mode; a
-// standalone member: that it recovered).
+// joining waits until m logs that it joins the group (or that it
+// recovered).
 func (g *groupCampaign) joining(ctx context.Context, m *member) error {
 	wctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
@@ -456,13 +458,10 @@ func (g *groupCampaign) memberConfig(id int) (string, string, error) {
 		return "", "", fmt.Errorf("member %d: %w", id, err)
 	}
 	data := filepath.Join(dir, "data")
-	job := fmt.Sprintf("job: { name: %s, data_dir: %s }\n", groupJob, data)
-	kafka := fmt.Sprintf("kafka: { brokers: [%s], topic: %s, group: %s, start: earliest }\n", g.c.Brokers(), Topic, groupJob)
-	if g.cfg.Slots > 1 {
-		job = fmt.Sprintf("job: { name: %s, data_dir: %s, slots: %d }\n", groupJob, data, g.cfg.Slots)
-		kafka = fmt.Sprintf("kafka: { brokers: [%s], topic: %s, group: %s, start: earliest, session_timeout: %s, rebalance_timeout: %s }\n",
-			g.c.Brokers(), Topic, groupJob, g.cfg.SessionTimeout, g.cfg.RebalanceTimeout)
-	}
+	// Every member is a group member (job.slots 1 too: issue 22).
+	job := fmt.Sprintf("job: { name: %s, data_dir: %s, slots: %d }\n", groupJob, data, g.cfg.Slots)
+	kafka := fmt.Sprintf("kafka: { brokers: [%s], topic: %s, group: %s, start: earliest, session_timeout: %s, rebalance_timeout: %s }\n",
+		g.c.Brokers(), Topic, groupJob, g.cfg.SessionTimeout, g.cfg.RebalanceTimeout)
 	cfg := job + kafka +
 		fmt.Sprintf("doris: { fe: [%s], mysql: %s, user: root, database: %s, table: %s, format: json }\n",
 			g.c.Doris.FEURL(), g.c.Doris.MySQLAddr(), Database, EventsTable) +
@@ -497,12 +496,9 @@ func (g *groupCampaign) startMember(env ...string) (*member, error) {
 	return m, nil
 }
 
-// rebalanced counts a group change the harness caused (group mode only:
-// a standalone job has no group).
+// rebalanced counts a group change the harness caused.
 func (g *groupCampaign) rebalanced() {
-	if g.cfg.Slots > 1 {
-		g.res.Rebalances++
-	}
+	g.res.Rebalances++
 }
 
 func (g *groupCampaign) notify() {
@@ -566,11 +562,9 @@ func (g *groupCampaign) failpoint(ctx context.Context, m *member, name string, e
 	if err := g.restore(); err != nil {
 		return err
 	}
-	if g.cfg.Slots > 1 {
-		wctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
-		_ = m.p.waitFor(wctx, func() bool { return m.p.countLocked(msgSlotJobRunning) > 0 })
-		cancel()
-	}
+	wctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	_ = m.p.waitFor(wctx, func() bool { return m.p.countLocked(msgSlotJobRunning) > 0 })
+	cancel()
 	var err error
 	for round := 0; round < failpointRounds && !m.p.Exited(); round++ {
 		if round > 0 {
@@ -666,22 +660,12 @@ func (g *groupCampaign) paused(ctx context.Context, m *member, onResume func()) 
 		m.p.Kill()
 		return err
 	}
-	var err error
 	m.zombie = true
-	if g.cfg.Slots > 1 {
-		// It may rejoin the group as a member (its old session is gone) or
-		// exit fenced: settle counts it while it runs.
-		g.live = append(g.live, m)
-		err = g.settle(ctx, "zombie resumed")
-	} else {
-		// Standalone: the copy that fenced it owns the job; the zombie's
-		// first write is refused and it must exit non-zero.
-		if _, werr := g.exit(ctx, m); werr != nil {
-			m.p.Kill()
-			err = g.memberErr(m, "fenced zombie", fmt.Errorf("still running after its replacement took over: %w", werr))
-		}
-		err = errors.Join(err, g.settle(ctx, "zombie resumed"))
-	}
+	// It may rejoin the group as a member (its old session is gone; with
+	// one slot, as a standby) or exit fenced: settle counts it while it
+	// runs.
+	g.live = append(g.live, m)
+	err := g.settle(ctx, "zombie resumed")
 	// A decision the zombie logs after SIGCONT is stale when its range
 	// overlaps one another member decided: a decision whose Kafka
 	// transaction committed just before the SIGSTOP (logged only after the
@@ -796,31 +780,28 @@ func (g *groupCampaign) restore() error {
 }
 
 // settle brings the membership back within bounds, waits until the group
-// is stable with every live member and every slot assigned (group mode),
-// and until every record produced is decided. A member that exits on its
+// is stable with every live member and every slot assigned, and until every record produced is decided. A member that exits on its
 // own meanwhile is a problem (named with its log).
 func (g *groupCampaign) settle(ctx context.Context, what string) error {
 	if err := g.restore(); err != nil {
 		return err
 	}
-	if g.cfg.Slots > 1 {
-		wctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
-		err := waitGroupStable(wctx, g.c.Brokers(), groupJob, coordlog.SlotTopic(groupJob), g.cfg.Slots, func() (int, error) {
-			for _, m := range append([]*member(nil), g.live...) {
-				if m.zombie {
-					g.zombieExited(ctx, m)
-				} else if m.p.Exited() {
-					code, _ := m.p.Wait(ctx)
-					g.dropLive(m)
-					return 0, g.memberErr(m, "exited on its own", fmt.Errorf("exit code %d", code))
-				}
+	wctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	err := waitGroupStable(wctx, g.c.Brokers(), groupJob, coordlog.SlotTopic(groupJob), g.cfg.Slots, func() (int, error) {
+		for _, m := range append([]*member(nil), g.live...) {
+			if m.zombie {
+				g.zombieExited(ctx, m)
+			} else if m.p.Exited() {
+				code, _ := m.p.Wait(ctx)
+				g.dropLive(m)
+				return 0, g.memberErr(m, "exited on its own", fmt.Errorf("exit code %d", code))
 			}
-			return len(g.live), nil
-		})
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
 		}
+		return len(g.live), nil
+	})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := g.waitDecided(ctx, nil); err != nil {
 		return fmt.Errorf("%s: %w", what, err)

@@ -5,10 +5,13 @@ import (
 	"time"
 )
 
-// GroupMode reports whether the job runs in group mode (job.slots ≥ 2):
-// every process of the config joins kafka.group and runs the writer slots
-// the group assigns it.
-func (c *Config) GroupMode() bool { return c.Job.Slots > 1 }
+// GroupMode reports whether `run` joins the job's consumer group: with
+// job.coordinator kafka (job.slots 1 too: the one slot's owner writes,
+// every other process of the config is a ready standby) or job.slots ≥ 2.
+// Every process of the config then joins kafka.group and runs the writer
+// slots the group assigns it. job.coordinator file with job.slots 1 is
+// the standalone path (a file store cannot be shared between processes).
+func (c *Config) GroupMode() bool { return c.Job.Slots > 1 || c.Job.Coordinator == CoordinatorKafka }
 
 // SlotCount is job.slots, 1 for a Config built without Load (0).
 func (c *Config) SlotCount() int { return max(c.Job.Slots, 1) }
@@ -23,11 +26,12 @@ func (c *Config) validateGroup(bad func(key string, v any, allowed string)) {
 			"a file store in job.data_dir cannot be shared by processes on several machines; set job.coordinator: kafka "+
 			"(a file store is imported once) or job.slots: 1")
 	}
-	if msg := instanceIDProblem(c.Job.Instance); msg != "" {
+	if msg := InstanceIDProblem(c.Job.Instance); msg != "" {
 		bad("job.instance", c.Job.Instance, msg)
 	}
-	if c.Job.Instance != "" && c.Job.Slots < 2 {
-		bad("job.instance", c.Job.Instance, "static membership is for group mode: set job.slots ≥ 2, or leave job.instance unset")
+	if c.Job.Instance != "" && c.Job.Slots < 2 && c.Job.Coordinator == CoordinatorFile {
+		bad("job.instance", c.Job.Instance, "static membership is for the consumer group, and job.coordinator file with "+
+			"job.slots 1 runs standalone (no group): set job.coordinator: kafka, or leave job.instance unset")
 	}
 	if c.Kafka.SessionTimeout < 0 || c.Kafka.SessionTimeout > 0 && c.Kafka.SessionTimeout < time.Second {
 		bad("kafka.session_timeout", c.Kafka.SessionTimeout, "want a duration of at least 1s")
@@ -40,11 +44,12 @@ func (c *Config) validateGroup(bad func(key string, v any, allowed string)) {
 // maxInstanceID is the longest group.instance.id Kafka accepts.
 const maxInstanceID = 249
 
-// instanceIDProblem says why id cannot be a Kafka group.instance.id, ""
-// when it can (or is unset). Kafka's JoinGroupRequest.validateGroupInstanceId
+// InstanceIDProblem says why id cannot be a Kafka group.instance.id, ""
+// when it can (or is unset): job.instance, and the instance id `run`
+// keeps in job.data_dir when job.instance is unset. Kafka's JoinGroupRequest.validateGroupInstanceId
 // allows [a-zA-Z0-9._-], at most 249 characters, not "." or "..": an id it
 // refuses would fail every join, so it is refused at load instead.
-func instanceIDProblem(id string) string {
+func InstanceIDProblem(id string) string {
 	if id == "" {
 		return ""
 	}

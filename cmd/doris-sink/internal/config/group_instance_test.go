@@ -9,13 +9,13 @@ import (
 // refuses would fail every join of the member.
 func TestInstanceIDProblem(t *testing.T) {
 	for _, ok := range []string{"", "host-1", "a.b_c-D9", strings.Repeat("x", 249)} {
-		if msg := instanceIDProblem(ok); msg != "" {
-			t.Errorf("instanceIDProblem(%q) = %q, want accepted", ok, msg)
+		if msg := InstanceIDProblem(ok); msg != "" {
+			t.Errorf("InstanceIDProblem(%q) = %q, want accepted", ok, msg)
 		}
 	}
 	for _, bad := range []string{".", "..", "host 1", "host/1", "héte", strings.Repeat("x", 250)} {
-		if msg := instanceIDProblem(bad); msg == "" {
-			t.Errorf("instanceIDProblem(%q) accepted it", bad)
+		if msg := InstanceIDProblem(bad); msg == "" {
+			t.Errorf("InstanceIDProblem(%q) accepted it", bad)
 		}
 	}
 }

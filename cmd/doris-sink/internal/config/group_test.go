@@ -8,12 +8,14 @@ import (
 
 // job.slots defaults to 1 (standalone) with the group timeouts' defaults;
 // Flink's sink.parallelism sets it; job.slots above 1 with job.coordinator
-// file is refused naming both keys; job.instance needs group mode; out of
+// file is refused naming both keys; the default config (job.coordinator
+// kafka) runs through the group path at job.slots 1 too, with job.instance
+// accepted; job.instance with the standalone file path is refused; out of
 // range counts are refused.
 func TestJobSlots(t *testing.T) {
 	t.Parallel()
 	c := mustLoad(t, minimal, nil, nil, NeedRun)
-	if c.Job.Slots != 1 || c.GroupMode() || c.Kafka.SessionTimeout != 45*time.Second || c.Kafka.RebalanceTimeout != time.Minute {
+	if c.Job.Slots != 1 || !c.GroupMode() || c.Kafka.SessionTimeout != 45*time.Second || c.Kafka.RebalanceTimeout != time.Minute {
 		t.Errorf("defaults: slots %d, session %v, rebalance %v; want 1, 45s, 1m", c.Job.Slots, c.Kafka.SessionTimeout, c.Kafka.RebalanceTimeout)
 	}
 	c = mustLoad(t, merge(minimal, "job: {slots: 4, instance: m1}\nkafka: {session_timeout: 10s, rebalance_timeout: 20s}\n"), nil, nil, NeedRun)
@@ -33,7 +35,13 @@ func TestJobSlots(t *testing.T) {
 		_, err := load(t, merge(minimal, y), nil, nil, NeedRun)
 		keyError(t, err, "job.slots")
 	}
-	_, err = load(t, merge(minimal, "job: {instance: m1}\n"), nil, nil, NeedRun)
+	if c := mustLoad(t, merge(minimal, "job: {instance: m1}\n"), nil, nil, NeedRun); c.Job.Instance != "m1" || !c.GroupMode() {
+		t.Errorf("job.slots 1, job.instance m1: instance %q group path %v, want m1 through the group path", c.Job.Instance, c.GroupMode())
+	}
+	if c := mustLoad(t, merge(minimal, "job: {coordinator: file}\n"), nil, nil, NeedRun); c.GroupMode() {
+		t.Error("job.coordinator file, job.slots 1: group path, want standalone")
+	}
+	_, err = load(t, merge(minimal, "job: {instance: m1, coordinator: file}\n"), nil, nil, NeedRun)
 	keyError(t, err, "job.instance")
 }
 

@@ -24,8 +24,9 @@ const OwnerStopped = "none (stopped)"
 // assignments then): the owner is unknown, not absent.
 const OwnerRebalancing = "unknown (group rebalancing"
 
-// OwnerStandalone is SlotView.OwnerText of a one-slot job: it runs as one
-// process without group membership, so Kafka cannot tell whether it runs.
+// OwnerStandalone is SlotView.OwnerText of a one-slot job of
+// job.coordinator file: it runs as one process without group membership,
+// so Kafka cannot tell whether it runs.
 const OwnerStandalone = "standalone (no group membership)"
 
 // Member is one member of the job's consumer group, as DescribeGroups
@@ -138,7 +139,11 @@ func ReadGroup(ctx context.Context, cfg *config.Config, v *View) *Group {
 		adm = kadm.NewClient(cl)
 	}
 	owners := map[int]*Member{}
-	if adm != nil && g.Slots > 1 {
+	// One slot with job.coordinator kafka runs through the group too: its
+	// owner and standbys are members (only the file coordinator runs
+	// standalone).
+	grouped := g.Slots > 1 || cfg.Job.Coordinator == config.CoordinatorKafka
+	if adm != nil && grouped {
 		g.GroupState, g.Members, err = describeMembers(ctx, adm, cfg.Kafka.Group, coordlog.SlotTopic(cfg.Job.Name))
 		if err != nil {
 			g.Errors = append(g.Errors, err.Error())
@@ -153,7 +158,7 @@ func ReadGroup(ctx context.Context, cfg *config.Config, v *View) *Group {
 		switch {
 		case owners[slot] != nil:
 			return owners[slot].String()
-		case g.Slots < 2:
+		case !grouped:
 			return OwnerStandalone
 		case len(g.Members) > 0 && g.GroupState != "Stable":
 			return OwnerRebalancing + ": " + g.GroupState + ")"

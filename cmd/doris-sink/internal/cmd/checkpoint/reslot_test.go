@@ -449,7 +449,7 @@ func TestReslotPlanNamesLiveMembers(t *testing.T) {
 func TestSlotDataDirMatchesRun(t *testing.T) {
 	t.Parallel()
 	for j := range 3 {
-		if got, want := jobstate.SlotDataDir("/d", j, 3), run.SlotDataDir("/d", j); got != want {
+		if got, want := jobstate.SlotDataDir("/d", j, 3), run.SlotDataDir("/d", j, 3); got != want {
 			t.Errorf("slot %d: jobstate %s, run %s", j, got, want)
 		}
 	}

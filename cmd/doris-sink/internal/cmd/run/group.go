@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -24,14 +25,17 @@ import (
 	"github.com/doris-sink/doris-sink/loader/ledger"
 )
 
-// Group mode (job.slots ≥ 2, docs/design.md §7.2): the process is one
+// Group mode (job.coordinator kafka, any job.slots; docs/design.md §7.2):
+// the process is one
 // member of consumer group kafka.group, subscribed to the job's slot topic
 // (coordlog.SlotTopic, one partition per writer slot). The group's
 // cooperative-sticky assignment of the slot topic's partitions is the
 // assignment of slots to members; for each slot it owns the member runs one
 // slot job: the standalone job of that slot's writer scope, reading only
 // the slot's source partitions, whose decisions are stamped with the
-// member's group generation.
+// member's group generation. With job.slots 1 the slot topic has one
+// partition: its owner is the job's one writer and every other member a
+// ready standby.
 
 // revokeMargin is what a revoked slot job's drain leaves of the rebalance
 // timeout for the member to rejoin in time; a drain still running then is
@@ -56,9 +60,9 @@ type GroupKnobs struct {
 	// rejoining).
 	Revoking func(slots []int)
 	// Kill, once closed, stops the member as kill -9 would: every slot job
-	// is cancelled at once and the membership client closes (a static
-	// member, job.instance, does not leave the group: its slots move after
-	// the session timeout).
+	// is cancelled at once and the membership client closes without
+	// leaving the group (every member is static: its slots move after the
+	// session timeout, or at once to a restart of the same instance id).
 	Kill <-chan struct{}
 	// SlotTopicCheck is how often the member checks the slot topic still
 	// has job.slots partitions (0: slotTopicCheckInterval).
@@ -77,6 +81,9 @@ type member struct {
 	topic string
 	slots int
 	knobs GroupKnobs
+	// inst is the member's instance id (job.instance, or the one kept in
+	// job.data_dir) and its data_dir lock.
+	inst *memberInstance
 
 	mu       sync.Mutex
 	cl       *kgo.Client // the membership client (set by the first callback or after it is created)
@@ -157,7 +164,16 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	if err != nil {
 		return err
 	}
-	m := &member{cfg: cfg, d: d, log: d.Logger, ctx: ctx, topic: coordlog.SlotTopic(cfg.Job.Name), slots: cfg.SlotCount(),
+	inst, err := claimInstance(cfg)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", cfg.Job.Name, err)
+	}
+	defer inst.Release()
+	// Every slot job and stamp uses the member's instance id.
+	c := *cfg
+	c.Job.Instance = inst.ID
+	cfg = &c
+	m := &member{cfg: cfg, d: d, log: d.Logger, ctx: ctx, inst: inst, topic: coordlog.SlotTopic(cfg.Job.Name), slots: cfg.SlotCount(),
 		owned: map[int]bool{}, jobs: map[int]*slotJob{}, fatal: make(chan error, 1), suspended: map[int]int32{},
 		rebuilds: map[int]int{}, ready: func(bool) {}}
 	if knobs != nil {
@@ -191,9 +207,7 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	if t := cfg.Kafka.RebalanceTimeout; t > 0 {
 		opts = append(opts, kgo.RebalanceTimeout(t))
 	}
-	if cfg.Job.Instance != "" {
-		opts = append(opts, kgo.InstanceID(cfg.Job.Instance))
-	}
+	opts = append(opts, kgo.InstanceID(inst.ID))
 	opts = append(opts, m.knobs.KgoOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -203,7 +217,7 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	m.cl = cl
 	m.mu.Unlock()
 	m.log.Info("group mode: joining the job's consumer group", "group", cfg.Kafka.Group, "slot_topic", m.topic,
-		"slots", m.slots, "instance", cfg.Job.Instance)
+		"slots", m.slots, "instance", inst.ID, "instance_file", inst.File)
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	polled := make(chan struct{})
 	go func() {
@@ -238,8 +252,18 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 	stopPoll()
 	<-polled
 	<-watched
-	cl.Close() // leaves the group (a static member keeps its slots until the session timeout)
+	cl.Close() // a static member does not leave: its slots stay with its instance id until the session timeout
 	m.wg.Wait()
+	if !errors.Is(result, errKilled) && !errors.Is(result, loader.ErrCrashed) && !errors.Is(result, kerr.FencedInstanceID) &&
+		!inst.Explicit {
+		// A member that ends by choice (drained, failed, aborted) hands
+		// its slots over at once: a standby takes them without waiting
+		// out the session timeout. Only a kill -9 (or a crash) leaves
+		// them reserved for the same instance's quick restart; a member
+		// fenced out by another process of its instance id leaves that
+		// process alone.
+		m.leaveGroup(kc)
+	}
 	if result == nil {
 		select {
 		case result = <-m.fatal:
@@ -264,13 +288,43 @@ func ensureSlotTopicOrDrain(ctx context.Context, cfg *config.Config, kc kafka.Co
 	return ensureJobSlotTopic(ctx, cfg, kc)
 }
 
+// leaveGroup removes the member's static instance from the group
+// (LeaveGroup by group.instance.id, KIP-345), so its slots move at once;
+// a failure is logged: the slots then move after the session timeout.
+func (m *member) leaveGroup(kc kafka.Config) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
+	if err == nil {
+		defer cl.Close()
+		var rs kadm.LeaveGroupResponses
+		rs, err = kadm.NewClient(cl).LeaveGroup(ctx, kadm.LeaveGroup(m.cfg.Kafka.Group).InstanceIDs(m.inst.ID).
+			Reason("doris-sink member stopping"))
+		if err == nil {
+			err = rs.Error()
+		}
+	}
+	if err != nil && !errors.Is(err, kerr.UnknownMemberID) {
+		m.log.Warn("group mode: leaving the group failed; the member's slots move to another member after "+
+			"kafka.session_timeout", "group", m.cfg.Kafka.Group, "instance", m.inst.ID, "err", err)
+		return
+	}
+	m.log.Info("group mode: left the group; the member's slots move to another member now", "group", m.cfg.Kafka.Group,
+		"instance", m.inst.ID)
+}
+
 // errKilled ends a member stopped by GroupKnobs.Kill.
 var errKilled = errors.New("group mode: member killed (testing knob)")
 
 // checkNoFileStore refuses group mode over a file checkpoint store in
 // job.data_dir that was never imported into Kafka: only a standalone
-// start (job.slots 1) imports it, and a group would ignore its positions.
+// start of job.slots 1 (standalone or the group path, whose slot 0 works
+// in job.data_dir itself) imports it, and a group of several slots would
+// ignore its positions.
 func checkNoFileStore(cfg *config.Config) error {
+	if cfg.SlotCount() == 1 {
+		return nil // slot 0's store is opened in job.data_dir itself, which imports it
+	}
 	if _, err := checkpoint.ReadFile(cfg.Job.DataDir); err != nil {
 		return nil // none (or unreadable: a standalone start reports that)
 	}
@@ -384,7 +438,12 @@ func (m *member) refusedByGroup(err error) error {
 	case errors.Is(err, kerr.InvalidGroupID):
 		fix = "set kafka.group to a valid group id"
 	case errors.Is(err, kerr.FencedInstanceID):
-		fix = "another running process uses job.instance " + m.cfg.Job.Instance + ": give each process its own job.instance"
+		if m.inst != nil && !m.inst.Explicit {
+			fix = "another running process joined with this member's instance id " + m.inst.ID + " (kept in " + m.inst.File +
+				"): a copy of this job.data_dir runs elsewhere; delete " + InstanceIDFile + " in the copy (or give each its own job.instance)"
+		} else {
+			fix = "another running process uses job.instance " + m.cfg.Job.Instance + ": give each process its own job.instance"
+		}
 	default:
 		return nil
 	}
@@ -698,6 +757,12 @@ func (m *member) runSlot(ctx context.Context, sj *slotJob) {
 		switch {
 		case err == nil:
 			log.Info("group mode: slot job drained")
+			sj.mu.Lock()
+			j := sj.job
+			sj.mu.Unlock()
+			if j != nil {
+				logDrained(log, j) // what this slot loaded, as a standalone job says it
+			}
 			return
 		case ctx.Err() != nil:
 			log.Info("group mode: slot job cancelled", "err", err)
@@ -807,14 +872,30 @@ func (m *member) backoff(ctx context.Context, sj *slotJob, log *slog.Logger) boo
 func (m *member) runSlotOnce(ctx context.Context, sj *slotJob, rebuilt int, log *slog.Logger) error {
 	s := sj.slot
 	cfg := *m.cfg
-	cfg.Job.DataDir = SlotDataDir(m.cfg.Job.DataDir, s)
+	cfg.Job.DataDir = SlotDataDir(m.cfg.Job.DataDir, s, m.slots)
 	d := m.d
 	d.Logger = log
 	d.Slot = &SlotDeps{Index: s, Stamp: m.stamp(s)}
-	job, err := Build(&cfg, d)
+	// A drain asked while the job is built (its store opening, the
+	// offsets checked: waits on Kafka) cuts the build: nothing was read.
+	buildCtx, stopBuild := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-sj.drainCh:
+			stopBuild()
+		case <-buildCtx.Done():
+		}
+	}()
+	job, err := BuildContext(buildCtx, &cfg, d)
+	drainCut := buildCtx.Err() != nil && ctx.Err() == nil
+	stopBuild()
 	if err != nil {
 		if ctx.Err() != nil {
 			return errors.Join(ctx.Err(), err)
+		}
+		if drainCut {
+			log.Info("group mode: slot job drained before it began loading: nothing was read", "cut", err)
+			return nil
 		}
 		return err
 	}
@@ -847,9 +928,15 @@ func (m *member) ownership() metrics.Ownership {
 	return o
 }
 
-// SlotDataDir is the local directory of slot's job in group mode (its
-// ledger, the evidence of that slot's decisions): <data_dir>/slot-<slot>.
-func SlotDataDir(dataDir string, slot int) string {
+// SlotDataDir is the local directory of slot's job in a job of slots
+// writer slots (its ledger, the evidence of that slot's decisions):
+// <data_dir>/slot-<slot> for slots ≥ 2, and data_dir itself for one slot,
+// where the standalone job keeps it and every reader finds it
+// (jobstate.SlotDataDir).
+func SlotDataDir(dataDir string, slot, slots int) string {
+	if slots < 2 {
+		return dataDir
+	}
 	return filepath.Join(dataDir, "slot-"+strconv.Itoa(slot))
 }
 
@@ -878,7 +965,7 @@ func (m *member) stamp(s int) func() (coordlog.GroupStamp, error) {
 	}
 }
 
-// runGroupMode is Run for job.slots ≥ 2: the metrics endpoint and the
+// runGroupMode is Run through the group path (config.GroupMode): the metrics endpoint and the
 // signals as for one job (the first signal drains every slot job, the
 // second aborts), the member's slot jobs in between. The slot jobs share
 // the process's Doris client and metrics endpoint (metrics.NewGroup: the
@@ -916,6 +1003,6 @@ func runGroupMode(ctx context.Context, stop *stopper, cfg *config.Config, d Deps
 		"aborted: the open checkpoints were not decided; the slots' next owners resume from their last decided positions"); err != nil {
 		return err
 	}
-	log.Info("drained: every slot job of this member checkpointed what it read and the member left the group")
+	log.Info("group mode: member stopped: every slot job it ran drained (each logged what it loaded)")
 	return nil
 }

@@ -48,8 +48,9 @@ type groupEnv struct {
 	// metrics.listen of the members started next ("": none).
 	extra  string
 	listen string
-	// rebalance is kafka.rebalance_timeout ("": 10s).
-	rebalance string
+	// rebalance is kafka.rebalance_timeout ("": 10s); session
+	// kafka.session_timeout ("": 1s).
+	rebalance, session string
 	// slotStarted, if set, is called (without e.mu) when a member's slot
 	// job was built, before it runs (review tests: hold a slot job there).
 	slotStarted func(m *groupMember, slot, rebuilt int)
@@ -156,25 +157,54 @@ func (e *groupEnv) start(name, extra string) *groupMember {
 // jobExtra is added inside the job mapping (", instance: x").
 func (e *groupEnv) startWith(name, jobExtra, extra string, env []string) *groupMember {
 	e.t.Helper()
+	path := e.writeConfig(name, jobExtra, extra)
+	return e.run(name, path, env)
+}
+
+// writeConfig writes member name's config (its job.data_dir is
+// <dir>/data-<name>) and returns its path.
+func (e *groupEnv) writeConfig(name, jobExtra, extra string) string {
+	e.t.Helper()
 	path := filepath.Join(e.dir, name+".yaml")
 	yaml := fmt.Sprintf(`job: { name: %s, data_dir: %s, slots: %d%s }
-kafka: { brokers: [%s], topic: orders, session_timeout: 1s, rebalance_timeout: %s }
+kafka: { brokers: [%s], topic: orders, session_timeout: %s, rebalance_timeout: %s }
 doris: { fe: [%s], mysql: %s, user: root, database: demo, table: t }
 delivery: { checkpoint_interval: 500ms, checkpoint_max_rows: 5 }
 metrics: { listen: "%s" }
 log: { format: json, level: info }
-%s%s`, groupJob, filepath.Join(e.dir, "data-"+name), e.slots, jobExtra, strings.Join(e.kc.ListenAddrs(), ", "), cmp.Or(e.rebalance, "10s"), e.srv.FEURL(),
+%s%s`, groupJob, filepath.Join(e.dir, "data-"+name), e.slots, jobExtra, strings.Join(e.kc.ListenAddrs(), ", "),
+		cmp.Or(e.session, "1s"), cmp.Or(e.rebalance, "10s"), e.srv.FEURL(),
 		e.srv.MySQLAddr(), e.listen, e.extra, extra)
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
+	if !strings.Contains(jobExtra, "instance:") {
+		// The member's default instance id (job.data_dir/instance-id)
+		// named after its client ID: kfake's static member IDs are
+		// <instance id>-<uuid>, which tests acting on one member's
+		// requests match (memberClientID). A restart reads it again.
+		data := filepath.Join(e.dir, "data-"+name)
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(data, InstanceIDFile), []byte(memberClientID(name)+"\n"), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// run runs member name of the config in path.
+func (e *groupEnv) run(name, path string, env []string) *groupMember {
+	e.t.Helper()
 	m := &groupMember{name: name, sigs: make(chan os.Signal, 2), done: make(chan error, 1), owned: map[int]bool{},
 		drained: map[int]int{}, refused: map[int]int{}, kill: make(chan struct{})}
 	tap, w := newLogTap()
 	m.tap = tap
 	knobs := &GroupKnobs{
-		// The client ID names the member in its group member ID (kfake:
-		// <client id>-<uuid>), for tests that act on one member's requests.
+		// The client ID (and the default instance id, above) names the
+		// member in its group member ID, for tests that act on one
+		// member's requests.
 		KgoOpts: []kgo.Opt{kgo.HeartbeatInterval(50 * time.Millisecond), kgo.ClientID(memberClientID(name))},
 		Revoking: func(slots []int) {
 			if e.revoking != nil {

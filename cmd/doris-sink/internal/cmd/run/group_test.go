@@ -255,7 +255,7 @@ func TestGroupSlotTopicPartitionsRefused(t *testing.T) {
 func TestGroupSlotLedgerHeldIsWaitedFor(t *testing.T) {
 	t.Parallel()
 	e := newGroupEnv(t, 8, 4)
-	held, err := ledger.Open(SlotDataDir(filepath.Join(e.dir, "data-a"), 1))
+	held, err := ledger.Open(SlotDataDir(filepath.Join(e.dir, "data-a"), 1, 2))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,10 +126,11 @@ func getStatus(ctx context.Context, addr string) (*metrics.Status, error) {
 
 // memberOf reports whether a process whose /status carries the group view
 // g and the membership mem (either may be nil) is a member of cfg's job
-// loading table: a group-mode job (job.slots ≥ 2) with the same topics and
-// table, in the same consumer group.
+// loading table: a job run through the consumer group (config.GroupMode:
+// job.coordinator kafka, job.slots 1 too) with the same topics and table,
+// in the same consumer group.
 func memberOf(cfg *config.Config, table string, g *metrics.GroupStatus, mem *metrics.MembershipStatus) bool {
-	if cfg.SlotCount() < 2 {
+	if !cfg.GroupMode() {
 		return false
 	}
 	if g != nil && (g.Table != table || g.Topic != cfg.Kafka.DescribeTopics()) {
