@@ -169,6 +169,11 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		return fmt.Errorf("job %s: %w", cfg.Job.Name, err)
 	}
 	defer inst.Release()
+	if inst.Moved != "" {
+		d.Logger.Warn("group mode: job.data_dir was copied or moved: this process joins the group as a new member "+
+			"(the old id stays with the directory it was created in; its slots move after kafka.session_timeout if "+
+			"nothing runs there)", "was", inst.Moved, "instance", inst.ID, "instance_file", inst.File)
+	}
 	// Every slot job and stamp uses the member's instance id.
 	c := *cfg
 	c.Job.Instance = inst.ID

@@ -41,7 +41,10 @@ type memberInstance struct {
 	// File.
 	Explicit bool
 	File     string
-	release  func()
+	// Moved, when not "", says that File was found in a copied or moved
+	// job.data_dir and ID is a new id (readOrCreateInstanceID).
+	Moved   string
+	release func()
 }
 
 // Release lets go of the data_dir lock (the kernel does it on exit).
@@ -74,41 +77,89 @@ func claimInstance(cfg *config.Config) (*memberInstance, error) {
 		return &memberInstance{ID: cfg.Job.Instance, Explicit: true, release: release}, nil
 	}
 	path := filepath.Join(dir, InstanceIDFile)
-	id, err := readOrCreateInstanceID(path)
+	here, err := homeOf(dir)
 	if err != nil {
 		release()
 		return nil, err
 	}
-	return &memberInstance{ID: id, File: path, release: release}, nil
+	id, moved, err := readOrCreateInstanceID(path, here)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return &memberInstance{ID: id, File: path, Moved: moved, release: release}, nil
+}
+
+// instanceHome is where an instance id is created for: this host and the
+// absolute job.data_dir.
+type instanceHome struct{ Host, Dir string }
+
+// homeOf returns the home of dir on this host.
+func homeOf(dir string) (instanceHome, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return instanceHome{}, fmt.Errorf("job.data_dir %s: %w", dir, err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return instanceHome{}, fmt.Errorf("the member's instance id needs the host name: %w", err)
+	}
+	return instanceHome{Host: host, Dir: abs}, nil
 }
 
 // readOrCreateInstanceID reads the instance id in path, or creates it:
 // a random id written to a temporary file, fsync'd, renamed into place and
 // the directory fsync'd, so a crash leaves either no file or a whole one.
-func readOrCreateInstanceID(path string) (string, error) {
+//
+// The file's first line is the id; the lines after it name the host and
+// the absolute job.data_dir it was created for. A file found under
+// another host or directory is a copy of a data_dir (a restored backup, a
+// directory copied to a second machine, a volume mounted elsewhere):
+// keeping its id would make two processes one static member, each join
+// fencing the other's (FENCED_INSTANCE_ID) for ever under a supervisor.
+// The copy takes a new id instead (moved describes the old binding, ""
+// when none); the original keeps its own. A file holding the id alone
+// (written by hand) is taken as it is.
+func readOrCreateInstanceID(path string, here instanceHome) (id, moved string, err error) {
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
-		id := strings.TrimSuffix(string(b), "\n")
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		id := lines[0]
 		if msg := config.InstanceIDProblem(id); msg != "" || id == "" {
 			if id == "" {
 				msg = "the file is empty"
 			}
-			return "", &InstanceIDFileError{Path: path, Problem: msg}
+			return "", "", &InstanceIDFileError{Path: path, Problem: msg}
 		}
-		return id, nil
+		was := instanceHome{}
+		for _, l := range lines[1:] {
+			k, v, _ := strings.Cut(l, " ")
+			switch k {
+			case "host":
+				was.Host = v
+			case "dir":
+				was.Dir = v
+			}
+		}
+		if was == (instanceHome{}) || was == here {
+			return id, "", nil
+		}
+		moved = fmt.Sprintf("instance id %s was created for host %q, job.data_dir %s; this is host %q, job.data_dir %s",
+			id, was.Host, was.Dir, here.Host, here.Dir)
 	case !errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("read the member's instance id %s: %w", path, err)
+		return "", "", fmt.Errorf("read the member's instance id %s: %w", path, err)
 	}
 	var r [8]byte
 	if _, err := rand.Read(r[:]); err != nil {
-		return "", fmt.Errorf("create the member's instance id: %w", err)
+		return "", "", fmt.Errorf("create the member's instance id: %w", err)
 	}
-	id := instanceIDPrefix + hex.EncodeToString(r[:])
-	if err := writeFileDurably(path, []byte(id+"\n")); err != nil {
-		return "", fmt.Errorf("create the member's instance id %s: %w", path, err)
+	id = instanceIDPrefix + hex.EncodeToString(r[:])
+	body := id + "\nhost " + here.Host + "\ndir " + here.Dir + "\n"
+	if err := writeFileDurably(path, []byte(body)); err != nil {
+		return "", "", fmt.Errorf("create the member's instance id %s: %w", path, err)
 	}
-	return id, nil
+	return id, moved, nil
 }
 
 // writeFileDurably writes b to path through a temporary file in the same

@@ -236,8 +236,9 @@ func TestInstanceIDKeptInDataDirAndDataDirLocked(t *testing.T) {
 		t.Fatalf("created instance id %q (explicit %v), want a valid generated id", first.ID, first.Explicit)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, InstanceIDFile))
-	if err != nil || string(b) != first.ID+"\n" {
-		t.Fatalf("%s: %q %v, want %q", InstanceIDFile, b, err, first.ID)
+	host, _ := os.Hostname()
+	if err != nil || string(b) != first.ID+"\nhost "+host+"\ndir "+dir+"\n" || first.Moved != "" {
+		t.Fatalf("%s: %q %v (moved %q), want %q bound to this host and %s", InstanceIDFile, b, err, first.Moved, first.ID, dir)
 	}
 	if names, _ := filepath.Glob(filepath.Join(dir, InstanceIDFile+".tmp-*")); len(names) != 0 {
 		t.Errorf("temporary files left: %v", names)
@@ -302,4 +303,69 @@ func TestInstanceIDFileCorruptRefused(t *testing.T) {
 		}
 		mi.Release()
 	}
+}
+
+// A job.data_dir copied to another directory or host (a restored backup,
+// a volume mounted on a second machine) keeps no id of the original: the
+// copy takes a new id and says so, so the two processes never share one
+// static membership (each join would fence the other's for ever); the
+// original keeps its id. A hand-written file of the id alone is kept.
+func TestInstanceIDOfACopiedDataDirIsNew(t *testing.T) {
+	t.Parallel()
+	orig := t.TempDir()
+	cfg := &config.Config{}
+	cfg.Job.DataDir = orig
+	first, err := claimInstance(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Release()
+	b, err := os.ReadFile(filepath.Join(orig, InstanceIDFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := strings.Replace(string(b), "host ", "host other-", 1)
+	for name, content := range map[string]string{"another directory": string(b), "another host": elsewhere} {
+		dir := t.TempDir()
+		if name == "another host" {
+			// The same directory as the file names, on another host.
+			content = strings.Replace(content, "dir "+orig, "dir "+dir, 1)
+		}
+		if err := os.WriteFile(filepath.Join(dir, InstanceIDFile), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := *cfg
+		c.Job.DataDir = dir
+		cp, err := claimInstance(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.ID == first.ID || config.InstanceIDProblem(cp.ID) != "" || !strings.Contains(cp.Moved, first.ID) {
+			t.Errorf("%s: copy joins as %q (moved %q), want a new id and the old binding named", name, cp.ID, cp.Moved)
+		}
+		cp.Release()
+		again, err := claimInstance(&c)
+		if err != nil || again.ID != cp.ID || again.Moved != "" {
+			t.Errorf("%s: the copy's restart: %+v %v, want its new id %s kept", name, again, err, cp.ID)
+		}
+		if again != nil {
+			again.Release()
+		}
+	}
+	back, err := claimInstance(cfg)
+	if err != nil || back.ID != first.ID || back.Moved != "" {
+		t.Fatalf("original after the copies: %+v %v, want %s", back, err, first.ID)
+	}
+	back.Release()
+	hand := t.TempDir()
+	if err := os.WriteFile(filepath.Join(hand, InstanceIDFile), []byte("my-member\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := *cfg
+	c.Job.DataDir = hand
+	mi, err := claimInstance(&c)
+	if err != nil || mi.ID != "my-member" || mi.Moved != "" {
+		t.Fatalf("hand-written id: %+v %v", mi, err)
+	}
+	mi.Release()
 }
