@@ -109,6 +109,9 @@ func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 	l.broken = nil
 	l.recovered = true
 	l.watch = newCommitWatch()
+	// Every label of the state is final now: what runs of the scope at or
+	// below the last decision and is not decided is a zombie's.
+	l.sweep(ctx, "recovery")
 	return pos, nil
 }
 
