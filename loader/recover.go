@@ -111,7 +111,7 @@ func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 	l.watch = newCommitWatch()
 	// Every label of the state is final now: what runs of the scope at or
 	// below the last decision and is not decided is a zombie's.
-	l.sweep(ctx, "recovery")
+	_ = l.sweep(ctx, "recovery") // logged by sweep; the job goes on
 	return pos, nil
 }
 

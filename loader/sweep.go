@@ -3,6 +3,7 @@ package loader
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -136,7 +137,7 @@ func (l *Loader) maybeSweep(ctx context.Context) {
 	if now := l.clock.Now(); !l.lastSweep.IsZero() && now.Sub(l.lastSweep) < l.cfg.SweepInterval {
 		return
 	}
-	l.sweep(ctx, "checkpoint boundary")
+	_ = l.sweep(ctx, "checkpoint boundary") // logged by sweep; the job goes on
 }
 
 // sweep aborts, by txn id, the zombie txns of this store's scope: the
@@ -188,16 +189,16 @@ func (l *Loader) maybeSweep(ctx context.Context) {
 // means someone committed an undecided txn of this scope (a second
 // writer): it is logged as an error and counted as failed. A listing that
 // fails is logged once per sweep and per database; the job goes on.
-func (l *Loader) sweep(ctx context.Context, why string) {
+func (l *Loader) sweep(ctx context.Context, why string) error {
 	l.lastSweep = l.clock.Now()
 	if l.inspect == nil || l.cfg.Guarantee != ExactlyOnce || l.crashed.Load() {
-		return
+		return nil
 	}
 	l.smu.Lock()
 	st := l.state // replaced, never mutated, by save
 	l.smu.Unlock()
 	if st == nil || st.Decided == nil {
-		return
+		return nil
 	}
 	last := st.Decided.ID
 	decided := map[int64]bool{}
@@ -209,11 +210,13 @@ func (l *Loader) sweep(ctx context.Context, why string) {
 		writing = l.cur.id
 	}
 	dbs, tags := l.scopeTables(st)
+	var errs []error
 	for _, db := range dbs {
 		txns, err := l.runningTxns(ctx, db, st.Owner.Job)
 		if err != nil {
 			l.log.Warn("zombie sweep: cannot list the job's running txns; not swept (next sweep retries)",
 				"db", db, "trigger", why, "err", err)
+			errs = append(errs, fmt.Errorf("zombie sweep: list the running txns of job %s in db %s: %w", st.Owner.Job, db, err))
 			continue
 		}
 		for _, t := range txns {
@@ -224,6 +227,26 @@ func (l *Loader) sweep(ctx context.Context, why string) {
 			l.abortZombie(ctx, db, t, p, last, why)
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// Sweep runs the zombie sweep now (see Config.SweepInterval; the Loader
+// also sweeps after each Recover and at checkpoint boundaries): it aborts,
+// by txn id, every PREPARE or PRECOMMITTED txn of this store's prefix,
+// scope and tables whose checkpoint is at or below the last decided one
+// and that the store does not decide. A caller whose source is idle (no
+// checkpoint boundary for long) may call it between Writes, from the
+// goroutine that uses the Loader; the open checkpoint's txns are never
+// touched. Each abort is tried once: failures are logged and counted
+// (SweepStats.Failed), and retried by the next sweep. It returns the
+// listing failures (the Loader stays usable), or the error that makes the
+// Loader unusable (ErrNeedRecover before Recover). Without a TxnInspector,
+// or at-least-once, it does nothing.
+func (l *Loader) Sweep(ctx context.Context) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
+	return l.sweep(ctx, "caller")
 }
 
 // abortZombie aborts zombie txn t of checkpoint p.Checkpoint by its id
