@@ -211,6 +211,8 @@ func TestSweepLeavesDecidedOpenAndHealingTxns(t *testing.T) {
 		}}
 	})
 	defer l.Close(ctx)
+	release := sync.OnceFunc(func() { close(hold) })
+	defer release() // before Close, which waits for the held commit
 	recoverTo(t, ctx, l, 0)
 	if err := drive(ctx, l, 0, 10, 5); err != nil { // decides 1, then 2 (its commit held)
 		t.Fatal(err)
@@ -242,7 +244,7 @@ func TestSweepLeavesDecidedOpenAndHealingTxns(t *testing.T) {
 		e.txnStatus(decided) != doris.TxnPrecommitted {
 		t.Fatalf("Sweep aborted the decided txn %d or the open txn %d", decided, open)
 	}
-	close(hold)
+	release()
 	if err := drive(ctx, l, 13, 20, 5); err != nil {
 		t.Fatal(err)
 	}
