@@ -70,14 +70,14 @@ func (s *syncLog) String() string {
 
 // incarnation opens the store (fencing every earlier incarnation: its
 // producer epoch is bumped) and a loader on it, recovered.
-func (e *zombieEnv) incarnation(ctx context.Context, log *syncLog, sweep time.Duration) *loader.Loader {
+func (e *zombieEnv) incarnation(ctx context.Context, log *syncLog, sweep time.Duration, knobs *loader.TestingKnobs) *loader.Loader {
 	e.t.Helper()
 	st, err := OpenStore(ctx, e.cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	ld, err := loader.New(e.client, loader.Config{Job: "zb", DB: "db", Table: "t", Source: e.cfg.Owner.Source,
-		Store: st, SweepInterval: sweep, Logger: slog.New(slog.NewTextHandler(log, nil)),
+		Store: st, SweepInterval: sweep, Knobs: knobs, Logger: slog.New(slog.NewTextHandler(log, nil)),
 		Retry: loader.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond, MaxElapsed: 5 * time.Second}})
 	if err != nil {
 		st.Close()
@@ -138,14 +138,24 @@ func TestZombieLatePrecommitSweptByTheNextOwner(t *testing.T) {
 	e := newZombieEnv(t)
 	logs := &syncLog{}
 
-	a := e.incarnation(ctx, logs, time.Hour)
+	committed := make(chan error, 1)
+	a := e.incarnation(ctx, logs, time.Hour, &loader.TestingKnobs{AfterCommit: func(id uint64, err error) {
+		if id == 1 {
+			committed <- err
+		}
+	}})
 	defer a.Close(ctx)
 	e.recoverAt(ctx, a, 0)
 	if err := rows(ctx, a, 0, 5, true); err != nil { // decides 1, announces 2
 		t.Fatal(err)
 	}
+	// A's background commit of 1 is recorded before B fences A (else A's
+	// next checkpoint fails on that commit and aborts its own label 2).
+	if err := <-committed; err != nil {
+		t.Fatalf("A's commit of checkpoint 1: %v", err)
+	}
 
-	b := e.incarnation(ctx, logs, time.Hour)
+	b := e.incarnation(ctx, logs, time.Hour, nil)
 	e.recoverAt(ctx, b, 5) // label 2: UNKNOWN (A began nothing), unannounced
 	if err := rows(ctx, b, 5, 10, true); err != nil {
 		t.Fatal(err)
@@ -176,7 +186,7 @@ func TestZombieLatePrecommitSweptByTheNextOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := e.incarnation(ctx, logs, time.Hour)
+	c := e.incarnation(ctx, logs, time.Hour, nil)
 	defer c.Close(ctx)
 	e.recoverAt(ctx, c, 15) // no SecondWriterError
 	if got, _ := e.srv.TxnByID("db", tx.ID); got.Status != doris.TxnAborted {
