@@ -143,52 +143,74 @@ func TestSweepAbortsZombiePrecommitAtCheckpointBoundary(t *testing.T) {
 	e.restarts(ctx, 1, 15)
 }
 
-// A zombie's late precommit still running when the successor restarts is
-// no second writer (its checkpoint is at or below the last decision): the
+// A zombie's late precommit found by Close is swept there (a stop leaves
+// nothing behind, whatever the sweep interval). One made after the owner
+// stopped is still running when the owner restarts: it is no second
+// writer (its checkpoint is at or below the last decision), so the
 // restart recovers instead of refusing with *SecondWriterError, and its
-// recovery sweep aborts the txn by id. Fails without the changed
-// checkSecondWriter rule.
-func TestRestartSweepsZombieInsteadOfRefusing(t *testing.T) {
+// recovery sweep aborts the txn by id. The restart part fails without the
+// changed checkSecondWriter rule.
+func TestCloseAndRestartSweepZombies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e, calls := identityEnv(t, "mysql")
 	lb := &logBuffer{}
-	hourly := func(c *loader.Config) { c.SweepInterval = time.Hour }
+	hourly := func(c *loader.Config) {
+		c.SweepInterval = time.Hour
+		c.Logger = slog.New(slog.NewTextHandler(lb, nil))
+	}
 	l := e.open(hourly)
 	recoverTo(t, ctx, l, 0)
-	if err := drive(ctx, l, 0, 5, 5); err != nil {
+	if err := drive(ctx, l, 0, 5, 5); err != nil { // decides 1, announces 2
 		t.Fatal(err)
 	}
 	l.Close(ctx)
 	l = e.open(hourly)
-	recoverTo(t, ctx, l, 5)
+	recoverTo(t, ctx, l, 5) // 2 UNKNOWN: unannounced
 	if err := drive(ctx, l, 5, 10, 5); err != nil { // decides 3
 		t.Fatal(err)
 	}
-	zombieLabel, _ := e.owner().Label(2)
-	zombie := e.foreignLoad(ctx, zombieLabel, true, 5, 10)
-	if err := drive(ctx, l, 10, 15, 5); err != nil { // no sweep within the hour
+	first, _ := e.owner().Label(2)
+	zombie := e.foreignLoad(ctx, first, true, 5, 10)
+	if err := drive(ctx, l, 10, 15, 5); err != nil { // decides 4, announces 5; no sweep within the hour
 		t.Fatal(err)
 	}
 	if got := e.txnStatus(zombie); got != doris.TxnPrecommitted {
-		t.Fatalf("zombie txn %d is %s before the restart, want PRECOMMITTED (no sweep within the interval)", zombie, got)
+		t.Fatalf("zombie txn %d is %s before Close, want PRECOMMITTED (no sweep within the interval)", zombie, got)
 	}
-	l.Close(ctx)
-	l = e.open(hourly, func(c *loader.Config) {
-		c.Logger = slog.New(slog.NewTextHandler(lb, nil))
-	})
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.txnStatus(zombie); got != doris.TxnAborted || !calls.abortedByID(zombie) {
+		t.Fatalf("zombie txn %d is %s after Close (aborted by id: %v), want ABORTED by id", zombie, got, calls.abortedByID(zombie))
+	}
+	if lb.line("zombie sweep: aborted", "label="+first, "trigger=close") == "" {
+		t.Errorf("no close sweep line for the zombie; logs:\n%s", lb.b.String())
+	}
+
+	l = e.open(hourly)
+	recoverTo(t, ctx, l, 15) // 5 UNKNOWN: unannounced
+	if err := drive(ctx, l, 15, 20, 5); err != nil { // decides 6
+		t.Fatal(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := e.owner().Label(5)
+	zombie = e.foreignLoad(ctx, second, true, 15, 20) // after the owner stopped
+	l = e.open(hourly)
 	defer l.Close(ctx)
-	recoverTo(t, ctx, l, 15)
+	recoverTo(t, ctx, l, 20)
 	if got := e.txnStatus(zombie); got != doris.TxnAborted || !calls.abortedByID(zombie) {
 		t.Fatalf("zombie txn %d is %s after the restart (aborted by id: %v), want ABORTED by id", zombie, got, calls.abortedByID(zombie))
 	}
 	if n := l.SweepStats().Aborted.Load(); n != 1 {
 		t.Errorf("SweepStats.Aborted = %d, want 1", n)
 	}
-	if lb.line("zombie sweep: aborted", "label="+zombieLabel, "trigger=recovery") == "" {
-		t.Errorf("no sweep line for the zombie; logs:\n%s", lb.b.String())
+	if lb.line("zombie sweep: aborted", "label="+second, "checkpoint=5", "last_decided=6", "trigger=recovery") == "" {
+		t.Errorf("no recovery sweep line for the zombie; logs:\n%s", lb.b.String())
 	}
-	e.finish(ctx, l, 15, 20, 5)
+	e.finish(ctx, l, 20, 25, 5)
 }
 
 // The sweep never aborts the decided checkpoint's txns while their
