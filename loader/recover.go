@@ -41,8 +41,13 @@ import (
 //   - announced, VISIBLE/COMMITTED: *FencingError.
 //   - before any of these, with a TxnInspector: a PREPARE/PRECOMMITTED
 //     txn of the job's prefix and this store's scope under a label the
-//     store neither announces nor decides is a *SecondWriterError
-//     (wrapping checkpoint.ErrFenced); nothing is aborted.
+//     store neither announces nor decides, of a checkpoint above the last
+//     decided one, is a *SecondWriterError (wrapping checkpoint.ErrFenced);
+//     nothing is aborted.
+//   - after all of these, with a TxnInspector: the zombie sweep (Sweep)
+//     aborts by txn id every such txn at or below the last decided
+//     checkpoint that the state does not decide (a fenced process's late
+//     begin or precommit). Its failures are logged, never returned.
 //
 // The txn id holding a label is read with SHOW TRANSACTION (TxnInspector)
 // or, without MySQL, from the Label Already Exists answer to an empty 2PC
