@@ -166,7 +166,7 @@ func TestCloseAndRestartSweepZombies(t *testing.T) {
 	}
 	l.Close(ctx)
 	l = e.open(hourly)
-	recoverTo(t, ctx, l, 5) // 2 UNKNOWN: unannounced
+	recoverTo(t, ctx, l, 5)                         // 2 UNKNOWN: unannounced
 	if err := drive(ctx, l, 5, 10, 5); err != nil { // decides 3
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestCloseAndRestartSweepZombies(t *testing.T) {
 	}
 
 	l = e.open(hourly)
-	recoverTo(t, ctx, l, 15) // 5 UNKNOWN: unannounced
+	recoverTo(t, ctx, l, 15)                         // 5 UNKNOWN: unannounced
 	if err := drive(ctx, l, 15, 20, 5); err != nil { // decides 6
 		t.Fatal(err)
 	}
