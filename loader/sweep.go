@@ -27,7 +27,7 @@ type SweepStats struct {
 	Failed atomic.Int64
 }
 
-// SweepStats returns the Loader's sweep counters (docs/metrics.md:
+// SweepStats returns the Loader's sweep counters (docs/operations.md, metrics:
 // doris_sink_zombie_txns_aborted_total, doris_sink_zombie_txn_abort_failures_total).
 func (l *Loader) SweepStats() *SweepStats { return &l.sweeps }
 
@@ -150,9 +150,10 @@ func (l *Loader) maybeSweep(ctx context.Context) {
 // or found it UNKNOWN and unannounced it), or it is a heal attempt of a
 // process that died. Left alone it would hold a running-txn slot until
 // Doris's precommit timeout, and make the next start's checkSecondWriter
-// look at it. It runs after each Recover and, at most once per
-// Config.SweepInterval, at a checkpoint boundary (maybeSweep), on the
-// caller's goroutine: never while a checkpoint is being decided. Exactly-
+// look at it. It runs after each Recover, at most once per
+// Config.SweepInterval at a checkpoint boundary (maybeSweep), in a healthy
+// Close, and when the caller asks (Sweep), always on the caller's
+// goroutine: never while a checkpoint is being decided. Exactly-
 // once only, and only with a TxnInspector (nothing is listed without one).
 //
 // Why each candidate is safe to abort, and what is never one:
@@ -181,6 +182,13 @@ func (l *Loader) maybeSweep(ctx context.Context) {
 //   - A txn above the last decision is never touched: it may be the
 //     owner's own open checkpoint or a real second writer (checkSecondWriter
 //     refuses the latter at the next start).
+//   - A sweeping process that is itself fenced and does not know it yet
+//     sweeps with a stale state: the only txn of its successor it can
+//     take for a zombie's is one decided under an id at or below its own
+//     last decision, i.e. a heal of that checkpoint. The successor's
+//     commit then answers aborted and it heals again (the recovery path
+//     of any decided txn Doris aborted): liveness, never a duplicate, since
+//     the sweep only aborts.
 //
 // Each abort is one request, never retried here: a failed abort is logged,
 // counted (SweepStats.Failed) and retried by the next sweep. An abort
