@@ -166,6 +166,11 @@ func (l *Loader) CheckpointWith(ctx context.Context, end json.RawMessage, info C
 	if !d.Committed && l.cfg.Guarantee == ExactlyOnce {
 		l.startCommit(d)
 	}
+	if ignored == nil {
+		// A checkpoint boundary: d is decided (its txns are in the state),
+		// the next checkpoint has begun no load.
+		l.maybeSweep(ctx)
+	}
 	if ignored != nil {
 		l.broken = fmt.Errorf("checkpoint %d: %w: its rows are loaded and recorded as committed "+
 			"(resume position %s), but exactly-once needs the two_phase_commit header to reach the BE: check the "+

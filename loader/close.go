@@ -6,15 +6,17 @@ import (
 	"fmt"
 )
 
-// Close finishes the pending background commit, aborts the open
-// checkpoint's load (its rows are not loaded: the caller resumes from the
-// last position), and releases the store and ledger. After a crash
+// Close finishes the pending background commit, sweeps zombie txns (see
+// Sweep; only when the loader is usable and the commit succeeded), aborts
+// the open checkpoint's load (its rows are not loaded: the caller resumes
+// from the last position), and releases the store and ledger. After a crash
 // failpoint it only waits for the loader's goroutines to stop and returns
 // ErrCrashed. Close is idempotent.
 func (l *Loader) Close(ctx context.Context) error {
 	if l.closed {
 		return nil
 	}
+	healthy := l.usable() == nil
 	l.closed = true
 	if l.crashed.Load() {
 		l.wg.Wait()
@@ -35,6 +37,12 @@ func (l *Loader) Close(ctx context.Context) error {
 	if l.crashed.Load() {
 		l.wg.Wait()
 		return ErrCrashed
+	}
+	if healthy && len(errs) == 0 && !l.crashed.Load() {
+		// The last checkpoint boundary of a healthy loader (a drain ends
+		// here): sweep whatever the interval, so that a zombie's txn does
+		// not outlive the job's stop.
+		_ = l.sweep(ctx, "close") // logged by sweep
 	}
 	if a := l.cur; a != nil && a.open() {
 		if err := l.abandonLoads(ctx, a, "close"); err != nil {

@@ -200,6 +200,14 @@ type Config struct {
 	// to 256, default DefaultSubLoadsMax. It bounds the labels and running
 	// txns per table per checkpoint as a fixed K would.
 	SubLoadsMax int
+	// SweepInterval is how often, at most, the zombie sweep runs at a
+	// checkpoint boundary (it also runs after every Recover): it aborts,
+	// by txn id, the running txns of this store's prefix, scope and tables
+	// whose checkpoint is at or below the last decided one and that the
+	// store does not decide, such as a fenced process's late precommit
+	// (docs/design.md §2, zombie sweep). Exactly-once with a TxnInspector
+	// only. Default DefaultSweepInterval (1 min); must not be negative.
+	SweepInterval time.Duration
 	// Failpoints arms cut points (tests, DORIS_SINK_FAILPOINTS). nil: none.
 	Failpoints *Failpoints
 	// Knobs are testing hooks. nil: none.
@@ -239,6 +247,9 @@ func (c *Config) applyDefaults() {
 		c.Clock = systemClock{}
 	}
 	c.Retry = c.Retry.withDefaults()
+	if c.SweepInterval == 0 {
+		c.SweepInterval = DefaultSweepInterval
+	}
 }
 
 // validate checks the whole config once; every error names its keys.
@@ -293,6 +304,9 @@ func (c *Config) validate() error {
 	}
 	if err := c.Retry.validate("retry"); err != nil {
 		errs = append(errs, err)
+	}
+	if c.SweepInterval < 0 {
+		errs = append(errs, fmt.Errorf("sweep interval %v: must not be negative (0 takes the default %v)", c.SweepInterval, DefaultSweepInterval))
 	}
 	if len(errs) == 0 {
 		if _, err := label.Build(c.Job, c.DB, c.Table, c.Scope, 1); err != nil {

@@ -74,6 +74,11 @@ type Loader struct {
 
 	// stopped is a stop no Recover of this process can undo (stopIgnored).
 	stopped error
+
+	// sweeps counts the zombie sweeps' aborts; lastSweep is when the last
+	// sweep ran (sweep.go).
+	sweeps    SweepStats
+	lastSweep time.Time
 }
 
 // commitWatch is closed (once) when a background commit of the current

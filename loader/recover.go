@@ -41,8 +41,13 @@ import (
 //   - announced, VISIBLE/COMMITTED: *FencingError.
 //   - before any of these, with a TxnInspector: a PREPARE/PRECOMMITTED
 //     txn of the job's prefix and this store's scope under a label the
-//     store neither announces nor decides is a *SecondWriterError
-//     (wrapping checkpoint.ErrFenced); nothing is aborted.
+//     store neither announces nor decides, of a checkpoint above the last
+//     decided one, is a *SecondWriterError (wrapping checkpoint.ErrFenced);
+//     nothing is aborted.
+//   - after all of these, with a TxnInspector: the zombie sweep (Sweep)
+//     aborts by txn id every such txn at or below the last decided
+//     checkpoint that the state does not decide (a fenced process's late
+//     begin or precommit). Its failures are logged, never returned.
 //
 // The txn id holding a label is read with SHOW TRANSACTION (TxnInspector)
 // or, without MySQL, from the Label Already Exists answer to an empty 2PC
@@ -109,6 +114,9 @@ func (l *Loader) Recover(ctx context.Context) (json.RawMessage, error) {
 	l.broken = nil
 	l.recovered = true
 	l.watch = newCommitWatch()
+	// Every label of the state is final now: what runs of the scope at or
+	// below the last decision and is not decided is a zombie's.
+	_ = l.sweep(ctx, "recovery") // logged by sweep; the job goes on
 	return pos, nil
 }
 

@@ -3,24 +3,32 @@ package loader
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/doris-sink/doris-sink/doris"
-	"github.com/doris-sink/doris-sink/label"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 )
 
 // checkSecondWriter refuses to recover when Doris runs a txn (PREPARE or
 // PRECOMMITTED) under this job's prefix and st's label scope whose label st
 // neither announces nor decides (an uncommitted txn of the decided
-// checkpoint): it is not a leftover of this store, since every label is
-// announced before its load begins and stays announced until Recover saw it
-// aborted (docs/design.md §2 invariant 1). Such a txn belongs to a second
-// writer using the job's prefix and scope, or the store was rolled back; it
-// is never aborted here (*SecondWriterError). Labels of other scopes of the
-// prefix belong to other writers (other members of a group) and are left
-// alone. It runs before Recover aborts anything, with the state as loaded.
+// checkpoint) and whose checkpoint id is above the last decided one: it is
+// not a leftover of this store, since every label is announced before its
+// load begins and stays announced until Recover saw it aborted
+// (docs/design.md §2 invariant 1), and ids are handed out in order. Such a
+// txn belongs to a second writer using the job's prefix and scope, or the
+// store was rolled back; it is never aborted here (*SecondWriterError).
+//
+// A txn of the scope at or below the last decision that st does not
+// decide is no refusal: it is a zombie's leftover (a fenced process began
+// or precommitted a label after its successor recovered it, or a dead
+// process's heal attempt), and the sweep after recovery aborts it by txn
+// id (Loader.sweep). A second writer whose ids run below this store's is
+// swept in the same way: only the ids above the last decision tell it
+// apart from a zombie.
+//
+// Labels of other scopes of the prefix belong to other writers (other
+// members of a group) and are left alone. It runs before Recover aborts
+// anything, with the state as loaded.
 //
 // Only labels of the tables the store writes are looked at (the owner's,
 // the configured ones, and those its decisions and announcements name):
@@ -36,45 +44,19 @@ func (l *Loader) checkSecondWriter(ctx context.Context, st *checkpoint.State) er
 		return nil
 	}
 	known := map[string]bool{}
-	tables := map[string]bool{st.Owner.TableName(): true}
-	for name := range l.tables.byName {
-		tables[name] = true
-	}
 	for _, a := range st.Announced {
 		known[a.Label] = true
-		if a.Table != "" {
-			tables[a.Table] = true
-		}
 	}
-	for _, d := range append(slices.Clone(st.History), decidedOrNone(st)...) {
-		for _, t := range d.Txns {
-			tables[t.Table] = true
-		}
-	}
+	var last uint64
 	if d := st.Decided; d != nil {
+		last = d.ID
 		for _, t := range d.Txns {
 			if !t.Committed {
 				known[t.Label] = true
 			}
 		}
 	}
-	// Only the labels of tables this store writes: another store of the
-	// same job name may write other tables under the same scope (one
-	// process per table).
-	var dbs []string
-	tags := map[string]bool{}
-	for table := range tables {
-		db, name, err := checkpoint.SplitTable(table)
-		if err != nil {
-			continue
-		}
-		if !slices.Contains(dbs, db) {
-			dbs = append(dbs, db)
-		}
-		tags[label.TableTag(db, name)] = true
-		tags[label.HashTableTag(db, name)] = true
-	}
-	slices.Sort(dbs)
+	dbs, tags := l.scopeTables(st)
 	prefix := st.Owner.Job + ":"
 	for _, db := range dbs {
 		// % is the only LIKE wildcard in Doris (docs/doris-facts.md §6.2);
@@ -89,23 +71,17 @@ func (l *Loader) checkSecondWriter(ctx context.Context, st *checkpoint.State) er
 			if t.Status != doris.TxnPrepare && t.Status != doris.TxnPrecommitted {
 				continue
 			}
-			if !strings.HasPrefix(t.Label, prefix) || known[t.Label] {
+			if known[t.Label] {
 				continue
 			}
-			p, err := label.Parse(t.Label)
-			if err != nil || p.Prefix != st.Owner.Job {
-				l.log.Debug("second-writer check: running txn under the prefix with a label doris-sink does not build",
-					"db", db, "label", t.Label, "txn_id", t.ID, "state", t.Status)
+			p, ok := l.scopeLabel(st, tags, db, t, "second-writer check")
+			if !ok {
 				continue
 			}
-			if !tags[p.TableTag] {
-				l.log.Debug("second-writer check: running txn of a table this store does not write (another store of the job)",
-					"db", db, "label", t.Label, "txn_id", t.ID, "state", t.Status)
-				continue
-			}
-			if p.Scope != st.Owner.Writer {
-				l.log.Debug("second-writer check: running txn of another scope of the prefix (another writer)",
-					"db", db, "label", t.Label, "txn_id", t.ID, "state", t.Status, "scope", p.Scope)
+			if p.Checkpoint <= last {
+				l.log.Info("second-writer check: undecided running txn at or below the last decision (a zombie's "+
+					"leftover); the sweep after recovery aborts it", "db", db, "label", t.Label, "txn_id", t.ID,
+					"state", t.Status, "checkpoint", p.Checkpoint, "last_decided", last)
 				continue
 			}
 			return fmt.Errorf("recover: %w", &SecondWriterError{DB: db, Label: t.Label, TxnID: t.ID, State: t.Status, Scope: p.Scope})

@@ -206,6 +206,9 @@ func New(cfg Config, sink Sink, opts ...Opt) (*Connector, error) {
 			conv.WatchFields(append([]string{}, o.columns...), &o.metrics.UnknownFields, nil)
 		}
 	}
+	if ss, ok := sink.(interface{ SweepStats() *loader.SweepStats }); ok {
+		o.metrics.CountSweeps(ss.SweepStats())
+	}
 	c := &Connector{cfg: cfg, o: o, sink: sink, conv: conv, metrics: o.metrics, drainCh: make(chan struct{}),
 		fence: newFence(), dlLog: deadLetterLog{every: o.dlLogEvery}}
 	if o.routedColumns != nil && cfg.Routing.Enabled() && o.tableEvolvers == nil {

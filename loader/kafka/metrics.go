@@ -5,7 +5,35 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/doris-sink/doris-sink/loader"
 )
+
+// CountSweeps makes ZombieTxnsAborted and ZombieTxnAbortFailures read s,
+// the sink's sweep counters (loader.Loader.SweepStats). New calls it for a
+// Sink that has SweepStats.
+func (m *Metrics) CountSweeps(s *loader.SweepStats) { m.sweeps.Store(s) }
+
+// ZombieTxnsAborted counts the txns the sink's zombie sweeps aborted
+// (loader.SweepStats.Aborted): running txns of the job's scope at or below
+// its last decided checkpoint that its store does not decide, such as a
+// fenced process's late precommit. 0 for a Sink without sweeps.
+func (m *Metrics) ZombieTxnsAborted() int64 {
+	if s := m.sweeps.Load(); s != nil {
+		return s.Aborted.Load()
+	}
+	return 0
+}
+
+// ZombieTxnAbortFailures counts the zombie txns whose abort failed (the
+// next sweep retries them) or that someone else committed
+// (loader.SweepStats.Failed). 0 for a Sink without sweeps.
+func (m *Metrics) ZombieTxnAbortFailures() int64 {
+	if s := m.sweeps.Load(); s != nil {
+		return s.Failed.Load()
+	}
+	return 0
+}
 
 // Metrics are the Connector's counters. cmd/ exports them (for example as
 // Prometheus CounterFuncs/GaugeFuncs); this package has no Prometheus
@@ -49,6 +77,10 @@ type Metrics struct {
 	FetchErrors atomic.Int64
 	// GroupCommitFailures counts failed monitoring commits.
 	GroupCommitFailures atomic.Int64
+
+	// sweeps are the counters of the sink's zombie sweeps (a Sink with
+	// SweepStats, *loader.Loader), nil for another Sink.
+	sweeps atomic.Pointer[loader.SweepStats]
 
 	mu    sync.Mutex
 	parts map[topicPartition]*partitionPos

@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/doris-sink/doris-sink/doris"
+	"github.com/doris-sink/doris-sink/loader"
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 )
@@ -122,6 +123,10 @@ func TestHandlerHealthReadyMetrics(t *testing.T) {
 	m := New()
 	km := &kafka.Metrics{}
 	km.Records.Add(3)
+	var sweeps loader.SweepStats
+	km.CountSweeps(&sweeps)
+	sweeps.Aborted.Add(2)
+	sweeps.Failed.Add(1)
 	if err := m.RegisterConnector("orders", "db.t", km); err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +154,12 @@ func TestHandlerHealthReadyMetrics(t *testing.T) {
 	_, body := get("/metrics")
 	if !strings.Contains(body, `doris_sink_records_consumed_total{table="db.t",topic="orders"} 3`) {
 		t.Errorf("/metrics lacks the connector's records counter:\n%s", body)
+	}
+	for _, want := range []string{`doris_sink_zombie_txns_aborted_total{table="db.t",topic="orders"} 2`,
+		`doris_sink_zombie_txn_abort_failures_total{table="db.t",topic="orders"} 1`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, body)
+		}
 	}
 }
 

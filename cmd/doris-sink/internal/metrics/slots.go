@@ -29,6 +29,8 @@ var connectorCounters = []connectorCounter{
 	{"doris_sink_dead_lettered_total", "Records sent to the dead-letter topic.", func(k *kafka.Metrics) int64 { return k.DeadLettered.Load() }},
 	{"doris_sink_dead_letters_truncated_total", "Dead letters whose value was truncated to the dead-letter topic's max.message.bytes.", func(k *kafka.Metrics) int64 { return k.DeadLettersTruncated() }},
 	{"doris_sink_unknown_fields_total", "JSON fields of rows that are not columns of the table (Doris ignores them).", func(k *kafka.Metrics) int64 { return k.UnknownFields.Load() }},
+	{"doris_sink_zombie_txns_aborted_total", "Running txns of the job's scope at or below its last decided checkpoint that its store does not decide (a fenced process's late precommit), aborted by txn id by the zombie sweep.", func(k *kafka.Metrics) int64 { return k.ZombieTxnsAborted() }},
+	{"doris_sink_zombie_txn_abort_failures_total", "Zombie txns whose abort by the sweep failed (retried by the next sweep) or that someone else committed.", func(k *kafka.Metrics) int64 { return k.ZombieTxnAbortFailures() }},
 	{"doris_sink_table_changes_total", "Changes the sink made to its table: created (doris.create_table), ALTER TABLE (records.schema_evolution).", func(k *kafka.Metrics) int64 { return k.TableChanges.Load() }},
 }
 
