@@ -257,6 +257,10 @@ func (l *Loader) Sweep(ctx context.Context) error {
 	return l.sweep(ctx, "caller")
 }
 
+// SweepEvery is Config.SweepInterval: how often an idle caller (the Kafka
+// Connector with no record pending) calls Sweep.
+func (l *Loader) SweepEvery() time.Duration { return l.cfg.SweepInterval }
+
 // abortZombie aborts zombie txn t of checkpoint p.Checkpoint by its id
 // (sweep), once.
 func (l *Loader) abortZombie(ctx context.Context, db string, t doris.Transaction, p label.Label, last uint64, why string) {

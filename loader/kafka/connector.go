@@ -40,6 +40,17 @@ type Sink interface {
 	Close(ctx context.Context) error
 }
 
+// Sweeper is a Sink that sweeps its scope's zombie txns (loader.Loader:
+// Sweep, and SweepEvery its Config.SweepInterval). The Loader sweeps at
+// its own checkpoint boundaries, which an idle source never reaches: a
+// Connector with no record pending calls Sweep every SweepEvery, on its
+// run goroutine between polls, so a fenced process's late precommit does
+// not linger while the topic is quiet.
+type Sweeper interface {
+	Sweep(ctx context.Context) error
+	SweepEvery() time.Duration
+}
+
 // TableSink is a Sink that loads several tables (loader.Loader): WriteTo
 // appends row to the current checkpoint's load of table ("db.table" or a
 // table of the sink's database). Config.Routing needs it.
@@ -107,6 +118,10 @@ type Connector struct {
 	// checkpoint to be decided.
 	topicsC   <-chan time.Time
 	topicsDue bool
+	// sweepC fires when an idle sweep is due (the sink is a Sweeper and no
+	// record is pending); sweepDue is set when it fired.
+	sweepC   <-chan time.Time
+	sweepDue bool
 	pend      pending
 	timerC    <-chan time.Time
 	fired     bool

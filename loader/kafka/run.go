@@ -154,6 +154,7 @@ func (c *Connector) run(ctx, dctx, bg context.Context, wg *sync.WaitGroup) error
 		}
 		if c.pend.records == 0 {
 			c.maybeDiscoverTopics(dctx) // nothing is open: a checkpoint boundary
+			c.idleSweep(dctx)
 		}
 		fs := c.poll(dctx, true)
 		if ctx.Err() != nil {
@@ -278,10 +279,10 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 		drainCh = nil
 	}
 	var commitC <-chan struct{}
-	var topicsC <-chan time.Time
-	topicsFired := false
+	var topicsC, sweepC <-chan time.Time
+	topicsFired, sweepFired := false, false
 	if wakeOnDrain {
-		topicsC = c.topicsC
+		topicsC, sweepC = c.topicsC, c.sweepC
 		// Only the run loop recovers at once; a drain's re-read finds the
 		// failed commit at its checkpoint (a closed channel would make every
 		// poll return at once).
@@ -300,6 +301,9 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 		case <-topicsC:
 			topicsFired = true
 			cancel()
+		case <-sweepC:
+			sweepFired = true
+			cancel()
 		case <-c.fence.ch:
 			cancel()
 		case <-done:
@@ -317,7 +321,40 @@ func (c *Connector) poll(ctx context.Context, wakeOnDrain bool) kgo.Fetches {
 	if topicsFired {
 		c.topicsDue, c.topicsC = true, nil
 	}
+	if sweepFired {
+		c.sweepDue, c.sweepC = true, nil
+	}
 	return fs
+}
+
+// idleSweep runs the sink's zombie sweep when it is a Sweeper, no record
+// is pending (called only then) and the idle timer fired; it arms the
+// timer when none runs. A record arriving first leaves the sweep to the
+// Loader's next checkpoint boundary; the timer stays armed, so the sweep
+// runs at most once per interval either way. What the sweep finds or
+// fails to list is logged by the Loader; an error that makes the sink
+// unusable surfaces at its next Write.
+func (c *Connector) idleSweep(ctx context.Context) {
+	sw, ok := c.sink.(Sweeper)
+	if !ok || sw.SweepEvery() <= 0 {
+		return
+	}
+	if !c.sweepDue && c.sweepC != nil {
+		select {
+		case <-c.sweepC:
+			c.sweepDue, c.sweepC = true, nil
+		default:
+		}
+	}
+	if c.sweepDue {
+		c.sweepDue = false
+		if err := sw.Sweep(ctx); err != nil {
+			c.o.logger.Debug("idle zombie sweep", "err", err)
+		}
+	}
+	if c.sweepC == nil {
+		c.sweepC = c.o.clock.After(sw.SweepEvery())
+	}
 }
 
 // fetchErrors returns the terminal fetch errors and logs the others

@@ -1,7 +1,9 @@
 package kafka
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/doris-sink/doris-sink/loader"
 )
@@ -37,5 +39,49 @@ func TestMetricsReadTheSinksSweepCounters(t *testing.T) {
 	defer plain.adminCl.Close()
 	if got := plain.Metrics().ZombieTxnsAborted(); got != 0 {
 		t.Errorf("ZombieTxnsAborted of a sink without sweeps = %d, want 0", got)
+	}
+}
+
+// idleSweeper is a Sweeper whose sweeps are counted.
+type idleSweeper struct {
+	nopSink
+	every time.Duration
+	swept chan struct{}
+}
+
+func (s idleSweeper) Sweep(context.Context) error { s.swept <- struct{}{}; return nil }
+func (s idleSweeper) SweepEvery() time.Duration   { return s.every }
+
+// A Connector whose topic is idle never reaches a checkpoint boundary, so
+// the Loader's own sweep would never run: it calls the Sweeper's Sweep
+// every SweepEvery while no record is pending (a manual clock advanced by
+// the interval), again after each interval, and stops at a drain.
+func TestIdleConnectorSweepsEveryInterval(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 1)
+	clk := newManualClock()
+	const every = 40 * time.Second
+	sink := idleSweeper{every: every, swept: make(chan struct{}, 4)}
+	c, err := New(e.config(), sink, WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	for i := range 2 {
+		if err := clk.waitTimer(ctx, every); err != nil {
+			t.Fatalf("sweep %d: no idle sweep timer of %v armed: %v", i+1, every, err)
+		}
+		clk.Advance(every)
+		select {
+		case <-sink.swept:
+		case <-ctx.Done():
+			t.Fatalf("sweep %d: the idle Connector did not sweep after %v", i+1, every)
+		}
+	}
+	c.Drain()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }
