@@ -122,9 +122,9 @@ type Connector struct {
 	// record is pending); sweepDue is set when it fired.
 	sweepC   <-chan time.Time
 	sweepDue bool
-	pend      pending
-	timerC    <-chan time.Time
-	fired     bool
+	pend     pending
+	timerC   <-chan time.Time
+	fired    bool
 	// drainTo bounds reading while a failed drain checkpoint is re-read:
 	// the next offsets consumed when Drain was called (nil otherwise).
 	drainTo topicOffsets
