@@ -137,7 +137,8 @@ func TestSteadyPeerProcess(t *testing.T) {
 }
 
 // seed registers c's schema (registry formats) and produces steadyBytes
-// of c's records to its topic.
+// of c's records to its topic, uncompressed like `doris-sink bench`'s
+// topics (a compressed topic adds the same decompression to every form).
 func (c steadyCase) seed(brokers []string, reg *srtest.Server) (records, bytes int64, err error) {
 	schemaID := 0
 	if st, schema := c.registryType(); schema != "" {
@@ -146,7 +147,7 @@ func (c steadyCase) seed(brokers []string, reg *srtest.Server) (records, bytes i
 		}
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(c.topic()),
-		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(0))
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -247,13 +248,17 @@ message Row { int64 id = 1; int64 ts = 2; string customer = 3; double amount = 4
 	"customer":{"type":"string"},"amount":{"type":"number"},"note":{"type":"string"}}}`
 )
 
-// steadyFields are the values of record i: the note pads a JSON or CSV
-// row to size with hex text from a fixed pool.
-func steadyFields(i int64, size int) (id, ts int64, customer string, amount float64, note string) {
+// steadyFields are the values of record i: the note pads a JSON (or, with
+// csv, a CSV) row to size with hex text from a fixed pool.
+func steadyFields(i int64, size int, csv bool) (id, ts int64, customer string, amount float64, note string) {
 	const pool = "0123456789abcdef5f3c1e9a7b2d4068"
 	id, ts, customer = i, 1_760_000_000_000+i, "c-"+strconv.FormatInt(i%1000, 10)
 	amount = float64(i%100000) + 0.25
-	fixed := len(`{"id":,"ts":,"customer":"","amount":,"note":""}`) + len(strconv.FormatInt(id, 10)) +
+	frame := len(`{"id":,"ts":,"customer":"","amount":,"note":""}`)
+	if csv {
+		frame = len(",,,,")
+	}
+	fixed := frame + len(strconv.FormatInt(id, 10)) +
 		len(strconv.FormatInt(ts, 10)) + len(customer) + len(strconv.FormatFloat(amount, 'f', -1, 64))
 	n := max(size-fixed, 1)
 	buf := make([]byte, n)
@@ -265,7 +270,7 @@ func steadyFields(i int64, size int) (id, ts int64, customer string, amount floa
 
 // value encodes record i of c (schema id for the registry formats).
 func (c steadyCase) value(i int64, schemaID int) []byte {
-	id, ts, customer, amount, note := steadyFields(i, c.size)
+	id, ts, customer, amount, note := steadyFields(i, c.size, c.format == FormatCSV)
 	am := strconv.FormatFloat(amount, 'f', -1, 64)
 	header := func(dst []byte) []byte { return binary.BigEndian.AppendUint32(append(dst, 0), uint32(schemaID)) }
 	switch c.format {
@@ -362,9 +367,9 @@ func (e *steadyEnv) consumerOpts() []kgo.Opt {
 		kgo.BrokerMaxReadBytes(100 << 20), kgo.FetchIsolationLevel(kgo.ReadCommitted())}
 }
 
-// stream polls cl until every record of the topic was passed to each;
-// it returns the CPU spent from the first fetch's return to the last
-// record's hand-over.
+// stream polls cl until every record of the topic was passed to each,
+// then closes it; it returns the CPU spent from the first fetch's return
+// to the last record's hand-over.
 func (e *steadyEnv) stream(b *testing.B, cl *kgo.Client, each func(topic string, p *kgo.FetchPartition) error) time.Duration {
 	b.Helper()
 	ctx := context.Background()
@@ -391,13 +396,19 @@ func (e *steadyEnv) stream(b *testing.B, cl *kgo.Client, each func(topic string,
 			}
 		}
 	}
-	return cpuNow(b) - cpu0
+	cpu := cpuNow(b) - cpu0
+	b.StopTimer()
+	cl.Close() // an idle client's long polls would count in the next window
+	b.StartTimer()
+	return cpu
 }
 
 // newLoader opens a Loader on a fresh job (labels never repeat) with a
-// memory store, recovered: the loader's start-up, outside the window.
+// memory store, recovered: the loader's start-up, outside the timed part.
 func (e *steadyEnv) newLoader(b *testing.B) *loader.Loader {
 	b.Helper()
+	b.StopTimer()
+	defer b.StartTimer()
 	job := fmt.Sprintf("steady-%d-%d", os.Getpid(), steadyJobs.Add(1))
 	owner := checkpoint.Owner{Job: job, DB: steadyDB, Table: steadyTable, Source: "kafka:" + e.topic, Writer: "0"}
 	ld, err := loader.New(e.client, loader.Config{Job: job, DB: steadyDB, Table: steadyTable, Source: owner.Source,
@@ -443,13 +454,15 @@ func BenchmarkSteadyState(b *testing.B) {
 		}
 		b.Run(c.name+"/consumer", func(b *testing.B) {
 			e := env(b)
-			e.run(b, func(cl *kgo.Client) time.Duration {
+			e.run(b, func() time.Duration {
+				cl := e.newClient(b, e.consumerOpts())
 				return e.stream(b, cl, func(string, *kgo.FetchPartition) error { return nil })
 			})
 		})
 		b.Run(c.name+"/limit", func(b *testing.B) {
 			e := env(b)
-			e.run(b, func(cl *kgo.Client) time.Duration {
+			e.run(b, func() time.Duration {
+				cl := e.newClient(b, e.consumerOpts())
 				ld := e.newLoader(b)
 				ctx := context.Background()
 				var n int64
@@ -473,7 +486,7 @@ func BenchmarkSteadyState(b *testing.B) {
 		})
 		b.Run(c.name+"/sink", func(b *testing.B) {
 			e := env(b)
-			e.run(b, func(cl *kgo.Client) time.Duration {
+			e.run(b, func() time.Duration {
 				ld := e.newLoader(b)
 				conn, err := New(Config{Brokers: peer.Kafka, Topic: e.topic, Format: c.format, Schemas: e.schemas,
 					Start: StartEarliest, CheckpointInterval: time.Hour, CheckpointMaxBytes: steadyCheckpointBytes,
@@ -482,6 +495,8 @@ func BenchmarkSteadyState(b *testing.B) {
 					b.Fatal(err)
 				}
 				conn.next = topicOffsets{}
+				// The Connector's own client options (fetch sizing), from 0.
+				cl := e.newClient(b, conn.consumerOpts(topicOffsets{e.topic: {0: 0}}))
 				ctx := context.Background()
 				cpu := e.stream(b, cl, func(topic string, p *kgo.FetchPartition) error {
 					return conn.handlePartition(ctx, topic, p)
@@ -496,26 +511,29 @@ func BenchmarkSteadyState(b *testing.B) {
 	}
 }
 
-// run times every iteration's stream (a new client from offset 0 each)
-// and reports its CPU per byte.
-func (e *steadyEnv) run(b *testing.B, iter func(cl *kgo.Client) time.Duration) {
+// run times every iteration's stream and reports its CPU per byte.
+func (e *steadyEnv) run(b *testing.B, iter func() time.Duration) {
 	b.SetBytes(e.bytes)
 	var cpu time.Duration
 	var n int64
 	for b.Loop() {
-		b.StopTimer()
-		cl, err := kgo.NewClient(e.consumerOpts()...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		cpu += iter(cl)
+		cpu += iter()
 		n++
-		b.StopTimer()
-		cl.Close()
-		b.StartTimer()
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*e.bytes), "cpu-ns/B")
+}
+
+// newClient opens a consumer with opts outside the timed part (stream
+// closes it).
+func (e *steadyEnv) newClient(b *testing.B, opts []kgo.Opt) *kgo.Client {
+	b.Helper()
+	b.StopTimer()
+	defer b.StartTimer()
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cl
 }
 
 // finish decides the last checkpoint (drain, outside the window) and
