@@ -367,6 +367,12 @@ func (e *steadyEnv) consumerOpts() []kgo.Opt {
 		kgo.BrokerMaxReadBytes(100 << 20), kgo.FetchIsolationLevel(kgo.ReadCommitted())}
 }
 
+// sizedOpts are consumerOpts with the Connector's fetch sizing (one
+// partition may fill a whole fetch, client.go).
+func (e *steadyEnv) sizedOpts() []kgo.Opt {
+	return append(e.consumerOpts(), kgo.FetchMaxPartitionBytes(DefaultFetchMaxBytes))
+}
+
 // stream polls cl until every record of the topic was passed to each,
 // then closes it; it returns the CPU spent from the first fetch's return
 // to the last record's hand-over.
@@ -430,8 +436,11 @@ const steadyCheckpointBytes = 16 << 20
 // state for each format, in three forms that read the same topic from the
 // same peer:
 //   - consumer: a bare franz-go consumer that discards the records (the
-//     baseline of `doris-sink bench`);
-//   - limit: the consumer writing each value unconverted through the
+//     baseline of `doris-sink bench`: FetchMaxBytes 16 MiB, kgo's default
+//     1 MiB per partition);
+//   - consumer-sized: the same with the Connector's fetch sizing (one
+//     partition may fill a whole fetch), the like-for-like consumer;
+//   - limit: consumer-sized writing each value unconverted through the
 //     Loader (buffer, body pipe, chunked HTTP to the emulator, 2PC
 //     checkpoints): the physical limit of the path with no conversion;
 //   - sink: the consumer handing each fetched partition to the
@@ -459,10 +468,16 @@ func BenchmarkSteadyState(b *testing.B) {
 				return e.stream(b, cl, func(string, *kgo.FetchPartition) error { return nil })
 			})
 		})
+		b.Run(c.name+"/consumer-sized", func(b *testing.B) {
+			e := env(b)
+			e.run(b, func() time.Duration {
+				return e.stream(b, e.newClient(b, e.sizedOpts()), func(string, *kgo.FetchPartition) error { return nil })
+			})
+		})
 		b.Run(c.name+"/limit", func(b *testing.B) {
 			e := env(b)
 			e.run(b, func() time.Duration {
-				cl := e.newClient(b, e.consumerOpts())
+				cl := e.newClient(b, e.sizedOpts())
 				ld := e.newLoader(b)
 				ctx := context.Background()
 				var n int64
