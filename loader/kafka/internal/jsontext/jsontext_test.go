@@ -49,8 +49,8 @@ func TestAppendStringEveryByte(t *testing.T) {
 
 // TestPlain8: the word test says plain exactly when every byte is, for
 // every byte value in every position beside several fills (the bytes
-// next to a quote or a control byte, where a borrow could mislead),
-// every pair of positions, and random words; PlainPrefix agrees.
+// next to a quote or a control byte, where a borrow could mislead), with
+// a quote at every other position, and random words; PlainPrefix agrees.
 func TestPlain8(t *testing.T) {
 	t.Parallel()
 	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
@@ -82,6 +82,9 @@ func TestPlain8(t *testing.T) {
 				w := bytes.Repeat([]byte{fill}, 8)
 				w[pos] = byte(c)
 				check(w)
+				if fill != 'a' && fill != 0x21 {
+					continue
+				}
 				for pos2 := range 8 {
 					w2 := bytes.Clone(w)
 					w2[pos2] = '"'
@@ -92,7 +95,7 @@ func TestPlain8(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	w := make([]byte, 8)
-	for range 200000 {
+	for range 50000 {
 		for i := range w {
 			w[i] = byte(r.Uint32())
 			if r.Uint32()%2 == 0 {
