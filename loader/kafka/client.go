@@ -147,7 +147,7 @@ func saslMechanism(s SASL) sasl.Mechanism {
 // speed then costs one fetch per FetchMaxBytes, not per MiB. The fetch
 // round trips per byte are most of what the consumer costs beyond
 // decoding; at steady state this cut the sink's CPU per byte by a third
-// on 1 KiB JSON from one partition (docs/performance.md, "Steady state").
+// on 1 KiB JSON from one partition (docs/performance.md, "Steady state of the record path").
 // Memory is still bounded by FetchMaxBytes per buffered fetch.
 func (c *Connector) consumerOpts(offsets topicOffsets) []kgo.Opt {
 	assign := make(map[string]map[int32]kgo.Offset, len(offsets))

@@ -1,7 +1,10 @@
-// Package jsontext writes JSON string literals for the record decoders
-// (loader/kafka/avrorow, loader/kafka/protorow): the one escaper of text
-// going into a Stream Load JSON body, fast on plain text (8 bytes at a
-// time) and allocation-free.
+// Package jsontext writes and scans JSON string literals: AppendString
+// is the one escaper of text going into a Stream Load JSON body (the
+// record decoders loader/kafka/avrorow and loader/kafka/protorow), and
+// ScanString the one validating scan of a JSON string (loader/kafka's
+// compact-JSON fast path, loader/kafka/jsonschemarow). Both are fast on
+// plain text (words of 8 bytes, bytes.IndexByte on long strings) and
+// allocation-free.
 package jsontext
 
 import (
