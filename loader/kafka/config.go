@@ -163,9 +163,10 @@ type Config struct {
 	TLS *tls.Config
 	// SASL enables SASL authentication.
 	SASL SASL
-	// FetchMaxBytes bounds one fetch response (kgo.FetchMaxBytes); with one
-	// buffered fetch per broker it bounds the consumer's memory. Default
-	// DefaultFetchMaxBytes.
+	// FetchMaxBytes bounds one fetch response (kgo.FetchMaxBytes) and what
+	// one partition may fill of it (kgo.FetchMaxPartitionBytes, whose own
+	// default is 1 MiB); with one buffered fetch per broker it bounds the
+	// consumer's memory. Default DefaultFetchMaxBytes.
 	FetchMaxBytes int32
 	// MaxDecompressedBatchBytes bounds what one fetched record batch may
 	// decompress to; a batch past it stops Run with an error naming its

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/doris-sink/doris-sink/loader/kafka/internal/jsontext"
 )
 
 // DeleteConfig makes FormatJSON records delete rows of a Unique Key table
@@ -75,7 +77,7 @@ func (c *Converter) delMatch(obj []byte) (bool, error) {
 	for i < len(obj) && obj[i] != '}' {
 		// obj is compact and valid: jsonscan's word-at-a-time scanner
 		// finds the ends (skipString goes byte by byte).
-		kEnd, _ := scanString(obj, i)
+		kEnd, _ := jsontext.ScanString(obj, i)
 		key := obj[i+1 : kEnd-1]
 		vEnd, ok := scanValue(obj, kEnd+1, 1)
 		if !ok {

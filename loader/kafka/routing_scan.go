@@ -3,6 +3,8 @@ package kafka
 import (
 	"bytes"
 	"strings"
+
+	"github.com/doris-sink/doris-sink/loader/kafka/internal/jsontext"
 )
 
 // debeziumSourceCompact is debeziumSource's fast path for compact JSON
@@ -89,7 +91,7 @@ func eachField(v []byte, fn func(key, val []byte)) bool {
 		if i >= len(v) || v[i] != '"' {
 			return false
 		}
-		kEnd, ok := scanString(v, i)
+		kEnd, ok := jsontext.ScanString(v, i)
 		if !ok || kEnd >= len(v) || v[kEnd] != ':' {
 			return false
 		}

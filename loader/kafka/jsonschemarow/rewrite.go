@@ -1,10 +1,11 @@
 package jsonschemarow
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/doris-sink/doris-sink/loader/kafka/internal/jsontext"
 )
 
 // datetimeLayout is Doris DATETIME(6) text.
@@ -121,23 +122,8 @@ func (w *rewriter) skip(dst []byte, start int) []byte {
 	return sc.dst
 }
 
-// str moves past the string starting at w.i.
-func (w *rewriter) str() {
-	w.i++
-	for {
-		for w.i+8 <= len(w.src) && plain8(binary.LittleEndian.Uint64(w.src[w.i:])) {
-			w.i += 8
-		}
-		if w.src[w.i] == '"' {
-			break
-		}
-		if w.src[w.i] == '\\' {
-			w.i++
-		}
-		w.i++
-	}
-	w.i++
-}
+// str moves past the string starting at w.i (valid: checked before).
+func (w *rewriter) str() { w.i, _ = jsontext.ScanString(w.src, w.i) }
 
 func hasEscape(s []byte) bool {
 	for _, c := range s {

@@ -1,8 +1,6 @@
 package jsonschemarow
 
-import (
-	"encoding/binary"
-)
+import "github.com/doris-sink/doris-sink/loader/kafka/internal/jsontext"
 
 // maxNesting is encoding/json's nesting limit.
 const maxNesting = 10000
@@ -152,49 +150,13 @@ func (s *scanner) next(close byte) (closed, ok bool) {
 	return false, false
 }
 
+// str scans the string literal at s.i (jsontext.ScanString: what
+// encoding/json accepts, bytes >= 0x80 as they are).
 func (s *scanner) str() bool {
-	s.i++ // '"'
-	for {
-		for s.i+8 <= len(s.src) && plain8(binary.LittleEndian.Uint64(s.src[s.i:])) {
-			s.i += 8
-		}
-		if s.i >= len(s.src) {
-			return false
-		}
-		c := s.src[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			return true
-		case c == '\\':
-			if s.i+1 >= len(s.src) {
-				return false
-			}
-			switch s.src[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.src) {
-					return false
-				}
-				for _, h := range s.src[s.i+2 : s.i+6] {
-					if !isHex(h) {
-						return false
-					}
-				}
-				s.i += 6
-			default:
-				return false
-			}
-		case c < 0x20:
-			return false
-		default:
-			s.i++
-		}
-	}
+	end, ok := jsontext.ScanString(s.src, s.i)
+	s.i = end
+	return ok
 }
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 func (s *scanner) lit(w string) bool {
 	if len(s.src)-s.i < len(w) || string(s.src[s.i:s.i+len(w)]) != w {
@@ -241,17 +203,4 @@ func (s *scanner) digits() bool {
 		s.i++
 	}
 	return s.i > j
-}
-
-// plain8 reports whether the 8 bytes of w need no look inside a JSON
-// string: none is '"', '\\' or a control byte (< 0x20). Bytes >= 0x80 are
-// plain (encoding/json does not check UTF-8 either).
-func plain8(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	ctl := (w - 0x20*ones) &^ w // high bit set in a byte < 0x20
-	q := w ^ ('"' * ones)
-	bs := w ^ ('\\' * ones)
-	zq := (q - ones) &^ q
-	zb := (bs - ones) &^ bs
-	return (ctl|zq|zb)&highs == 0
 }

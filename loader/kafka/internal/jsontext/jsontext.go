@@ -1,7 +1,10 @@
-// Package jsontext writes JSON string literals for the record decoders
-// (loader/kafka/avrorow, loader/kafka/protorow): the one escaper of text
-// going into a Stream Load JSON body, fast on plain text (8 bytes at a
-// time) and allocation-free.
+// Package jsontext writes and scans JSON string literals: AppendString
+// is the one escaper of text going into a Stream Load JSON body (the
+// record decoders loader/kafka/avrorow and loader/kafka/protorow), and
+// ScanString the one validating scan of a JSON string (loader/kafka's
+// compact-JSON fast path, loader/kafka/jsonschemarow). Both are fast on
+// plain text (words of 8 bytes, bytes.IndexByte on long strings) and
+// allocation-free.
 package jsontext
 
 import (
@@ -17,12 +20,20 @@ const (
 )
 
 // special has the high bit of a byte set when w may hold a byte a JSON
-// string cannot carry as is (a control character, '"', '\\', or ≥ 0x80);
-// 0 means all 8 bytes are plain. (x - lsb) &^ x & msb is nonzero exactly
-// when a byte of x is 0; with 0x20*lsb, when a byte is below 0x20.
-func special(w uint64) uint64 {
-	q, b := w^('"'*lsb), w^('\\'*lsb)
-	return ((q-lsb)&^q | (b-lsb)&^b | (w-0x20*lsb)&^w | w) & msb
+// string cannot carry as is (a control character, '"', '\\', or >= 0x80);
+// 0 means all 8 bytes are plain.
+func special(w uint64) uint64 { return specialBits(w) & msb }
+
+// specialBits is special before the mask, so that a loop can OR several
+// words and mask once. (x - lsb) &^ x & msb is nonzero exactly when a
+// byte of x is 0, (x - n*lsb) &^ x & msb when a byte is below n (a borrow
+// starts only at such a byte). The quote and the control characters share
+// one test: w ^ 0x02 maps '"' (0x22) to 0x20 and the bytes below 0x20
+// onto themselves, and nothing else below 0x21. w itself marks the bytes
+// >= 0x80.
+func specialBits(w uint64) uint64 {
+	q, b := w^(0x02*lsb), w^('\\'*lsb)
+	return (q-0x21*lsb)&^q | (b-lsb)&^b | w
 }
 
 // Plain8 reports whether the 8 bytes of w are all printable ASCII other
@@ -35,8 +46,8 @@ func PlainPrefix(s []byte) int {
 	i := 0
 	for ; i+32 <= len(s); i += 32 {
 		x := s[i : i+32]
-		if special(binary.LittleEndian.Uint64(x))|special(binary.LittleEndian.Uint64(x[8:]))|
-			special(binary.LittleEndian.Uint64(x[16:]))|special(binary.LittleEndian.Uint64(x[24:])) != 0 {
+		if (specialBits(binary.LittleEndian.Uint64(x))|specialBits(binary.LittleEndian.Uint64(x[8:]))|
+			specialBits(binary.LittleEndian.Uint64(x[16:]))|specialBits(binary.LittleEndian.Uint64(x[24:])))&msb != 0 {
 			break
 		}
 	}
