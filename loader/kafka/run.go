@@ -353,7 +353,10 @@ func (c *Connector) idleSweep(ctx context.Context) {
 		}
 	}
 	if c.sweepC == nil {
-		c.sweepC = c.o.clock.After(sw.SweepEvery())
+		// The system clock, not WithClock's: a housekeeping period outside
+		// the checkpoint protocol, which a test's manual clock (driving
+		// intervals and backoffs) must not see.
+		c.sweepC = time.After(sw.SweepEvery())
 	}
 }
 
