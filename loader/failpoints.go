@@ -193,6 +193,12 @@ type Failpoints struct {
 	// changed is closed and replaced on every hit.
 	changed chan struct{}
 	onCrash func(name string)
+	// hookRunning is closed when the OnCrash hook of the crash acting now
+	// returned (nil: none runs): another goroutine of the dying loader
+	// that reaches a cut point meanwhile waits for it, so the loader is
+	// not abandoned (its store released) before the hook saw the cut
+	// point's state.
+	hookRunning chan struct{}
 }
 
 // OnCrash sets fn (nil: none) to run when a Crash action acts: it is called
@@ -327,7 +333,11 @@ func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struc
 	}
 	f.mu.Lock()
 	if dying.Load() {
+		running := f.hookRunning
 		f.mu.Unlock()
+		if running != nil {
+			<-running
+		}
 		return errCrash
 	}
 	f.hits[name]++
@@ -337,13 +347,18 @@ func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struc
 		h.seen++
 		act = h.seen > h.action.skip && (h.action.times == 0 || h.hits < h.action.times)
 	}
+	onCrash := f.onCrash
+	var hookDone chan struct{}
 	if act {
 		h.hits++
 		if h.action.kind == actCrash {
 			dying.Store(true)
+			if onCrash != nil {
+				hookDone = make(chan struct{})
+				f.hookRunning = hookDone
+			}
 		}
 	}
-	onCrash := f.onCrash
 	close(f.changed)
 	f.changed = make(chan struct{})
 	f.mu.Unlock()
@@ -354,6 +369,16 @@ func (f *Failpoints) fire(ctx context.Context, name string, abandon <-chan struc
 	case actError:
 		return fmt.Errorf("failpoint %s: %w", name, h.action.err)
 	case actCrash:
+		if hookDone != nil {
+			defer func() {
+				f.mu.Lock()
+				if f.hookRunning == hookDone {
+					f.hookRunning = nil
+				}
+				f.mu.Unlock()
+				close(hookDone)
+			}()
+		}
 		select {
 		case <-abandon: // crashed or closed already
 		default:
