@@ -47,16 +47,22 @@ func (g GroupCase) Name() string {
 // GroupPlan is --group: 1, 2 and 4 members sharing 4 slots over 8
 // partitions (quick: fewer records, shorter windows).
 func GroupPlan(quick bool) Plan {
+	var cs []GroupCase
+	for _, m := range []int{1, 2, 4} {
+		cs = append(cs, groupCase(m, quick))
+	}
+	return Plan{Group: cs}
+}
+
+// groupCase is the case of GroupPlan with m members sharing 4 slots over 8
+// partitions.
+func groupCase(m int, quick bool) GroupCase {
 	records, observe, rate := int64(256<<10), 10*time.Second, 4000
 	if quick {
 		records, observe, rate = 64<<10, 6*time.Second, 2000
 	}
-	var cs []GroupCase
-	for _, m := range []int{1, 2, 4} {
-		cs = append(cs, GroupCase{Members: m, Slots: 4, Partitions: 8, Records: records, Interval: 250 * time.Millisecond,
-			SessionTimeout: 6 * time.Second, Rate: rate, Observe: observe})
-	}
-	return Plan{Group: cs}
+	return GroupCase{Members: m, Slots: 4, Partitions: 8, Records: records, Interval: 250 * time.Millisecond,
+		SessionTimeout: 6 * time.Second, Rate: rate, Observe: observe}
 }
 
 // groupRun is one group case in progress.

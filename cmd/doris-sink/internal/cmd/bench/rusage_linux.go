@@ -37,13 +37,17 @@ func selfCPU() time.Duration {
 // the parent's memory, so every child's ru_maxrss starts at the parent's
 // peak (the broker's seeded topics). VmHWM is the peak of the memory the
 // child mapped after exec.
-func peakRSS() float64 {
+func peakRSS() float64 { return statusMiB("VmHWM:") }
+
+// statusMiB reads field (e.g. "VmHWM:") of /proc/self/status in MiB (0 if
+// unknown).
+func statusMiB(field string) float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, l := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(l, []byte("VmHWM:")); ok {
+		if v, ok := bytes.CutPrefix(l, []byte(field)); ok {
 			kb, err := strconv.ParseFloat(string(bytes.TrimSuffix(bytes.TrimSpace(v), []byte(" kB"))), 64)
 			if err != nil {
 				return 0
@@ -52,4 +56,10 @@ func peakRSS() float64 {
 		}
 	}
 	return 0
+}
+
+// parentRSS returns this process's VmRSS and VmHWM in MiB (0 if unknown):
+// the parent's memory across a run of many seeded topics.
+func parentRSS() (rss, peak float64) {
+	return statusMiB("VmRSS:"), statusMiB("VmHWM:")
 }

@@ -18,3 +18,6 @@ func selfCPU() time.Duration { return 0 }
 
 // peakRSS is only measured on Linux.
 func peakRSS() float64 { return 0 }
+
+// parentRSS is only measured on Linux.
+func parentRSS() (rss, peak float64) { return 0, 0 }
