@@ -45,6 +45,9 @@ type Options struct {
 	// NoPin leaves the child and the parent on every allowed CPU.
 	NoPin bool
 
+	// pinLine is the report's pinning line (set by Run).
+	pinLine string
+
 	// Plan, when set, replaces the plan chosen by Quick and Memory (tests).
 	Plan *Plan
 	// Worker starts a child; nil: DefaultWorkerCommand.

@@ -260,6 +260,32 @@ func (e *env) seedBytes(ctx context.Context, topic string, partitions int, forma
 	return e.produceRowsBytes(ctx, topic, partitions, format, size, 0, n)
 }
 
+// warm reads topic once up to end in this process and discards it, so
+// that no measured case is the first reader of freshly produced records
+// (the first baseline after seeding was the slowest of its rounds in our
+// runs; what in the broker or the parent's heap makes it so is not
+// established, and the warm read does not remove all of it: --repeat's
+// rotation and medians do the rest).
+func (e *env) warm(ctx context.Context, topic string, end map[int32]int64) error {
+	cl, left, err := newBareConsumer(spec{Brokers: e.brokers, Topic: topic, End: end})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for left > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := pollErr(fs); err != nil {
+			return fmt.Errorf("warm %s: %w", topic, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset+1 == end[r.Partition] {
+				left--
+			}
+		})
+	}
+	return nil
+}
+
 // deleteTopic drops topic and its records from the broker, and returns
 // the freed memory to the OS: a run of many 2 GiB cases keeps one topic's
 // worth in the parent at a time.

@@ -343,7 +343,10 @@ func setAvroRatios(rs []*Result) {
 		}
 		*recs = r.RecordsPerS / j.RecordsPerS
 		*bytes = r.MBPerS / j.MBPerS
-		if r.Records > 0 && j.Records > 0 && j.CPUSeconds > 0 {
+		switch {
+		case r.WindowRecords > 0 && j.WindowRecords > 0 && j.WindowCPUSeconds > 0:
+			*cpu = (r.WindowCPUSeconds / float64(r.WindowRecords)) / (j.WindowCPUSeconds / float64(j.WindowRecords))
+		case r.Records > 0 && j.Records > 0 && j.CPUSeconds > 0:
 			*cpu = (r.CPUSeconds / float64(r.Records)) / (j.CPUSeconds / float64(j.Records))
 		}
 	}

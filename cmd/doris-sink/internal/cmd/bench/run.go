@@ -22,6 +22,7 @@ func Run(ctx context.Context, o *Options) error {
 	defer e.close()
 	restore := o.pin(e)
 	defer restore()
+	o.pinLine = e.pin.String()
 	var results []*Result
 	emit := func(r *Result) { results = append(results, r) }
 	if err := o.runThroughput(ctx, e, plan, emit); err != nil {
@@ -61,7 +62,30 @@ func Run(ctx context.Context, o *Options) error {
 		emit(r)
 	}
 	setAvroRatios(results)
+	setGroupCPURatios(results)
 	return o.report(results)
+}
+
+// setGroupCPURatios compares each group case's CPU-s/GB (its members'
+// over the throughput window) with the bare consumer's on the same data,
+// 1 KiB JSON over 8 partitions (json-1KiB-p8/baseline), when the run has
+// it.
+func setGroupCPURatios(rs []*Result) {
+	var base *Result
+	for _, r := range rs {
+		if r.Kind == KindThroughput && r.Case == "json-1KiB-p8/baseline" && r.Backends == 0 {
+			base = r
+		}
+	}
+	if base == nil {
+		return
+	}
+	bc := cmp.Or(base.CPUSecondsPerGBMedian, base.CPUSecondsPerGB)
+	for _, r := range rs {
+		if r.Kind == KindGroup && r.CPUSecondsPerGB > 0 && bc > 0 {
+			r.CPURatioToBaseline = r.CPUSecondsPerGB / bc
+		}
+	}
 }
 
 func (o *Options) plan() Plan {
@@ -149,6 +173,9 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 		o.progress("seeding %s: %d records", topic, c.Records)
 		end, total, err := e.seedBytes(ctx, topic, c.Partitions, c.Format, c.RecordBytes, c.Records)
 		if err != nil {
+			return err
+		}
+		if err := e.warm(ctx, topic, end); err != nil {
 			return err
 		}
 		// The seeding garbage is collected now, not during the cases.

@@ -4,6 +4,7 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strconv"
 	"syscall"
@@ -62,4 +63,32 @@ func statusMiB(field string) float64 {
 // the parent's memory across a run of many seeded topics.
 func parentRSS() (rss, peak float64) {
 	return statusMiB("VmRSS:"), statusMiB("VmHWM:")
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// procCPU returns the CPU time (user + system) process pid has used so far,
+// from /proc/<pid>/stat (fields 14 and 15), at 10 ms resolution.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of process %d: %w", pid, err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("cpu time of process %d: no ')' in /proc/%d/stat", pid, pid)
+	}
+	f := bytes.Fields(b[i+1:]) // f[0] is field 3
+	if len(f) < 13 {
+		return 0, fmt.Errorf("cpu time of process %d: /proc/%d/stat has %d fields", pid, pid, len(f)+2)
+	}
+	utime, err1 := strconv.ParseInt(string(f[11]), 10, 64)
+	stime, err2 := strconv.ParseInt(string(f[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("cpu time of process %d: utime %q stime %q", pid, f[11], f[12])
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
 }
