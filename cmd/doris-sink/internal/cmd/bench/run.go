@@ -205,6 +205,7 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 		}
 		base := median(runs["baseline"])
 		base.setRange(runs["baseline"])
+		base.ParentRSSMB = rss
 		emit(base)
 		var alo, limit *Result
 		if rs := runs["at-least-once"]; len(rs) > 0 {
