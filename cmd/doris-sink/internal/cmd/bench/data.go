@@ -31,7 +31,7 @@ type rowGen struct {
 	protoSchemaID int
 	// jsonSchemaID is the registry id of jsonSchema (format json_schema).
 	jsonSchemaID int
-	scratch       []byte
+	scratch      []byte
 }
 
 // newRowGen returns a generator with a deterministic pool (seed).

@@ -14,8 +14,8 @@ import (
 // Targets of docs/design.md §8.
 const (
 	targetEOvsALO    = 0.9
-	targetRSSFlat         = 1.25 // largest / smallest peak RSS of the memory cases
-	targetAvroToJSON      = 0.8  // avro records/s over json's on the same logical data (issue 14)
+	targetRSSFlat    = 1.25 // largest / smallest peak RSS of the memory cases
+	targetAvroToJSON = 0.8  // avro records/s over json's on the same logical data (issue 14)
 	// The sink's own cost at steady state (issues 15, 27), on the
 	// uncompressed throughput cases.
 	targetSinkRatio = 0.9 // sink records/s over the bare consumer's
