@@ -311,7 +311,7 @@ func (e *env) produceRowsBytes(ctx context.Context, topic string, partitions int
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.brokers...), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5e6),
 		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.MaxBufferedRecords(1<<20))
+		kgo.MaxBufferedRecords(1<<20), kgo.MaxBufferedBytes(128<<20))
 	if err != nil {
 		return nil, 0, fmt.Errorf("seed producer: %w", err)
 	}

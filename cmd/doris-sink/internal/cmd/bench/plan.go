@@ -174,14 +174,13 @@ func FullPlan() Plan {
 	}
 }
 
-// QuickPlan is --quick (under a minute): one combo of the full size,
+// QuickPlan is --quick (about a minute): one combo of the full size,
 // json-1KiB-p1, read by the baseline, the limit line and the exactly-once
-// sink, and the recovery case.
+// sink.
 func QuickPlan() Plan {
 	return Plan{
 		Combos: sized([]Combo{{Format: "json", RecordBytes: 1024, Partitions: 1}}, DefaultCaseBytes),
 		Modes:  []string{"limit", "exactly-once"}, Interval: time.Second, Repeat: 1,
-		Recovery: true,
 	}
 }
 

@@ -191,6 +191,8 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 				if err != nil {
 					return err
 				}
+				o.progress("%s round %d: %.0f records/s, %.1f MB/s, %.2f cpu-s/GB over the %s; exec→first record %.0f ms, tail %.0f ms",
+					r.Case, round+1, r.RecordsPerS, r.MBPerS, r.CPUSecondsPerGB, r.MeasuredOver, r.ExecToFirstRecordMS, r.CommitTailMS)
 				runs[mode] = append(runs[mode], r)
 			}
 		}
