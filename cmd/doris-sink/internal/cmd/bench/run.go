@@ -419,7 +419,8 @@ func (o *Options) runRecovery(ctx context.Context, e *env, records int64) (*Resu
 		CPUSeconds: m.cpu.Seconds(), PeakRSSMB: m.rssMB, ParentCPUSeconds: m.parentCPU.Seconds(),
 		RecoveryMS:    float64(w.FirstRead-m.started.UnixNano()) / 1e6,
 		RecoverCallMS: float64(w.RecoverEnd-w.RecoverStart) / 1e6,
-		LabelsChecked: w.LabelsChecked, LabelActions: w.Actions}
+		LabelsChecked: w.LabelsChecked, LabelActions: w.Actions,
+		Pinned: len(w.PinnedCPUs) > 0, PinChildCPUs: w.PinnedCPUs}
 	return r, nil
 }
 
