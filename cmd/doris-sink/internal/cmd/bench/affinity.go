@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,6 +18,25 @@ type pinning struct {
 	ChildCPUs  []int
 	ParentCPUs []int
 	Reason     string
+	// Allowed are the CPUs the parent had before pinning: it spreads over
+	// them again while it seeds a topic (no child runs then).
+	Allowed []int
+}
+
+// unpinned runs f with the parent on every CPU it was allowed (seeding
+// and warming a topic, when no child is measured), then pins it back.
+func (p pinning) unpinned(f func() error) error {
+	if !p.Applied {
+		return f()
+	}
+	if err := pinProcess(p.Allowed); err != nil {
+		return err
+	}
+	ferr := f()
+	if err := pinProcess(p.ParentCPUs); err != nil {
+		return errors.Join(ferr, err)
+	}
+	return ferr
 }
 
 // planPinning splits the CPUs this process may run on: the child gets the

@@ -140,6 +140,7 @@ func (o *Options) pin(e *env) (restore func()) {
 		return restore
 	}
 	p := planPinning(allowed)
+	p.Allowed = allowed
 	if p.Applied {
 		if err := pinProcess(p.ParentCPUs); err != nil {
 			p = pinning{Reason: "not applied: " + err.Error()}
@@ -171,13 +172,22 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 	for _, c := range plan.Combos {
 		topic := "t-" + c.Name()
 		o.progress("seeding %s: %d records", topic, c.Records)
-		end, total, err := e.seedBytes(ctx, topic, c.Partitions, c.Format, c.RecordBytes, c.Records)
+		var (
+			end   map[int32]int64
+			total int64
+		)
+		t0 := time.Now()
+		err := e.pin.unpinned(func() error {
+			var err error
+			if end, total, err = e.seedBytes(ctx, topic, c.Partitions, c.Format, c.RecordBytes, c.Records); err != nil {
+				return err
+			}
+			return e.warm(ctx, topic, end)
+		})
 		if err != nil {
 			return err
 		}
-		if err := e.warm(ctx, topic, end); err != nil {
-			return err
-		}
+		o.progress("seeded and read %s once: %.1f GB in %.1f s", topic, float64(total)/1e9, time.Since(t0).Seconds())
 		// The seeding garbage is collected now, not during the cases.
 		debug.FreeOSMemory()
 		sinkModes := append(slices.Clone(plan.Modes), c.Extra...)
