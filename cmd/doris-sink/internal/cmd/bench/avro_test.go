@@ -85,6 +85,7 @@ func TestBenchAvroBesideJSON(t *testing.T) {
 			},
 			Modes: []string{"exactly-once"}, Interval: 200 * time.Millisecond, Repeat: 1,
 		}, testWorker
+		o.NoPin = true // pinning the test binary would slow every parallel test
 		return Run(ctx, o)
 	})
 	cmd.SetArgs([]string{"-o", "json"})

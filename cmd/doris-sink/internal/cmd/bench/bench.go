@@ -8,6 +8,9 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,6 +39,14 @@ type Options struct {
 	// Parallel runs the parallel-load family only (DefaultParallelPlan):
 	// several BEs with a per-load ceiling, K = 1, 2, 4, 8 and auto.
 	Parallel bool
+	// CaseBytes, when set, sizes every throughput combo of the plan
+	// (Records = CaseBytes / RecordBytes); 0: DefaultCaseBytes.
+	CaseBytes int64
+	// NoPin leaves the child and the parent on every allowed CPU.
+	NoPin bool
+
+	// pinLine is the report's pinning line (set by Run).
+	pinLine string
 
 	// Plan, when set, replaces the plan chosen by Quick and Memory (tests).
 	Plan *Plan
@@ -52,14 +63,19 @@ type Options struct {
 // subcommand); runF replaces Run in tests.
 func NewCmdBench(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO}
+	var caseBytes string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the sink against a bare Kafka consumer on this machine",
 		Long: `Measure throughput (records/s, MB/s), CPU seconds per GB, peak RSS and
 allocations per record of the sink (Kafka connector + loader + Doris client,
-exactly-once and at-least-once) and of a bare franz-go consumer reading the
-same topic from the same broker, one after another in one run, and report
-each as a ratio to the baseline. Also visibility latency (produce → commit
+exactly-once and at-least-once), of a bare franz-go consumer reading the
+same topic from the same broker, and of the limit line (the bare consumer
+writing the values through an HTTP PUT to a discarding sink), one after
+another in one run, and report each as a ratio to the baseline. Rates are
+measured at steady state: between 10 % and 90 % of each 2 GiB topic's bytes
+consumed, sampled in the child; the fixed costs (exec → first record,
+Recover, first Stream Load, the commit tail) are reported beside them. Also visibility latency (produce → commit
 visible), recovery time after kill -9, and with --memory peak RSS for one
 checkpoint of 64 MiB, 512 MiB and 4 GiB.
 
@@ -69,7 +85,7 @@ in a child process. The emulator's and broker's CPU is this process's and
 shares the machine's cores with the child: compare ratios, not absolute
 figures, across machines. See docs/performance.md.`,
 		Args: cobra.NoArgs,
-		Example: `  # the reduced matrix, under a minute
+		Example: `  # one 2 GiB combo, under a minute
   $ doris-sink bench --quick
 
   # the full matrix as JSON, one object per case
@@ -82,8 +98,8 @@ figures, across machines. See docs/performance.md.`,
   # pause, recovery of a killed member's partitions)
   $ doris-sink bench --group
 
-  # medians of 3 rounds of two combos only
-  $ doris-sink bench --case json-100B-p8,json-1KiB-p1 --repeat 3
+  # medians of 3 rounds of two combos only, 512 MiB each
+  $ doris-sink bench --case json-100B-p8,json-1KiB-p1 --repeat 3 --bytes 512MiB
 
   # the sink compressed beside uncompressed, in the same rounds
   $ doris-sink bench --case json-1KiB-p1 --compress gz,lz4 --repeat 3
@@ -114,6 +130,13 @@ figures, across machines. See docs/performance.md.`,
 					return cmdutil.FlagErrorf("--case: %v", err)
 				}
 			}
+			if caseBytes != "" {
+				n, err := parseBytes(caseBytes)
+				if err != nil || n < 1<<20 {
+					return cmdutil.FlagErrorf("--bytes %q: want a size of at least 1MiB, e.g. 512MiB or 2GiB", caseBytes)
+				}
+				opts.CaseBytes = n
+			}
 			for _, v := range opts.Compress {
 				if c, err := doris.ParseCompression(v); err != nil || c == doris.CompressNone {
 					return cmdutil.FlagErrorf("--compress %q: want %s", v, doris.CompressionNames)
@@ -126,6 +149,8 @@ figures, across machines. See docs/performance.md.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&caseBytes, "bytes", "", "size of every throughput combo's topic (default 2GiB); the steady-state window is 10 % to 90 % of it")
+	fl.BoolVar(&opts.NoPin, "no-pin", false, "do not pin each case's child and this process to separate CPUs")
 	fl.BoolVar(&opts.Quick, "quick", false, "reduced matrix (under a minute)")
 	fl.BoolVar(&opts.Memory, "memory", false, "only the memory cases: peak RSS for one checkpoint of 64 MiB, 512 MiB, 4 GiB")
 	fl.BoolVar(&opts.Group, "group", false, "only the group-mode cases: 1, 2 and 4 members sharing 4 slots (job.slots) of one job")
@@ -151,4 +176,25 @@ func newCmdWorker() *cobra.Command {
 			return RunWorker(c.Context(), c.InOrStdin(), c.OutOrStdout())
 		},
 	}
+}
+
+// parseBytes reads a size: a number with an optional unit B, KiB, MiB, GiB
+// (binary) or KB, MB, GB (decimal).
+func parseBytes(v string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("size %q: want e.g. 512MiB", v)
+	}
+	return n * mult, nil
 }

@@ -56,6 +56,7 @@ func TestBenchJSONShape(t *testing.T) {
 	f, out, errOut := cmdutil.NewTestFactory(false)
 	cmd := NewCmdBench(f, func(ctx context.Context, o *Options) error {
 		o.Plan, o.Worker = tinyPlan(), testWorker
+		o.NoPin = true // pinning the test binary would slow every parallel test
 		return Run(ctx, o)
 	})
 	cmd.SetArgs([]string{"-o", "json"})
@@ -157,6 +158,9 @@ func TestBenchFlags(t *testing.T) {
 		{args: []string{"--parallel", "--repeat", "3"}, output: "table"},
 		{args: []string{"--parallel", "--memory"}, wantErr: true},
 		{args: []string{"--parallel", "--compress", "gz"}, wantErr: true},
+		{args: []string{"--bytes", "512MiB", "--no-pin"}, output: "table"},
+		{args: []string{"--bytes", "12"}, wantErr: true},
+		{args: []string{"--bytes", "lots"}, wantErr: true},
 	} {
 		f, _, _ := cmdutil.NewTestFactory(false)
 		var got *Options
@@ -184,8 +188,27 @@ func TestBenchFlags(t *testing.T) {
 // memory plan has the sizes of docs/design.md §8.
 func TestPlans(t *testing.T) {
 	t.Parallel()
-	if n := len(FullPlan().Combos); n != 12 {
-		t.Errorf("full matrix has %d combos, want 12 (2 sizes × 2 formats × 2 partition counts, avro and protobuf 1 KiB × 2 partition counts)", n)
+	full := FullPlan()
+	if n := len(full.Combos); n != 14 {
+		t.Errorf("full matrix has %d combos, want 14 (2 sizes × 2 formats × 2 partition counts, avro, protobuf and json_schema 1 KiB × 2 partition counts)", n)
+	}
+	for _, c := range append(full.Combos, QuickPlan().Combos...) {
+		if b := c.Records * int64(c.RecordBytes); b > DefaultCaseBytes || b <= DefaultCaseBytes-int64(c.RecordBytes) {
+			t.Errorf("combo %s: %d records of %d B, want %d bytes", c.Name(), c.Records, c.RecordBytes, DefaultCaseBytes)
+		}
+	}
+	if q := QuickPlan(); len(q.Combos) > 2 || len(q.Latency) > 0 {
+		t.Errorf("quick plan: %d combos, %d latency cases; want one or two full-size combos", len(q.Combos), len(q.Latency))
+	}
+	if !slices.Contains(full.Modes, "limit") || len(full.Group) != 1 || full.Group[0].Members != 2 {
+		t.Errorf("full plan modes %v, group %v: want the limit line and group mode with 2 members", full.Modes, full.Group)
+	}
+	var extra []string
+	for _, c := range full.Combos {
+		extra = append(extra, c.Extra...)
+	}
+	if !slices.Equal(extra, costModes) {
+		t.Errorf("full plan's extra modes %v, want %v once", extra, costModes)
 	}
 	if got := MemoryPlan(false).Memory; len(got) != 3 || got[0] != 64<<20 || got[2] != 4<<30 {
 		t.Errorf("memory plan %v", got)
@@ -206,6 +229,7 @@ func TestBenchCompress(t *testing.T) {
 		o.Plan = &Plan{Combos: []Combo{{Format: "json", RecordBytes: 100, Partitions: 1, Records: 1500}},
 			Modes: []string{"exactly-once"}, Interval: 200 * time.Millisecond, Repeat: 1}
 		o.Worker = testWorker
+		o.NoPin = true // pinning the test binary would slow every parallel test
 		return Run(ctx, o)
 	})
 	cmd.SetArgs([]string{"-o", "json", "--compress", "lz4"})
@@ -267,6 +291,7 @@ func TestBenchParallel(t *testing.T) {
 				Rate: 1000, Partitions: 4, SubLoads: 2, Parallel: true}},
 		}}
 		o.Worker = testWorker
+		o.NoPin = true // pinning the test binary would slow every parallel test
 		return Run(ctx, o)
 	})
 	cmd.SetArgs([]string{"-o", "json"})
@@ -323,6 +348,7 @@ func TestBenchVictimNotReadyIsAnError(t *testing.T) {
 	cmd := NewCmdBench(f, func(ctx context.Context, o *Options) error {
 		o.Plan, o.Worker = &Plan{Recovery: true, RecoveryRecords: 50, Repeat: 1}, testWorker
 		o.VictimReadyWithin = time.Nanosecond
+		o.NoPin = true // pinning the test binary would slow every parallel test
 		return Run(ctx, o)
 	})
 	cmd.SetArgs([]string{"-o", "json"})
@@ -330,5 +356,20 @@ func TestBenchVictimNotReadyIsAnError(t *testing.T) {
 	err := cmd.ExecuteContext(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "not ready within 1ns") {
 		t.Fatalf("bench: %v, want the victim's readiness bound named\nstderr: %s", err, errOut)
+	}
+}
+
+// parseBytes reads binary and decimal units.
+func TestParseBytes(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"2GiB": 2 << 30, "512MiB": 512 << 20, "64KiB": 64 << 10, "1GB": 1e9, "3MB": 3e6, "4096": 4096, "10B": 10} {
+		if got, err := parseBytes(in); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "GiB", "-1MiB", "1.5GiB", "2TiB"} {
+		if _, err := parseBytes(in); err == nil {
+			t.Errorf("parseBytes(%q): no error", in)
+		}
 	}
 }

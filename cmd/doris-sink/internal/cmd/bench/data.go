@@ -29,7 +29,9 @@ type rowGen struct {
 	schemaID int
 	// protoSchemaID is the registry id of protoSchema (format protobuf).
 	protoSchemaID int
-	scratch       []byte
+	// jsonSchemaID is the registry id of jsonSchema (format json_schema).
+	jsonSchemaID int
+	scratch      []byte
 }
 
 // newRowGen returns a generator with a deterministic pool (seed).
@@ -49,6 +51,9 @@ func (g *rowGen) appendRow(dst []byte, i int64) []byte {
 	}
 	if g.format == "protobuf" {
 		return g.appendProtobuf(dst, i)
+	}
+	if g.format == "json_schema" {
+		return g.appendJSONSchema(dst, i)
 	}
 	start := len(dst)
 	csv := g.format == "csv"

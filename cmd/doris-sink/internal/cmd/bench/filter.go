@@ -7,7 +7,7 @@ import (
 )
 
 // selectCombos keeps the combos of p named in names (e.g. "json-100B-p8")
-// and drops the latency and recovery cases: `--case` measures only the
+// and drops the latency, recovery and group cases: `--case` measures only the
 // named throughput combos. An unknown name is an error listing the valid
 // ones.
 func selectCombos(p Plan, names []string) (Plan, error) {
@@ -23,6 +23,6 @@ func selectCombos(p Plan, names []string) (Plan, error) {
 		}
 		out = append(out, p.Combos[i])
 	}
-	p.Combos, p.Latency, p.Recovery = out, nil, false
+	p.Combos, p.Latency, p.Recovery, p.Group = out, nil, false, nil
 	return p, nil
 }

@@ -47,16 +47,22 @@ func (g GroupCase) Name() string {
 // GroupPlan is --group: 1, 2 and 4 members sharing 4 slots over 8
 // partitions (quick: fewer records, shorter windows).
 func GroupPlan(quick bool) Plan {
+	var cs []GroupCase
+	for _, m := range []int{1, 2, 4} {
+		cs = append(cs, groupCase(m, quick))
+	}
+	return Plan{Group: cs}
+}
+
+// groupCase is the case of GroupPlan with m members sharing 4 slots over 8
+// partitions.
+func groupCase(m int, quick bool) GroupCase {
 	records, observe, rate := int64(256<<10), 10*time.Second, 4000
 	if quick {
 		records, observe, rate = 64<<10, 6*time.Second, 2000
 	}
-	var cs []GroupCase
-	for _, m := range []int{1, 2, 4} {
-		cs = append(cs, GroupCase{Members: m, Slots: 4, Partitions: 8, Records: records, Interval: 250 * time.Millisecond,
-			SessionTimeout: 6 * time.Second, Rate: rate, Observe: observe})
-	}
-	return Plan{Group: cs}
+	return GroupCase{Members: m, Slots: 4, Partitions: 8, Records: records, Interval: 250 * time.Millisecond,
+		SessionTimeout: 6 * time.Second, Rate: rate, Observe: observe}
 }
 
 // groupRun is one group case in progress.
@@ -112,6 +118,7 @@ func (o *Options) runGroupCase(ctx context.Context, e *env, gc GroupCase) (*Resu
 	}
 	r.StartupMS = ms(time.Since(t0))
 	o.progress("running %s: throughput of %d records", name, gc.Records)
+	cpu0, cpuErr := g.membersCPU()
 	seeded := time.Now()
 	end, err := e.produceRows(ctx, g.topic, gc.Partitions, "json", 1024, 0, gc.Records)
 	if err != nil {
@@ -125,6 +132,18 @@ func (o *Options) runGroupCase(ctx context.Context, e *env, gc GroupCase) (*Resu
 		return nil, g.withTails(err)
 	}
 	g.throughput(r, seeded)
+	if cpuErr == nil {
+		var cpu1 time.Duration
+		if cpu1, cpuErr = g.membersCPU(); cpuErr == nil && r.Records > 0 {
+			// The members' CPU over the throughput window, per GB of the
+			// 1 KiB values: what a user pays per member set.
+			r.CPUSeconds = (cpu1 - cpu0).Seconds()
+			r.CPUSecondsPerGB = r.CPUSeconds / (float64(r.Records) * 1024 / 1e9)
+		}
+	}
+	if cpuErr != nil {
+		o.progress("%s: no CPU-s/GB: %v", name, cpuErr)
+	}
 
 	o.progress("running %s: join, leave, kill -9 at %d records/s", name, gc.Rate)
 	pctx, stopProducing := context.WithCancel(ctx)
@@ -150,6 +169,22 @@ func (o *Options) runGroupCase(ctx context.Context, e *env, gc GroupCase) (*Resu
 		return nil, fmt.Errorf("%s: Doris counted %d rows, %d were produced", name, got, total)
 	}
 	return r, nil
+}
+
+// membersCPU sums the CPU time the running members have used so far.
+func (g *groupRun) membersCPU() (time.Duration, error) {
+	var sum time.Duration
+	for _, m := range g.members {
+		if m.exited() {
+			return 0, fmt.Errorf("member %d exited", m.id)
+		}
+		c, err := procCPU(m.cmd.Process.Pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += c
+	}
+	return sum, nil
 }
 
 // throughput fills the throughput figures: per member and in total, over

@@ -128,6 +128,7 @@ func TestBenchGroupJSONShape(t *testing.T) {
 				SessionTimeout: 6 * time.Second, Rate: 500, Observe: 1500 * time.Millisecond})
 		}
 		o.Plan, o.Worker, o.Member = &Plan{Group: cs}, testWorker, testMember
+		o.NoPin = true // pinning the test binary would slow every parallel test
 		return Run(ctx, o)
 	})
 	cmd.SetArgs([]string{"-o", "json"})

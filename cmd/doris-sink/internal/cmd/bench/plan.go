@@ -2,19 +2,40 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
 // Combo is one seeded topic of the throughput matrix: the baseline and
 // every sink mode read the same topic.
 type Combo struct {
-	// Format is "json", "csv", "avro" or "protobuf". An avro combo carries the same
-	// logical data as the json combo of its RecordBytes (the JSON row's
-	// size; its Avro values are smaller) for the avro/json ratios.
+	// Format is "json", "csv", "avro", "protobuf" or "json_schema". An
+	// avro or protobuf combo carries the same logical data as the json
+	// combo of its RecordBytes (the JSON row's size; its values are
+	// smaller) for the avro/json ratios; a json_schema value is the json
+	// row after a 5-byte header.
 	Format      string
 	RecordBytes int
 	Partitions  int
 	Records     int64
+	// Extra are sink modes run on this combo only, beside Plan.Modes
+	// (e.g. "exactly-once+lz4", "exactly-once+tls").
+	Extra []string
+}
+
+// DefaultCaseBytes sizes every throughput combo of the full and quick
+// plans: 2 GiB of JSON rows (Records = DefaultCaseBytes / RecordBytes),
+// long enough that the window from 10 % to 90 % of the bytes is the stream,
+// not the start-up (docs/performance.md).
+const DefaultCaseBytes = 2 << 30
+
+// sized returns the combos with Records set for bytes of RecordBytes rows.
+func sized(cs []Combo, bytes int64) []Combo {
+	out := slices.Clone(cs)
+	for i := range out {
+		out[i].Records = max(bytes/int64(out[i].RecordBytes), 1)
+	}
+	return out
 }
 
 // Name is e.g. "json-1KiB-p8".
@@ -103,32 +124,46 @@ func DefaultParallelPlan(quick bool) Plan {
 
 var bothModes = []string{"exactly-once", "at-least-once"}
 
-func matrix(mb int64) []Combo {
+// costModes are the CPU-s/GB lines users pay for beside the uncompressed
+// sink, run on json-1KiB-p1: compress_type lz4 and gz, FE and BE over TLS.
+var costModes = []string{"exactly-once+lz4", "exactly-once+gz", "exactly-once+tls"}
+
+func matrix(bytes int64) []Combo {
 	var out []Combo
 	for _, size := range []int{100, 1024} {
 		for _, f := range []string{"json", "csv"} {
 			for _, p := range []int{1, 8} {
-				out = append(out, Combo{Format: f, RecordBytes: size, Partitions: p, Records: mb << 20 / int64(size)})
+				c := Combo{Format: f, RecordBytes: size, Partitions: p}
+				if f == "json" && size == 1024 && p == 1 {
+					c.Extra = costModes
+				}
+				out = append(out, c)
 			}
 		}
 	}
-	// Avro beside JSON 1 KiB: as many records as json-1KiB.
-	for _, p := range []int{1, 8} {
-		out = append(out, Combo{Format: "avro", RecordBytes: 1024, Partitions: p, Records: mb << 20 / 1024})
+	// Avro, Protobuf and JSON Schema beside JSON 1 KiB: as many records as
+	// json-1KiB, the same logical data.
+	for _, f := range []string{"avro", "protobuf", "json_schema"} {
+		for _, p := range []int{1, 8} {
+			out = append(out, Combo{Format: f, RecordBytes: 1024, Partitions: p})
+		}
 	}
-	// Protobuf beside them, on the same data.
-	for _, p := range []int{1, 8} {
-		out = append(out, Combo{Format: "protobuf", RecordBytes: 1024, Partitions: p, Records: mb << 20 / 1024})
-	}
-	return out
+	return sized(out, bytes)
 }
 
-// FullPlan is the full matrix: 100 B and 1 KiB, JSON and CSV, 1 and 8
-// partitions (128 MiB each), Avro with the data of JSON 1 KiB, latency at
-// 1 s and 10 s, recovery.
+// throughputModes are the children of every combo beside the baseline:
+// the limit line, then the sink in both guarantees.
+var throughputModes = []string{"limit", "exactly-once", "at-least-once"}
+
+// FullPlan is the full matrix, DefaultCaseBytes per combo: 100 B and 1 KiB,
+// JSON and CSV, 1 and 8 partitions; Avro, Protobuf and JSON Schema with the
+// data of JSON 1 KiB; each read by the baseline, the limit line and the sink
+// (exactly-once, at-least-once; json-1KiB-p1 also lz4, gz and TLS); group
+// mode with 2 members; latency at 1 s and 10 s; recovery.
 func FullPlan() Plan {
 	return Plan{
-		Combos: matrix(128), Modes: bothModes, Interval: time.Second, Repeat: 1,
+		Combos: matrix(DefaultCaseBytes), Modes: throughputModes, Interval: time.Second, Repeat: 1,
+		Group: []GroupCase{groupCase(2, false)},
 		Latency: []LatencyCase{
 			{Mode: "exactly-once", Interval: time.Second, Duration: 12 * time.Second, Rate: 5000},
 			{Mode: "at-least-once", Interval: time.Second, Duration: 12 * time.Second, Rate: 5000},
@@ -139,18 +174,13 @@ func FullPlan() Plan {
 	}
 }
 
-// QuickPlan is the reduced matrix of --quick (under a minute).
+// QuickPlan is --quick (about a minute): one combo of the full size,
+// json-1KiB-p1, read by the baseline, the limit line and the exactly-once
+// sink.
 func QuickPlan() Plan {
 	return Plan{
-		Combos: []Combo{
-			{Format: "json", RecordBytes: 1024, Partitions: 1, Records: 128 << 10},
-			{Format: "avro", RecordBytes: 1024, Partitions: 1, Records: 128 << 10},
-			{Format: "protobuf", RecordBytes: 1024, Partitions: 1, Records: 128 << 10},
-			{Format: "csv", RecordBytes: 100, Partitions: 8, Records: 1 << 20},
-		},
-		Modes: bothModes, Interval: time.Second, Repeat: 1,
-		Latency:  []LatencyCase{{Mode: "exactly-once", Interval: time.Second, Duration: 5 * time.Second, Rate: 2000}},
-		Recovery: true,
+		Combos: sized([]Combo{{Format: "json", RecordBytes: 1024, Partitions: 1}}, DefaultCaseBytes),
+		Modes:  []string{"limit", "exactly-once"}, Interval: time.Second, Repeat: 1,
 	}
 }
 

@@ -19,16 +19,18 @@ func TestSinkCostVerdicts(t *testing.T) {
 		{Kind: KindLatency, Case: "latency", Mode: "exactly-once"},
 	}
 	want := []string{
-		"sink ≥ 0.9× baseline on every case (issue 15): holds (lowest 0.91×, b/at-least-once)",
-		"sink CPU s/GB ≤ 1.3× baseline on every case (issue 15): holds (highest 1.25×, b/at-least-once)",
+		"sink ≥ 0.9× baseline records/s at steady state on every case: holds (lowest 0.91×, b/at-least-once)",
+		"sink CPU s/GB ≤ 1.3× baseline at steady state on every case: holds (highest 1.25×, b/at-least-once)",
+		"cases meeting both: 2 of 2",
 	}
 	if got := sinkCostVerdicts(rs); !reflect.DeepEqual(got, want) {
 		t.Fatalf("verdicts\n got %q\nwant %q", got, want)
 	}
 	rs = append(rs, &Result{Kind: KindThroughput, Case: "c/exactly-once", Mode: "exactly-once", RatioToBaseline: f(0.7), CPURatioToBaseline: 1.6})
 	want = []string{
-		"sink ≥ 0.9× baseline on every case (issue 15): MISSED (lowest 0.70×, c/exactly-once)",
-		"sink CPU s/GB ≤ 1.3× baseline on every case (issue 15): MISSED (highest 1.60×, c/exactly-once)",
+		"sink ≥ 0.9× baseline records/s at steady state on every case: MISSED (lowest 0.70×, c/exactly-once)",
+		"sink CPU s/GB ≤ 1.3× baseline at steady state on every case: MISSED (highest 1.60×, c/exactly-once)",
+		"cases meeting both: 2 of 3",
 	}
 	if got := sinkCostVerdicts(rs); !reflect.DeepEqual(got, want) {
 		t.Fatalf("verdicts\n got %q\nwant %q", got, want)
@@ -59,7 +61,7 @@ func TestCPUMedianOfRounds(t *testing.T) {
 		t.Fatalf("median round's CPU ratio %v, want 1.1", got)
 	}
 	sink.Kind, sink.Mode, sink.Case = KindThroughput, "exactly-once", "x/exactly-once"
-	if got := sinkCostVerdicts([]*Result{sink})[1]; got != "sink CPU s/GB ≤ 1.3× baseline on every case (issue 15): holds (highest 1.20×, x/exactly-once)" {
+	if got := sinkCostVerdicts([]*Result{sink})[1]; got != "sink CPU s/GB ≤ 1.3× baseline at steady state on every case: holds (highest 1.20×, x/exactly-once)" {
 		t.Fatalf("verdict %q", got)
 	}
 }

@@ -12,9 +12,16 @@ const (
 
 // Result is one measured case; `-o json` prints one per case with these
 // stable field names. MB is 10^6 bytes, GB 10^9; peak RSS is in MiB (the
-// child's rusage maxrss). CPU figures are the child's user + system time;
+// child's VmHWM). CPU figures are the child's user + system time;
 // ParentCPUSeconds is the parent's (kfake broker and Doris emulator) during
-// the case: both share the machine's cores.
+// the case.
+//
+// Throughput cases are measured at steady state: records_per_s, mb_per_s,
+// cpu_s_per_gb and every ratio are over the window from 10 % to 90 % of
+// the case's value bytes consumed (MeasuredOver "window"; window_* are its
+// spans), sampled in the child; records, seconds and cpu_seconds are the
+// whole run's, and run_* the whole run's rates. A case too small to have a
+// window is measured over the whole run (MeasuredOver "whole-run").
 type Result struct {
 	Case        string `json:"case"`
 	Kind        string `json:"kind"`
@@ -35,6 +42,45 @@ type Result struct {
 	AllocBPerRecord  float64 `json:"alloc_bytes_per_record"`
 	Checkpoints      int     `json:"checkpoints,omitempty"`
 	IntervalS        float64 `json:"checkpoint_interval_s,omitempty"`
+
+	// MeasuredOver is "window" or "whole-run" (see Result); the window's
+	// records, value bytes, wall seconds and child CPU seconds.
+	MeasuredOver     string  `json:"measured_over,omitempty"`
+	WindowRecords    int64   `json:"window_records,omitempty"`
+	WindowBytes      int64   `json:"window_bytes,omitempty"`
+	WindowSeconds    float64 `json:"window_seconds,omitempty"`
+	WindowCPUSeconds float64 `json:"window_cpu_seconds,omitempty"`
+	// RunRecordsPerS, RunMBPerS and RunCPUSecondsPerGB are the whole run's
+	// (measured phase's records and bytes over its seconds; the child's CPU
+	// from exec to exit): the figures bench reported before issue 27.
+	RunRecordsPerS     float64 `json:"run_records_per_s,omitempty"`
+	RunMBPerS          float64 `json:"run_mb_per_s,omitempty"`
+	RunCPUSecondsPerGB float64 `json:"run_cpu_s_per_gb,omitempty"`
+	// Fixed costs beside the window (docs/performance.md): exec of the
+	// child → its first poll's records handled; exec → the first Stream
+	// Load began (sink); the commit tail, the last record's poll handled →
+	// the end of the measured phase (sink: last checkpoint committed;
+	// limit: last PUT answered); RecoverCallMS (below) is the loader's
+	// Recover call.
+	ExecToFirstRecordMS float64 `json:"exec_to_first_record_ms,omitempty"`
+	ExecToFirstBeginMS  float64 `json:"exec_to_first_begin_ms,omitempty"`
+	CommitTailMS        float64 `json:"commit_tail_ms,omitempty"`
+	// RatioToLimit is records_per_s over the limit line's on the same topic
+	// (mode "limit": the bare consumer writing the values to a discarding
+	// HTTP sink), CPURatioToLimit the CPU-s/GB medians' ratio.
+	RatioToLimit    float64 `json:"ratio_to_limit,omitempty"`
+	CPURatioToLimit float64 `json:"cpu_ratio_to_limit,omitempty"`
+	// Target is "pass" or "miss" for the uncompressed sink modes: records/s
+	// ≥ 0.9× and CPU-s/GB (medians) ≤ 1.3× the baseline's (design §8).
+	Target string `json:"target,omitempty"`
+	// Pinned says whether the child ran on its own CPUs (PinChildCPUs)
+	// apart from the parent (report header: the pinning line).
+	Pinned       bool  `json:"pinned"`
+	PinChildCPUs []int `json:"pin_child_cpus,omitempty"`
+	// ParentRSSMB is the parent's resident memory after the case (MiB):
+	// with each topic deleted after its combo it stays near one topic's
+	// size.
+	ParentRSSMB float64 `json:"parent_rss_mb,omitempty"`
 
 	// RatioToBaseline is records_per_s over the baseline's on the same
 	// topic (1 for the baseline); null for cases without a baseline.
@@ -65,7 +111,8 @@ type Result struct {
 	LatencyMaxMS float64 `json:"latency_max_ms,omitempty"`
 
 	// Recovery: exec of the restarted process → first record read, and
-	// the loader's Recover call within it.
+	// the loader's Recover call within it (also a sink throughput case's
+	// fixed cost).
 	RecoveryMS    float64  `json:"recovery_ms,omitempty"`
 	RecoverCallMS float64  `json:"recover_call_ms,omitempty"`
 	LabelsChecked int      `json:"labels_checked,omitempty"`
@@ -172,7 +219,9 @@ func (r *Result) setWire(wire, valueBytes int64) {
 	}
 }
 
-// fill sets the common figures from a child's measures.
+// fill sets the common figures from a child's measures: the rates over
+// the steady-state window when the child sampled one, else over the whole
+// run.
 func (r *Result) fill(m measured) {
 	w := m.res
 	r.Records, r.Seconds = w.Records, w.Seconds
@@ -184,6 +233,29 @@ func (r *Result) fill(m measured) {
 	if w.Bytes > 0 {
 		r.CPUSecondsPerGB = r.CPUSeconds / (float64(w.Bytes) / 1e9)
 	}
+	r.RunRecordsPerS, r.RunMBPerS, r.RunCPUSecondsPerGB = r.RecordsPerS, r.MBPerS, r.CPUSecondsPerGB
+	r.MeasuredOver = "whole-run"
+	if win := w.Window; win.valid() {
+		r.MeasuredOver = "window"
+		r.WindowRecords, r.WindowBytes, r.WindowSeconds, r.WindowCPUSeconds = win.Records(), win.Bytes(), win.Seconds(), win.CPUSeconds()
+		r.RecordsPerS = float64(r.WindowRecords) / r.WindowSeconds
+		r.MBPerS = float64(r.WindowBytes) / 1e6 / r.WindowSeconds
+		r.CPUSecondsPerGB = r.WindowCPUSeconds / (float64(r.WindowBytes) / 1e9)
+	}
+	since := func(t int64) float64 {
+		if t == 0 || m.started.IsZero() {
+			return 0
+		}
+		return float64(t-m.started.UnixNano()) / 1e6
+	}
+	r.ExecToFirstRecordMS, r.ExecToFirstBeginMS = since(w.FirstRecord), since(w.FirstBegin)
+	if w.LastByte > 0 && w.Done >= w.LastByte {
+		r.CommitTailMS = float64(w.Done-w.LastByte) / 1e6
+	}
+	if w.RecoverEnd > 0 {
+		r.RecoverCallMS = float64(w.RecoverEnd-w.RecoverStart) / 1e6
+	}
+	r.Pinned, r.PinChildCPUs = len(w.PinnedCPUs) > 0, w.PinnedCPUs
 	r.ParentCPUSeconds = m.parentCPU.Seconds()
 	r.PeakRSSMB = m.rssMB
 	if w.Records > 0 {
@@ -209,6 +281,37 @@ func (r *Result) setRatios(b *Result) {
 	r.CPUMedianRatioToBaseline = ratio(r.CPUSecondsPerGBMedian, b.CPUSecondsPerGBMedian)
 	r.RSSRatioToBaseline = ratio(r.PeakRSSMB, b.PeakRSSMB)
 	r.AllocsRatioToBaseline = ratio(r.AllocsPerRecord, b.AllocsPerRecord)
+}
+
+// setLimitRatios fills the ratios of case r to the limit line l on the
+// same topic (CPU: the medians of the rounds).
+func (r *Result) setLimitRatios(l *Result) {
+	if l.RecordsPerS > 0 {
+		r.RatioToLimit = r.RecordsPerS / l.RecordsPerS
+	}
+	rc, lc := r.CPUSecondsPerGBMedian, l.CPUSecondsPerGBMedian
+	if rc == 0 || lc == 0 {
+		rc, lc = r.CPUSecondsPerGB, l.CPUSecondsPerGB
+	}
+	if lc > 0 {
+		r.CPURatioToLimit = rc / lc
+	}
+}
+
+// setTarget marks an uncompressed sink case pass or miss against the
+// steady-state targets (targetSinkRatio, targetSinkCPU).
+func (r *Result) setTarget() {
+	if r.Mode != "exactly-once" && r.Mode != "at-least-once" || r.RatioToBaseline == nil {
+		return
+	}
+	cpu := r.CPUMedianRatioToBaseline
+	if cpu == 0 {
+		cpu = r.CPURatioToBaseline
+	}
+	r.Target = "miss"
+	if *r.RatioToBaseline >= targetSinkRatio && cpu > 0 && cpu <= targetSinkCPU {
+		r.Target = "pass"
+	}
 }
 
 // setAvroRatios fills the avro/json and protobuf/json ratios of every
@@ -240,7 +343,10 @@ func setAvroRatios(rs []*Result) {
 		}
 		*recs = r.RecordsPerS / j.RecordsPerS
 		*bytes = r.MBPerS / j.MBPerS
-		if r.Records > 0 && j.Records > 0 && j.CPUSeconds > 0 {
+		switch {
+		case r.WindowRecords > 0 && j.WindowRecords > 0 && j.WindowCPUSeconds > 0:
+			*cpu = (r.WindowCPUSeconds / float64(r.WindowRecords)) / (j.WindowCPUSeconds / float64(j.WindowRecords))
+		case r.Records > 0 && j.Records > 0 && j.CPUSeconds > 0:
 			*cpu = (r.CPUSeconds / float64(r.Records)) / (j.CPUSeconds / float64(j.Records))
 		}
 	}

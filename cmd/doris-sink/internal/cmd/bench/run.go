@@ -20,6 +20,9 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer e.close()
+	restore := o.pin(e)
+	defer restore()
+	o.pinLine = e.pin.String()
 	var results []*Result
 	emit := func(r *Result) { results = append(results, r) }
 	if err := o.runThroughput(ctx, e, plan, emit); err != nil {
@@ -59,7 +62,30 @@ func Run(ctx context.Context, o *Options) error {
 		emit(r)
 	}
 	setAvroRatios(results)
+	setGroupCPURatios(results)
 	return o.report(results)
+}
+
+// setGroupCPURatios compares each group case's CPU-s/GB (its members'
+// over the throughput window) with the bare consumer's on the same data,
+// 1 KiB JSON over 8 partitions (json-1KiB-p8/baseline), when the run has
+// it.
+func setGroupCPURatios(rs []*Result) {
+	var base *Result
+	for _, r := range rs {
+		if r.Kind == KindThroughput && r.Case == "json-1KiB-p8/baseline" && r.Backends == 0 {
+			base = r
+		}
+	}
+	if base == nil {
+		return
+	}
+	bc := cmp.Or(base.CPUSecondsPerGBMedian, base.CPUSecondsPerGB)
+	for _, r := range rs {
+		if r.Kind == KindGroup && r.CPUSecondsPerGB > 0 && bc > 0 {
+			r.CPURatioToBaseline = r.CPUSecondsPerGB / bc
+		}
+	}
 }
 
 func (o *Options) plan() Plan {
@@ -87,6 +113,9 @@ func (o *Options) plan() Plan {
 	if o.Repeat > 1 {
 		p.Repeat = o.Repeat
 	}
+	if o.CaseBytes > 0 && o.Plan == nil {
+		p.Combos = sized(p.Combos, o.CaseBytes)
+	}
 	if len(o.Compress) > 0 && len(p.Combos) > 0 {
 		p.Modes = slices.Clone(p.Modes)
 		for _, c := range o.Compress {
@@ -94,6 +123,34 @@ func (o *Options) plan() Plan {
 		}
 	}
 	return p
+}
+
+// pin places the parent and every child on separate CPUs when the machine
+// allows (planPinning), records the outcome in e.pin for the children's
+// specs and the report, and returns what restores the parent's affinity.
+func (o *Options) pin(e *env) (restore func()) {
+	restore = func() {}
+	if o.NoPin {
+		e.pin = pinning{Reason: "not applied: --no-pin"}
+		return restore
+	}
+	allowed, err := allowedCPUs()
+	if err != nil {
+		e.pin = pinning{Reason: "not applied: " + err.Error()}
+		return restore
+	}
+	p := planPinning(allowed)
+	p.Allowed = allowed
+	if p.Applied {
+		if err := pinProcess(p.ParentCPUs); err != nil {
+			p = pinning{Reason: "not applied: " + err.Error()}
+		} else {
+			restore = func() { _ = pinProcess(allowed) }
+		}
+	}
+	e.pin = p
+	o.progress("%s", p)
+	return restore
 }
 
 func (o *Options) progress(format string, a ...any) {
@@ -115,42 +172,75 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 	for _, c := range plan.Combos {
 		topic := "t-" + c.Name()
 		o.progress("seeding %s: %d records", topic, c.Records)
-		end, err := e.seed(ctx, topic, c.Partitions, c.Format, c.RecordBytes, c.Records)
+		var (
+			end   map[int32]int64
+			total int64
+		)
+		t0 := time.Now()
+		err := e.pin.unpinned(func() error {
+			var err error
+			if end, total, err = e.seedBytes(ctx, topic, c.Partitions, c.Format, c.RecordBytes, c.Records); err != nil {
+				return err
+			}
+			return e.warm(ctx, topic, end)
+		})
 		if err != nil {
 			return err
 		}
+		o.progress("seeded and read %s once: %.1f GB in %.1f s", topic, float64(total)/1e9, time.Since(t0).Seconds())
 		// The seeding garbage is collected now, not during the cases.
 		debug.FreeOSMemory()
-		modes := append([]string{"baseline"}, plan.Modes...)
+		sinkModes := append(slices.Clone(plan.Modes), c.Extra...)
+		modes := append([]string{"baseline"}, sinkModes...)
 		runs := make(map[string][]*Result, len(modes))
 		for round := range rounds {
 			// Rotate the order each round: no mode always runs first.
 			for i := range modes {
 				mode := modes[(i+round)%len(modes)]
-				r, err := o.runThroughputCase(ctx, e, c, topic, end, mode, plan.Interval, round)
+				r, err := o.runThroughputCase(ctx, e, c, topic, end, total, mode, plan.Interval, round)
 				if err != nil {
 					return err
 				}
+				o.progress("%s round %d: %.0f records/s, %.1f MB/s, %.2f cpu-s/GB over the %s; exec→first record %.0f ms, tail %.0f ms",
+					r.Case, round+1, r.RecordsPerS, r.MBPerS, r.CPUSecondsPerGB, r.MeasuredOver, r.ExecToFirstRecordMS, r.CommitTailMS)
 				runs[mode] = append(runs[mode], r)
 			}
 		}
+		// The topic's records leave the parent before the next combo.
+		if err := e.deleteTopic(topic); err != nil {
+			return err
+		}
+		rss, peak := parentRSS()
+		o.progress("%s done: parent RSS %.0f MiB after deleting the topic (peak %.0f MiB)", c.Name(), rss, peak)
 		if rounds > 1 {
 			o.spread(c, modes, runs)
 		}
 		base := median(runs["baseline"])
 		base.setRange(runs["baseline"])
+		base.ParentRSSMB = rss
 		emit(base)
-		var alo *Result
+		var alo, limit *Result
 		if rs := runs["at-least-once"]; len(rs) > 0 {
 			alo = median(rs)
 		}
-		for _, mode := range plan.Modes {
+		if rs := runs["limit"]; len(rs) > 0 {
+			limit = median(rs)
+			limit.setRange(rs)
+		}
+		for _, mode := range sinkModes {
 			r := median(runs[mode])
-			r.setRange(runs[mode])
+			if mode != "limit" {
+				r.setRange(runs[mode])
+			}
 			r.setRatios(base)
 			if mode == "exactly-once" && alo != nil && alo.RecordsPerS > 0 {
 				r.RatioToAtLeastOnce = r.RecordsPerS / alo.RecordsPerS
 			}
+			if limit != nil && mode != "limit" {
+				r.setLimitRatios(limit)
+			}
+			r.setTarget()
+			r.ParentRSSMB = rss
 			emit(r)
 		}
 	}
@@ -187,28 +277,52 @@ func median(rs []*Result) *Result {
 	return s[len(s)/2]
 }
 
-func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic string, end map[int32]int64,
+// runThroughputCase runs one mode on combo c's seeded topic (total value
+// bytes): "baseline", "limit", or a sink mode, "exactly-once",
+// "at-least-once", optionally with "+gz"/"+lz4" (doris.properties.compress_type)
+// or "+tls" (FE and BE over https, on the TLS emulator).
+func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic string, end map[int32]int64, total int64,
 	mode string, interval time.Duration, round int) (*Result, error) {
 	name := c.Name() + "/" + mode
 	kind := kindSink
-	if mode == "baseline" {
+	switch mode {
+	case "baseline":
 		kind = kindBaseline
+	case "limit":
+		kind = kindLimit
 	}
 	s, err := e.caseSpec(kind, c.Format)
 	if err != nil {
 		return nil, err
 	}
-	s.Topic, s.End, s.Mode, s.Interval, s.RecordBytes = topic, end, mode, interval, c.RecordBytes
-	s.Mode, s.Compress, _ = strings.Cut(mode, "+") // "exactly-once+gz": compress_type gz
+	s.Topic, s.End, s.TotalBytes, s.Mode, s.Interval, s.RecordBytes = topic, end, total, mode, interval, c.RecordBytes
+	srv := e.doris
+	if kind == kindSink {
+		var extra string
+		s.Mode, extra, _ = strings.Cut(mode, "+") // "exactly-once+gz": compress_type gz
+		if extra == "tls" {
+			if srv, err = e.tlsServer(); err != nil {
+				return nil, err
+			}
+			s.FE, s.MySQL, s.TLSCAPEM = srv.FEURL(), srv.MySQLAddr(), e.tlsCA
+		} else {
+			s.Compress = extra
+		}
+	}
+	if kind == kindLimit {
+		if s.LimitURL, err = e.limitSink(); err != nil {
+			return nil, err
+		}
+	}
 	if round == 0 {
 		s.CPUProfile = o.profile(name)
 	}
 	o.progress("running %s", name)
-	before, err := e.counted(c.Format)
+	before, err := countedOn(srv, c.Format)
 	if err != nil {
 		return nil, err
 	}
-	wire0 := e.doris.WireBytes()
+	wire0, limit0 := srv.WireBytes(), e.limitBytes.Load()
 	m, err := o.runChild(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -216,21 +330,30 @@ func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic 
 	if m.res.Records != c.Records {
 		return nil, fmt.Errorf("%s: read %d records, the topic has %d", name, m.res.Records, c.Records)
 	}
-	if kind == kindSink {
-		after, err := e.counted(c.Format)
+	switch kind {
+	case kindSink:
+		after, err := countedOn(srv, c.Format)
 		if err != nil {
 			return nil, err
 		}
 		if got := after - before; got != c.Records {
 			return nil, fmt.Errorf("%s: Doris counted %d rows, want %d", name, got, c.Records)
 		}
+	case kindLimit:
+		// Every value and its delimiter reached the discarding sink.
+		if got, want := e.limitBytes.Load()-limit0, m.res.Bytes+m.res.Records; got != want {
+			return nil, fmt.Errorf("%s: the limit sink read %d bytes, want %d (values and newlines)", name, got, want)
+		}
 	}
 	r := &Result{Case: name, Kind: KindThroughput, Mode: mode, Format: c.Format, RecordBytes: c.RecordBytes, Partitions: c.Partitions}
 	r.fill(m)
-	if kind == kindSink {
-		r.setWire(e.doris.WireBytes()-wire0, m.res.Bytes)
+	switch kind {
+	case kindSink:
+		r.setWire(srv.WireBytes()-wire0, m.res.Bytes)
 		r.IntervalS = interval.Seconds()
-	} else {
+	case kindLimit:
+		r.IntervalS = interval.Seconds()
+	default:
 		one := 1.0
 		r.RatioToBaseline = &one
 	}
@@ -306,7 +429,8 @@ func (o *Options) runRecovery(ctx context.Context, e *env, records int64) (*Resu
 		CPUSeconds: m.cpu.Seconds(), PeakRSSMB: m.rssMB, ParentCPUSeconds: m.parentCPU.Seconds(),
 		RecoveryMS:    float64(w.FirstRead-m.started.UnixNano()) / 1e6,
 		RecoverCallMS: float64(w.RecoverEnd-w.RecoverStart) / 1e6,
-		LabelsChecked: w.LabelsChecked, LabelActions: w.Actions}
+		LabelsChecked: w.LabelsChecked, LabelActions: w.Actions,
+		Pinned: len(w.PinnedCPUs) > 0, PinChildCPUs: w.PinnedCPUs}
 	return r, nil
 }
 

@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"errors"
 	"os"
 	"time"
 )
@@ -18,3 +19,11 @@ func selfCPU() time.Duration { return 0 }
 
 // peakRSS is only measured on Linux.
 func peakRSS() float64 { return 0 }
+
+// parentRSS is only measured on Linux.
+func parentRSS() (rss, peak float64) { return 0, 0 }
+
+// procCPU is only measured on Linux.
+func procCPU(int) (time.Duration, error) {
+	return 0, errors.New("the CPU time of another process is only read on Linux")
+}

@@ -10,6 +10,7 @@ const (
 	kindVictim   = "victim"   // the sink, killed -9 by the parent mid-stream
 	kindRecover  = "recover"  // the sink restarted on the victim's store
 	kindMemory   = "memory"   // loader.Write loop of generated rows, one checkpoint
+	kindLimit    = "limit"    // bare consumer writing the values to a discarding HTTP sink
 )
 
 // spec is what the parent asks a worker to do (JSON on the worker's
@@ -22,11 +23,16 @@ type spec struct {
 	// End is the end offset of every partition: a consumer is done when it
 	// read up to it (baseline, sink).
 	End map[int32]int64 `json:"end,omitempty"`
-	// Format is "json", "csv", "avro" or "protobuf"; RecordBytes the size
-	// of generated rows (for avro and protobuf: of the JSON row of the
-	// same data).
+	// TotalBytes are the value bytes of the topic up to End: the
+	// steady-state window runs from windowFrom to windowTo of them (0: no
+	// window).
+	TotalBytes int64 `json:"total_bytes,omitempty"`
+	// Format is "json", "csv", "avro", "protobuf" or "json_schema";
+	// RecordBytes the size of generated rows (for avro and protobuf: of
+	// the JSON row of the same data).
 	Format string `json:"format,omitempty"`
-	// Registry is the Schema Registry URL of formats avro and protobuf.
+	// Registry is the Schema Registry URL of formats avro, protobuf and
+	// json_schema.
 	Registry    string `json:"registry,omitempty"`
 	RecordBytes int    `json:"record_bytes,omitempty"`
 	// Doris side.
@@ -54,6 +60,14 @@ type spec struct {
 	SubLoadsAuto bool `json:"sub_loads_auto,omitempty"`
 	// BESpread is the sink's doris.be_spread ("" fe).
 	BESpread string `json:"be_spread,omitempty"`
+	// TLSCAPEM, when set, is the CA of the https FE and BE (FE is then an
+	// https URL; the MySQL front stays plain).
+	TLSCAPEM string `json:"tls_ca_pem,omitempty"`
+	// LimitURL is where a limit worker PUTs the record values (the
+	// parent's discarding sink).
+	LimitURL string `json:"limit_url,omitempty"`
+	// PinCPUs, when set, are the CPUs the worker binds itself to first.
+	PinCPUs []int `json:"pin_cpus,omitempty"`
 	// CPUProfile, when set, is where the worker writes a CPU profile of
 	// its measured phase.
 	CPUProfile string `json:"cpu_profile,omitempty"`
@@ -82,6 +96,21 @@ type workerResult struct {
 	Actions       []string `json:"actions,omitempty"`
 	// SubLoadsEnd is the loader's K of the table at the end (sink).
 	SubLoadsEnd int `json:"sub_loads_end,omitempty"`
+	// Window is the steady-state window (baseline, sink, limit), nil when
+	// the case was too small to have one.
+	Window *window `json:"window,omitempty"`
+	// Fixed costs (wall-clock Unix ns, 0 when not measured):
+	// FirstRecord is when the first poll's records were handled, FirstBegin
+	// when the first Stream Load began (sink), LastByte when the last
+	// record's poll was handled and Done when the measured phase ended
+	// (sink: the last checkpoint committed). RecoverStart and RecoverEnd
+	// bracket the loader's Recover call.
+	FirstRecord int64 `json:"first_record_unix_ns,omitempty"`
+	FirstBegin  int64 `json:"first_begin_unix_ns,omitempty"`
+	LastByte    int64 `json:"last_byte_unix_ns,omitempty"`
+	Done        int64 `json:"done_unix_ns,omitempty"`
+	// PinnedCPUs is the worker's CPU affinity after PinCPUs was applied.
+	PinnedCPUs []int `json:"pinned_cpus,omitempty"`
 	// Event is set on progress lines (victim: "ready"), not on the result.
 	Event string `json:"event,omitempty"`
 }

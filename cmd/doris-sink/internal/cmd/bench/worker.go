@@ -26,6 +26,16 @@ func RunWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("bench worker: read spec: %w", err)
 	}
 	w := &lineWriter{w: out}
+	var pinned []int
+	if len(s.PinCPUs) > 0 {
+		if err := pinProcess(s.PinCPUs); err != nil {
+			return fmt.Errorf("bench worker %s: %w", s.Kind, err)
+		}
+		var err error
+		if pinned, err = allowedCPUs(); err != nil {
+			return fmt.Errorf("bench worker %s: %w", s.Kind, err)
+		}
+	}
 	var (
 		res workerResult
 		err error
@@ -35,6 +45,8 @@ func RunWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 		res, err = runBaseline(ctx, s)
 	case kindSink:
 		res, err = runSink(ctx, s)
+	case kindLimit:
+		res, err = runLimit(ctx, s)
 	case kindLatency:
 		res, err = runLatency(ctx, s)
 	case kindVictim:
@@ -49,6 +61,7 @@ func RunWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("bench worker %s: %w", s.Kind, err)
 	}
+	res.PinnedCPUs = pinned
 	return w.write(res)
 }
 
@@ -70,29 +83,60 @@ func (l *lineWriter) write(v any) error {
 }
 
 // meter measures a worker's phase: wall time, heap allocations and,
-// optionally, a CPU profile.
+// optionally, a CPU profile. With a steady-state window the profile covers
+// the window only (startProfile and stopProfile at its edges); without one,
+// the whole phase.
 type meter struct {
-	t0   time.Time
-	ms0  runtime.MemStats
-	prof *os.File
+	t0      time.Time
+	ms0     runtime.MemStats
+	profile string
+	prof    *os.File
 }
 
 func startMeter(profile string) (*meter, error) {
-	m := &meter{}
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			return nil, fmt.Errorf("cpu profile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("cpu profile: %w", err)
-		}
-		m.prof = f
-	}
+	m := &meter{profile: profile}
 	runtime.ReadMemStats(&m.ms0)
 	m.t0 = time.Now()
 	return m, nil
+}
+
+// startProfile starts the CPU profile, if one was asked for and it is not
+// running yet.
+func (m *meter) startProfile() error {
+	if m.profile == "" || m.prof != nil {
+		return nil
+	}
+	f, err := os.Create(m.profile)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	m.prof = f
+	return nil
+}
+
+// stopProfile ends a running CPU profile; the profile is written when it
+// ends, so a profile is never left half-written.
+func (m *meter) stopProfile() {
+	if m.prof != nil {
+		pprof.StopCPUProfile()
+		m.prof.Close()
+		m.prof = nil
+		m.profile = "" // one profile per phase
+	}
+}
+
+// watch hooks the profile to probe's edges (or starts it now when the case
+// has no window).
+func (m *meter) watch(p *windowProbe) error {
+	if p == nil {
+		return m.startProfile()
+	}
+	p.onStart, p.onEnd = func() { _ = m.startProfile() }, m.stopProfile
+	return nil
 }
 
 // stop fills the timing and allocation fields of res.
@@ -104,9 +148,5 @@ func (m *meter) stop(res *workerResult) {
 	res.AllocB = ms.TotalAlloc - m.ms0.TotalAlloc
 	res.GoSysMB = float64(ms.Sys) / (1 << 20)
 	res.PeakRSSMB = peakRSS()
-	if m.prof != nil {
-		pprof.StopCPUProfile()
-		m.prof.Close()
-		m.prof = nil
-	}
+	m.stopProfile()
 }

@@ -4,21 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/doris-sink/doris-sink/loader/kafka"
 )
 
-// runBaseline reads the topic with a bare franz-go consumer, the same fetch
-// options as the Connector's consuming client (direct assignment, fetch
-// size, read-committed), and discards every record.
-func runBaseline(ctx context.Context, s spec) (workerResult, error) {
-	var res workerResult
-	m, err := startMeter(s.CPUProfile)
-	if err != nil {
-		return res, err
-	}
+// newBareConsumer is the bare franz-go consumer of the baseline and the
+// limit line: the same fetch options as the Connector's consuming client
+// (direct assignment from offset 0, fetch size, read-committed). It
+// returns how many partitions have records to read.
+func newBareConsumer(s spec) (*kgo.Client, int, error) {
 	assign := map[int32]kgo.Offset{}
 	left := 0
 	for p, end := range s.End {
@@ -32,19 +29,41 @@ func runBaseline(ctx context.Context, s spec) (workerResult, error) {
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.Topic: assign}),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchMaxBytes(kafka.DefaultFetchMaxBytes),
+		kgo.FetchMaxPartitionBytes(kafka.DefaultFetchMaxBytes), // as the Connector's client (loader/kafka/client.go)
 		kgo.BrokerMaxReadBytes(100<<20),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	)
 	if err != nil {
-		return res, fmt.Errorf("kafka client: %w", err)
+		return nil, 0, fmt.Errorf("kafka client: %w", err)
+	}
+	return cl, left, nil
+}
+
+// pollErr joins the errors of a poll, naming each topic-partition.
+func pollErr(fs kgo.Fetches) error {
+	var ferr error
+	fs.EachError(func(t string, p int32, err error) { ferr = errors.Join(ferr, fmt.Errorf("%s/%d: %w", t, p, err)) })
+	return ferr
+}
+
+// runBaseline reads the topic with the bare consumer and discards every
+// record, sampling the steady-state window after each poll.
+func runBaseline(ctx context.Context, s spec) (workerResult, error) {
+	var res workerResult
+	m, err := startMeter(s.CPUProfile)
+	if err != nil {
+		return res, err
+	}
+	cl, left, err := newBareConsumer(s)
+	if err != nil {
+		return res, err
 	}
 	defer cl.Close()
+	probe := newWindowProbe(s.TotalBytes)
 	for left > 0 {
 		fs := cl.PollRecords(ctx, kafka.DefaultPollMaxRecords)
-		var ferr error
-		fs.EachError(func(t string, p int32, err error) { ferr = errors.Join(ferr, fmt.Errorf("%s/%d: %w", t, p, err)) })
-		if ferr != nil {
-			return res, ferr
+		if err := pollErr(fs); err != nil {
+			return res, err
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			res.Records++
@@ -53,7 +72,14 @@ func runBaseline(ctx context.Context, s spec) (workerResult, error) {
 				left--
 			}
 		})
+		if res.FirstRecord == 0 && res.Records > 0 {
+			res.FirstRecord = time.Now().UnixNano()
+		}
+		probe.observe(res.Bytes, res.Records)
 	}
+	res.LastByte = time.Now().UnixNano()
 	m.stop(&res)
+	res.Done = time.Now().UnixNano()
+	res.Window = probe.result()
 	return res, nil
 }

@@ -135,6 +135,9 @@ func runLatency(ctx context.Context, s spec) (workerResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := m.watch(nil); err != nil {
+		return res, err
+	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- conn.Run(ctx) }()
 

@@ -31,6 +31,9 @@ func runMemory(ctx context.Context, s spec) (workerResult, error) {
 		rows[i] = gen.appendRow(nil, int64(i))
 	}
 	m, err := startMeter(s.CPUProfile)
+	if err == nil {
+		err = m.watch(nil)
+	}
 	if err != nil {
 		ld.Close(ctx)
 		return res, err

@@ -2,8 +2,14 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
 
@@ -15,9 +21,19 @@ import (
 )
 
 // newDoris returns a Doris client for the parent's emulator: Stream Load
-// goes through the FE's 307 to the BE, as in production.
+// goes through the FE's 307 to the BE, as in production; with s.TLSCAPEM
+// both hops are https (the emulator's MySQL front stays plain).
 func newDoris(s spec) (*doris.Client, error) {
-	c, err := doris.NewClient(doris.Config{FE: []string{s.FE}, MySQL: s.MySQL, User: "root", BESpread: doris.BESpread(s.BESpread)})
+	cfg := doris.Config{FE: []string{s.FE}, MySQL: s.MySQL, User: "root", BESpread: doris.BESpread(s.BESpread)}
+	if s.TLSCAPEM != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(s.TLSCAPEM)) {
+			return nil, fmt.Errorf("doris client: the spec's CA (tls_ca_pem) holds no PEM certificate")
+		}
+		cfg.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		cfg.MySQLTLS = doris.MySQLTLSOff
+	}
+	c, err := doris.NewClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("doris client: %w", err)
 	}
@@ -69,8 +85,11 @@ func newConnector(s spec, sink kafka.Sink, opts ...kafka.Opt) (*kafka.Connector,
 	}
 	if kafka.IsRegistryFormat(s.Format) {
 		typ := sr.TypeAvro
-		if s.Format == kafka.FormatProtobuf {
+		switch s.Format {
+		case kafka.FormatProtobuf:
 			typ = sr.TypeProtobuf
+		case kafka.FormatJSONSchema:
+			typ = sr.TypeJSON
 		}
 		reg, err := registry.New(registry.Config{URLs: []string{s.Registry}, SchemaType: typ})
 		if err != nil {
@@ -82,20 +101,55 @@ func newConnector(s spec, sink kafka.Sink, opts ...kafka.Opt) (*kafka.Connector,
 }
 
 // drainAtEnd returns an AfterPoll knob that drains c once every partition
-// was consumed up to end.
-func drainAtEnd(c **kafka.Connector, end map[int32]int64) func(kafka.Position) {
+// was consumed up to end; then it calls last.
+func drainAtEnd(c **kafka.Connector, end map[int32]int64, last func()) func(kafka.Position) {
 	return func(pos kafka.Position) {
 		for p, e := range end {
 			if pos.Offsets[p] < e {
 				return
 			}
 		}
+		if last != nil {
+			last()
+		}
 		(*c).Drain()
 	}
 }
 
+// loadClock is the Doris client with the start of its first Stream Load
+// recorded (the "first begin" fixed cost).
+type loadClock struct {
+	*doris.Client
+	first atomic.Int64
+}
+
+// StreamLoad records the first call's start and runs the client's.
+func (l *loadClock) StreamLoad(ctx context.Context, req doris.LoadRequest, body io.Reader) (*doris.LoadResult, error) {
+	if l.first.Load() == 0 {
+		l.first.CompareAndSwap(0, time.Now().UnixNano())
+	}
+	return l.Client.StreamLoad(ctx, req, body)
+}
+
+// recoverClock is the Loader with its Recover call timed; every other
+// method, Write and WriteKey included, is the Loader's own.
+type recoverClock struct {
+	*loader.Loader
+	start, end time.Time
+}
+
+// Recover times the Loader's.
+func (r *recoverClock) Recover(ctx context.Context) (json.RawMessage, error) {
+	r.start = time.Now()
+	raw, err := r.Loader.Recover(ctx)
+	r.end = time.Now()
+	return raw, err
+}
+
 // runSink loads the topic through the Connector and the Loader into the
-// counting table and returns when the last checkpoint is committed.
+// counting table and returns when the last checkpoint is committed. After
+// each poll (once its records were handed to the loader) it samples the
+// steady-state window on the bytes consumed.
 func runSink(ctx context.Context, s spec) (workerResult, error) {
 	var res workerResult
 	m, err := startMeter(s.CPUProfile)
@@ -107,13 +161,31 @@ func runSink(ctx context.Context, s spec) (workerResult, error) {
 		return res, err
 	}
 	defer client.Close()
-	ld, err := newLoader(client, s, nil)
+	clock := &loadClock{Client: client}
+	ld, err := newLoader(clock, s, nil)
 	if err != nil {
 		return res, err
 	}
+	sink := &recoverClock{Loader: ld}
+	probe := newWindowProbe(s.TotalBytes)
+	if err := m.watch(probe); err != nil {
+		ld.Close(ctx)
+		return res, err
+	}
 	var conn *kafka.Connector
-	conn, err = newConnector(s, ld,
-		kafka.WithTestingKnobs(&kafka.TestingKnobs{AfterPoll: drainAtEnd(&conn, s.End)}),
+	drain := drainAtEnd(&conn, s.End, func() { res.LastByte = time.Now().UnixNano() })
+	conn, err = newConnector(s, sink,
+		kafka.WithTestingKnobs(&kafka.TestingKnobs{AfterPoll: func(pos kafka.Position) {
+			met := conn.Metrics()
+			recs := met.Records.Load()
+			if res.FirstRecord == 0 && recs > 0 {
+				res.FirstRecord = time.Now().UnixNano()
+			}
+			probe.observe(met.Bytes.Load(), recs)
+			if res.LastByte == 0 {
+				drain(pos)
+			}
+		}}),
 		kafka.WithOnCheckpoint(func(st kafka.CheckpointStats) {
 			if st.Err == nil {
 				res.Checkpts++
@@ -128,7 +200,13 @@ func runSink(ctx context.Context, s spec) (workerResult, error) {
 		return res, err
 	}
 	m.stop(&res)
+	res.Done = time.Now().UnixNano()
 	res.Bytes = conn.Metrics().Bytes.Load() // value bytes, as the baseline counts
 	res.SubLoadsEnd = ld.SubLoads(s.Table)
+	res.Window = probe.result()
+	res.FirstBegin = clock.first.Load()
+	if !sink.start.IsZero() {
+		res.RecoverStart, res.RecoverEnd = sink.start.UnixNano(), sink.end.UnixNano()
+	}
 	return res, nil
 }
