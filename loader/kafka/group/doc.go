@@ -56,8 +56,10 @@
 // every revoked slot; a job still draining then is cancelled, its open
 // checkpoint left undecided for the next owner, which aborts it. A lost
 // slot (the session expired, the member was fenced out) is cancelled at
-// once. Member.Drain drains every slot the same way and then leaves the
-// group; a drain cut at its bound makes Run return *DrainCutError.
+// once. Member.Drain drains every slot, all within one
+// Config.RebalanceTimeout, and only then leaves the group (Config.LeaveOnStop),
+// so its slots move once every job ended; a drain cut at that bound makes
+// Run return *DrainCutError.
 //
 // # Suspension and rebuilds
 //

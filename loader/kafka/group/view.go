@@ -59,7 +59,7 @@ type SlotView struct {
 	// is stopped, or a one-slot job, which has no membership). OwnerText
 	// says it for humans.
 	Owner     *MemberView `json:"owner,omitempty"`
-	OwnerText string  `json:"owner_text"`
+	OwnerText string      `json:"owner_text"`
 	// Checkpoint, Label and Committed describe the slot's last decision
 	// (0 and "" before the first); NextID is its next checkpoint id and
 	// Announced counts its announced, undecided labels.
