@@ -145,9 +145,7 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		},
 	}
 	if mt != nil {
-		gc.Hooks.SlotReleased = mt.ReleaseSlot
-		gc.Hooks.GroupIn = func(gen int32, owned []int) { mt.GroupIn(cfg.Kafka.Group, gen, owned) }
-		gc.Hooks.GroupOut = func(since time.Time, cause error) { mt.GroupOut(cfg.Kafka.Group, since, cause) }
+		metricHooks(&gc.Hooks, mt, cfg.Kafka.Group)
 	}
 	m, err := group.New(gc)
 	if err != nil {
@@ -170,6 +168,16 @@ func runGroup(ctx context.Context, cfg *config.Config, d Deps, knobs *GroupKnobs
 		}
 	}()
 	return m.Run(ctx)
+}
+
+// metricHooks makes h feed mt: a released slot's series go, and the
+// process's group membership (doris_sink_group_rebalancing_since_timestamp_seconds,
+// doris_sink_group_session_failures_total, /status membership) follows the
+// member in and out of consumerGroup.
+func metricHooks(h *group.Hooks, mt *metrics.Metrics, consumerGroup string) {
+	h.SlotReleased = mt.ReleaseSlot
+	h.GroupIn = func(gen int32, owned []int) { mt.GroupIn(consumerGroup, gen, owned) }
+	h.GroupOut = func(since time.Time, cause error) { mt.GroupOut(consumerGroup, since, cause) }
 }
 
 // checkNoFileStore refuses group mode over a file checkpoint store in

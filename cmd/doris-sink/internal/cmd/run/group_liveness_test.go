@@ -1,13 +1,18 @@
 package run
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
+	"github.com/doris-sink/doris-sink/loader/kafka/group"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -178,4 +183,29 @@ func hasMember(ms []kfake.GroupMember, id string) bool {
 		}
 	}
 	return false
+}
+
+// Issue 29: the member's out-of-group and in-group reports
+// (group.Hooks.GroupOut, GroupIn; the member's side is
+// loader/kafka/group TestGroupSessionFailureWarnsWithGroupStateAndClearsReadiness)
+// reach the process's group status (metrics, /status): out since the
+// first failure with the failures counted, then in the group at the
+// assignment's generation with its slots.
+func TestGroupMembershipHooksFeedMetrics(t *testing.T) {
+	t.Parallel()
+	mt := metrics.New()
+	var h group.Hooks
+	metricHooks(&h, mt, "doris-sink-grp")
+	since := time.Now()
+	joinErr := &kgo.ErrGroupSession{Err: errors.New("unable to join group session: i/o timeout")}
+	h.GroupOut(since, joinErr)
+	h.GroupOut(since, joinErr)
+	g := mt.Status().Membership
+	if g == nil || g.InGroup || g.RebalancingSince == nil || g.SessionFailures != 2 || g.Group != "doris-sink-grp" {
+		t.Fatalf("process group status %+v, want out of doris-sink-grp since the first failure, 2 failures", g)
+	}
+	h.GroupIn(4, []int{1})
+	if g := mt.Status().Membership; !g.InGroup || g.RebalancingSince != nil || g.Generation != 4 || !slices.Equal(g.Slots, []int{1}) {
+		t.Errorf("after an assignment: %+v, want in the group at generation 4 with slot 1", g)
+	}
 }
