@@ -48,7 +48,7 @@ func TestNewNamesMissingFields(t *testing.T) {
 func TestReadViewWithoutKafka(t *testing.T) {
 	t.Parallel()
 	src := ViewSource{Job: "j", ConsumerGroup: "g", Slots: 2, Grouped: true, Errors: []string{"kafka client: refused"},
-		Recorded: []RecordedSlot{{Slot: 1, Scope: "1", Checkpoint: 7, Label: "l7", Committed: true, NextID: 8}},
+		Recorded:  []RecordedSlot{{Slot: 1, Scope: "1", Checkpoint: 7, Label: "l7", Committed: true, NextID: 8}},
 		Positions: map[string]map[int32]RecordedPosition{"orders": {0: {Next: 10, Checkpoint: 3}, 1: {Next: 20, Checkpoint: 7}}}}
 	v := ReadView(context.Background(), nil, src)
 	if v.Slots != 2 || len(v.SlotViews) != 2 || len(v.Partitions) != 2 || len(v.Errors) != 1 {
