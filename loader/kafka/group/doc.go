@@ -111,6 +111,15 @@
 // and lag) from DescribeGroups and what the state topic records; it never
 // joins the group.
 //
+// # Errors
+//
+// The terminal errors (*SlotTopicError, *GroupRefusedError,
+// *DrainCutError) say what to change in doris-sink's configuration keys,
+// which CLI and library members of one job share: kafka.group is
+// Config.Group, kafka.session_timeout SessionTimeout,
+// kafka.rebalance_timeout RebalanceTimeout, job.slots Slots, job.instance
+// InstanceID.
+//
 // # Testing with kfake
 //
 // kfake expires a member whose JoinGroup or SyncGroup waits in purgatory
