@@ -205,7 +205,7 @@ type groupCampaign struct {
 
 	// faultAt is the time of the cycle's last fault (zero: none pending a
 	// liveness check), faultRecords what was produced then, outOfGroup
-	// the live members' failed-session counts then (group_liveness.go).
+	// the live members' failed-session counts then (loader/kafka/group liveness.go).
 	faultAt      time.Time
 	faultRecords int64
 	outOfGroup   map[*member]int

@@ -1,19 +1,33 @@
 // Package kafka is the Kafka source of doris-sink (docs/design.md §1, connector
-// row): a franz-go consumer that reads one topic, converts every record to
-// one Stream Load row (docs/design.md §5) and drives a *loader.Loader, whose
-// exactly-once protocol (docs/design.md §2) decides which offsets are loaded.
+// row): a franz-go consumer that reads its source topics (Config.Topic, Topics
+// or TopicRegex), converts every record to one Stream Load row
+// (docs/design.md §5) and drives a *loader.Loader, whose exactly-once
+// protocol (docs/design.md §2) decides which offsets are loaded.
 //
-// # Standalone mode
+// # Standalone use
 //
-// The Connector is not a consumer-group member: it assigns every partition
-// of the topic to itself (kgo.ConsumePartitions) at the offsets the loader's
-// Recover returns, so the checkpoint store, not Kafka, is the source of
-// truth for positions. Partitions added to the topic later are found by a
-// periodic metadata check and read from their earliest offset. After each
-// checkpoint the decided offsets are also committed to the consumer group
-// (Config.Group) with metadata naming the checkpoint, for monitoring
-// (consumer-lag tools) only; they are read back only on a first start with
-// Start = StartCommitted.
+// A Connector never joins a consumer group itself: it assigns every
+// partition of its topics to itself (kgo.ConsumePartitions) at the offsets
+// the loader's Recover returns, so the checkpoint store, not Kafka, is the
+// source of truth for positions. Partitions added to a topic later are
+// found by a periodic metadata check and read from their earliest offset.
+// After each checkpoint the decided offsets are also committed to the
+// consumer group (Config.Group) with metadata naming the checkpoint, for
+// monitoring (consumer-lag tools) only; they are read back only on a first
+// start with Start = StartCommitted. With a coordlog.Store the offsets are
+// committed in the decision's Kafka transaction instead.
+//
+// # Group use
+//
+// To share a job's source partitions among several processes, run each as
+// a member of the job's consumer group with package loader/kafka/group:
+// the group assigns writer slots to members, and for each slot a member
+// owns it builds one Connector restricted to the slot's partitions
+// (WithPartitionFilter with coordlog.SlotOf) over a coordlog store of the
+// slot's scope whose decisions the member stamps with its group generation.
+// The Connector stays unaware of the group: the member drains it (Drain)
+// when its slot is revoked and cancels it when the slot is lost. `doris-sink
+// run` is such a member; examples/groupmember is a Go service that is one.
 //
 // # Position
 //

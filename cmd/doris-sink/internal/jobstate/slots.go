@@ -3,13 +3,13 @@ package jobstate
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+	"github.com/doris-sink/doris-sink/loader/kafka/group"
 )
 
 // Slot is one writer scope's state record in the job's Kafka state topic:
@@ -186,10 +186,7 @@ func (v *View) slotList() []Slot {
 // SlotDataDir is the local directory of writer slot's ledger under
 // dataDir (job.data_dir) for a job of slots slots: dataDir itself for a
 // one-slot job, "<data_dir>/slot-<slot>" in group mode (where `run`
-// keeps each slot job's ledger).
+// keeps each slot job's ledger): group.SlotDataDir.
 func SlotDataDir(dataDir string, slot, slots int) string {
-	if slots < 2 {
-		return dataDir
-	}
-	return filepath.Join(dataDir, "slot-"+strconv.Itoa(slot))
+	return group.SlotDataDir(dataDir, slot, slots)
 }

@@ -216,7 +216,7 @@ func BuildContext(ctx context.Context, cfg *config.Config, d Deps) (*Job, error)
 	}
 	if d.Metrics != nil && d.Slot != nil {
 		// Read by the member's one slots collector (no registration per
-		// slot job: a rebuilt job never collides); runSlotOnce detaches it.
+		// slot job: a rebuilt job never collides); the slot job detaches it (group.go).
 		d.Metrics.AttachSlot(d.Slot.Index, km, observed)
 	} else if d.Metrics != nil {
 		if err := d.Metrics.RegisterConnector(cfg.Kafka.DescribeTopics(), table, km); err != nil {

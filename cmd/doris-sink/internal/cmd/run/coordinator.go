@@ -9,6 +9,7 @@ import (
 	"github.com/doris-sink/doris-sink/loader/checkpoint"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
+	"github.com/doris-sink/doris-sink/loader/kafka/group"
 )
 
 // coordinatorOpenTimeout bounds opening the Kafka coordinator log (topic
@@ -55,9 +56,9 @@ func openStore(ctx context.Context, cfg *config.Config, d Deps) (checkpoint.Stor
 		// standalone start too (job.slots 1: a one-partition topic): it is
 		// created or checked before any store opens, so a standalone run
 		// and a group member started together on a fresh job cannot both
-		// load (see ensureJobSlotTopic). A group's slot jobs (d.Slot set)
-		// were checked by runGroup.
-		if err := ensureJobSlotTopic(ctx, cfg, kc); err != nil {
+		// load (see group.EnsureSlotTopic). A group's slot jobs (d.Slot
+		// set) were checked by their member.
+		if err := group.EnsureSlotTopic(ctx, kafka.ClientOpts(kc), cfg.Job.Name, cfg.SlotCount()); err != nil {
 			return nil, nil, err
 		}
 	}

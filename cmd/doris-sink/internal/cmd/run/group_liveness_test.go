@@ -1,25 +1,19 @@
 package run
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
+	"github.com/doris-sink/doris-sink/loader/kafka/group"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/metrics"
-	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // pauseMember holds every group request (Heartbeat, JoinGroup, SyncGroup,
@@ -191,77 +185,27 @@ func hasMember(ms []kfake.GroupMember, id string) bool {
 	return false
 }
 
-// Issue 29: a member whose group session failed (franz-go's
-// *kgo.ErrGroupSession: a join that timed out) says so at WARN with the
-// group state DescribeGroups answers, clears its readiness and reports
-// since when it is out (metrics, /status); its next assignment puts it
-// back in the group.
-func TestGroupSessionFailureWarnsWithGroupStateAndClearsReadiness(t *testing.T) {
+// Issue 29: the member's out-of-group and in-group reports
+// (group.Hooks.GroupOut, GroupIn; the member's side is
+// loader/kafka/group TestGroupSessionFailureWarnsWithGroupStateAndClearsReadiness)
+// reach the process's group status (metrics, /status): out since the
+// first failure with the failures counted, then in the group at the
+// assignment's generation with its slots.
+func TestGroupMembershipHooksFeedMetrics(t *testing.T) {
 	t.Parallel()
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	// Another member holds the group: DescribeGroups has a state to tell.
-	other, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.ConsumerGroup("doris-sink-grp"), kgo.ConsumeTopics("orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(other.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			other.PollFetches(ctx)
-		}
-	}()
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	if _, err := kc.WaitGroupStable(wctx, "doris-sink-grp", 1); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	var readiness []bool
 	mt := metrics.New()
-	cfg := &config.Config{}
-	cfg.Job.Name, cfg.Kafka.Group = "grp", "doris-sink-grp"
-	m := &member{cfg: cfg, d: Deps{Metrics: mt}, log: slog.New(slog.NewJSONHandler(&logs, nil)), topic: coordlog.SlotTopic("grp"),
-		slots: 2, owned: map[int]bool{}, jobs: map[int]*slotJob{}, suspended: map[int]int32{}, rebuilds: map[int]int{},
-		ready: func(r bool) { readiness = append(readiness, r) }, cl: cl}
+	var h group.Hooks
+	metricHooks(&h, mt, "doris-sink-grp")
+	since := time.Now()
 	joinErr := &kgo.ErrGroupSession{Err: errors.New("unable to join group session: i/o timeout")}
-	m.sessionFailed(context.Background(), cl, joinErr)
-	m.sessionFailed(context.Background(), cl, joinErr)
-
-	var line map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
-		var x map[string]any
-		if json.Unmarshal([]byte(l), &x) == nil && strings.HasPrefix(fmt.Sprint(x["msg"]), "group mode: the member is not in the job's consumer group") {
-			line = x
-		}
-	}
-	if line == nil || line["level"] != "WARN" || fmt.Sprint(line["group_state"]) != "Stable, 1 member(s)" ||
-		line["session_failures"] != float64(2) || !strings.Contains(fmt.Sprint(line["err"]), "i/o timeout") || line["out_since"] == nil {
-		t.Fatalf("warning %v, want WARN with the group state, the failures, since when and the error; logs:\n%s", line, logs.String())
-	}
-	if len(readiness) != 2 || readiness[0] || readiness[1] {
-		t.Errorf("readiness calls %v, want [false false]", readiness)
-	}
+	h.GroupOut(since, joinErr)
+	h.GroupOut(since, joinErr)
 	g := mt.Status().Membership
 	if g == nil || g.InGroup || g.RebalancingSince == nil || g.SessionFailures != 2 || g.Group != "doris-sink-grp" {
 		t.Fatalf("process group status %+v, want out of doris-sink-grp since the first failure, 2 failures", g)
 	}
-	m.owned[1] = true
-	m.inGroup(4)
+	h.GroupIn(4, []int{1})
 	if g := mt.Status().Membership; !g.InGroup || g.RebalancingSince != nil || g.Generation != 4 || !slices.Equal(g.Slots, []int{1}) {
 		t.Errorf("after an assignment: %+v, want in the group at generation 4 with slot 1", g)
-	}
-	if !m.outSince.IsZero() {
-		t.Error("outSince not cleared by the assignment")
 	}
 }

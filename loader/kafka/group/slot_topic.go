@@ -1,4 +1,4 @@
-package run
+package group
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
-	"github.com/doris-sink/doris-sink/loader/kafka"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
@@ -54,31 +52,32 @@ func (e *SlotTopicError) Unwrap() error { return e.Err }
 // slotTopicTimeout bounds describing and creating the slot topic.
 const slotTopicTimeout = time.Minute
 
-// ensureJobSlotTopic is ensureSlotTopic for cfg's job and job.slots, over
-// a client of its own. It runs before any store of the job opens, in a
-// standalone start (job.slots 1) as in a group member: CreateTopics is
-// atomic, so of two starts of one fresh job with different job.slots one
-// creates the topic and the other gets TOPIC_ALREADY_EXISTS, describes it
-// and is refused (*SlotTopicError naming both counts) before it reads or
-// loads anything.
+// EnsureSlotTopic makes sure job's slot topic (coordlog.SlotTopic) exists
+// with slots partitions, over a client of its own built from clientOpts
+// (the options that reach the brokers). A member's Run calls it before it
+// joins; a standalone writer of a one-slot job should call it too (with
+// slots 1) before its store opens. CreateTopics is atomic, so of two
+// starts of one fresh job with different slot counts one creates the
+// topic and the other gets TOPIC_ALREADY_EXISTS, describes it and is
+// refused (*SlotTopicError naming both counts) before it reads or loads
+// anything.
 //
 // An answer retrying can fix — a broker not reachable yet (a member
 // started while the cluster restarts), a retriable Kafka error, an attempt
 // that timed out — is tried again with a fresh client (a client whose
 // first dials failed can keep stale metadata) after a doubling backoff
-// (100 ms to 5 s), for slotTopicTimeout in all; a partition-count mismatch
-// or an answer retrying cannot fix (an authorization failure) returns at
-// once.
-func ensureJobSlotTopic(ctx context.Context, cfg *config.Config, kc kafka.Config) error {
+// (100 ms to 5 s), for a minute in all; a partition-count mismatch or an
+// answer retrying cannot fix (an authorization failure) returns at once.
+func EnsureSlotTopic(ctx context.Context, clientOpts []kgo.Opt, job string, slots int) error {
 	ctx, cancel := context.WithTimeout(ctx, slotTopicTimeout)
 	defer cancel()
 	return retrySlotTopic(ctx, func(ctx context.Context) error {
-		cl, err := kgo.NewClient(kafka.ClientOpts(kc)...)
+		cl, err := kgo.NewClient(clientOpts...)
 		if err != nil {
-			return fmt.Errorf("job %s: slot topic %s: kafka client: %w", cfg.Job.Name, coordlog.SlotTopic(cfg.Job.Name), err)
+			return fmt.Errorf("job %s: slot topic %s: kafka client: %w", job, coordlog.SlotTopic(job), err)
 		}
 		defer cl.Close()
-		return ensureSlotTopic(ctx, cl, cfg.Job.Name, cfg.SlotCount())
+		return ensureSlotTopic(ctx, cl, job, slots)
 	})
 }
 

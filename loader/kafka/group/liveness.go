@@ -1,4 +1,4 @@
-package run
+package group
 
 import (
 	"cmp"
@@ -38,17 +38,17 @@ func (g groupSeen) String() string {
 }
 
 // describeGroup asks Kafka for the member's group.
-func (m *member) describeGroup(ctx context.Context, cl *kgo.Client) (groupSeen, error) {
+func (m *Member) describeGroup(ctx context.Context, cl *kgo.Client) (groupSeen, error) {
 	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
-	dg, err := kadm.NewClient(cl).DescribeGroups(ctx, m.cfg.Kafka.Group)
+	dg, err := kadm.NewClient(cl).DescribeGroups(ctx, m.cfg.Group)
 	if err == nil {
 		err = dg.Error()
 	}
 	if err != nil {
-		return groupSeen{}, fmt.Errorf("describe consumer group %s: %w", m.cfg.Kafka.Group, err)
+		return groupSeen{}, fmt.Errorf("describe consumer group %s: %w", m.cfg.Group, err)
 	}
-	d := dg[m.cfg.Kafka.Group]
+	d := dg[m.cfg.Group]
 	g := groupSeen{State: d.State, holders: map[int]string{}}
 	for _, mem := range d.Members {
 		g.Members = append(g.Members, mem.MemberID)
@@ -70,7 +70,7 @@ func (m *member) describeGroup(ctx context.Context, cl *kgo.Client) (groupSeen, 
 // group session (*kgo.ErrGroupSession: a JoinGroup or SyncGroup that
 // failed or timed out, a heartbeat refused): the member is out of the
 // group until its next assignment.
-func (m *member) sessionFailed(ctx context.Context, cl *kgo.Client, err error) {
+func (m *Member) sessionFailed(ctx context.Context, cl *kgo.Client, err error) {
 	now := time.Now()
 	m.mu.Lock()
 	if m.outSince.IsZero() {
@@ -79,9 +79,9 @@ func (m *member) sessionFailed(ctx context.Context, cl *kgo.Client, err error) {
 	m.sessionFailures++
 	since, failures := m.outSince, m.sessionFailures
 	m.mu.Unlock()
-	m.ready(false)
-	if mt := m.d.Metrics; mt != nil {
-		mt.GroupOut(m.cfg.Kafka.Group, since, err)
+	m.setReady(false)
+	if m.hooks.GroupOut != nil {
+		m.hooks.GroupOut(since, err)
 	}
 	state := "unknown"
 	if g, derr := m.describeGroup(ctx, cl); derr != nil {
@@ -90,14 +90,14 @@ func (m *member) sessionFailed(ctx context.Context, cl *kgo.Client, err error) {
 		state = g.String()
 	}
 	m.log.Warn("group mode: the member is not in the job's consumer group (its group session failed); it rejoins, "+
-		"and is not ready and loads nothing new until the group assigns it slots again", "group", m.cfg.Kafka.Group,
+		"and is not ready and loads nothing new until the group assigns it slots again", "group", m.cfg.Group,
 		"group_state", state, "out_for", now.Sub(since).Round(time.Millisecond).String(), "out_since", since.UTC().Format(time.RFC3339),
 		"session_failures", failures, "rebalance_timeout", m.rebalanceTimeout().String(), "err", err)
 }
 
 // inGroup records an assignment of generation gen: the member is in the
 // group again.
-func (m *member) inGroup(gen int32) {
+func (m *Member) inGroup(gen int32) {
 	m.mu.Lock()
 	since := m.outSince
 	m.outSince = time.Time{}
@@ -113,22 +113,22 @@ func (m *member) inGroup(gen int32) {
 		m.log.Info("group mode: the member is in the job's consumer group again", "generation", gen,
 			"out_for", time.Since(since).Round(time.Millisecond).String(), "slots", owned)
 	}
-	if mt := m.d.Metrics; mt != nil {
-		mt.GroupIn(m.cfg.Kafka.Group, gen, owned)
+	if m.hooks.GroupIn != nil {
+		m.hooks.GroupIn(gen, owned)
 	}
 }
 
 // outOfGroup records that the member lost its slots without a hand-over
 // (OnPartitionsLost): out of the group from now.
-func (m *member) outOfGroup(reason string) {
+func (m *Member) outOfGroup(reason string) {
 	m.mu.Lock()
 	if m.outSince.IsZero() {
 		m.outSince = time.Now()
 	}
 	since := m.outSince
 	m.mu.Unlock()
-	if mt := m.d.Metrics; mt != nil {
-		mt.GroupOut(m.cfg.Kafka.Group, since, errors.New(reason))
+	if m.hooks.GroupOut != nil {
+		m.hooks.GroupOut(since, errors.New(reason))
 	}
 }
 
@@ -136,7 +136,7 @@ func (m *member) outOfGroup(reason string) {
 // or this member out of the group (its session expired: a paused process
 // resumed, a zombie): a fenced slot-log transaction is then the new
 // owner's fencing of this member, not a second writer of the job.
-func (m *member) slotTakenOver(ctx context.Context, s int) (bool, string) {
+func (m *Member) slotTakenOver(ctx context.Context, s int) (bool, string) {
 	m.mu.Lock()
 	cl := m.cl
 	m.mu.Unlock()

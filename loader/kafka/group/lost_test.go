@@ -1,4 +1,4 @@
-package run
+package group
 
 import (
 	"context"
@@ -7,14 +7,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/doris-sink/doris-sink/cmd/doris-sink/internal/config"
 	"github.com/doris-sink/doris-sink/loader/kafka/coordlog"
 )
 
 // fakeSlotJob registers on m a slot job of slot s that runs until its
 // context is cancelled or it is asked to drain (as a slot job's Run
 // does), and returns its context.
-func fakeSlotJob(m *member, s int) context.Context {
+func fakeSlotJob(m *Member, s int) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	sj := &slotJob{slot: s, cancel: cancel, done: make(chan struct{}), drainCh: make(chan struct{})}
 	m.owned[s] = true
@@ -40,10 +39,10 @@ func TestGroupLostCancelsWithoutDecidingAndClearsReadiness(t *testing.T) {
 	t.Parallel()
 	var readiness []bool
 	var revoked [][]int
-	m := &member{cfg: &config.Config{}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), topic: coordlog.SlotTopic("grp"), slots: 4,
+	m := &Member{log: slog.New(slog.NewTextHandler(io.Discard, nil)), topic: coordlog.SlotTopic("grp"), slots: 4,
 		owned: map[int]bool{}, jobs: map[int]*slotJob{}, suspended: map[int]int32{}, rebuilds: map[int]int{},
-		ready: func(r bool) { readiness = append(readiness, r) },
-		knobs: GroupKnobs{Revoked: func(s []int) { revoked = append(revoked, s) }}}
+		hooks: Hooks{Ready: func(r bool) { readiness = append(readiness, r) },
+			Revoked: func(s []int) { revoked = append(revoked, s) }}}
 	ctxs := map[int]context.Context{}
 	for s := range 3 {
 		ctxs[s] = fakeSlotJob(m, s)
