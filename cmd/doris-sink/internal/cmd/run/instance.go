@@ -156,41 +156,10 @@ func readOrCreateInstanceID(path string, here instanceHome) (id, moved string, e
 	}
 	id = instanceIDPrefix + hex.EncodeToString(r[:])
 	body := id + "\nhost " + here.Host + "\ndir " + here.Dir + "\n"
-	if err := writeFileDurably(path, []byte(body)); err != nil {
+	if err := writeDurable(path, []byte(body), 0o644); err != nil {
 		return "", "", fmt.Errorf("create the member's instance id %s: %w", path, err)
 	}
 	return id, moved, nil
-}
-
-// writeFileDurably writes b to path through a temporary file in the same
-// directory: fsync, rename, fsync of the directory.
-func writeFileDurably(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // gone after the rename; cleans up a failure
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // InstanceIDFileError is an instance-id file in job.data_dir that does not

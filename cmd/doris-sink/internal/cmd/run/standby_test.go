@@ -240,7 +240,7 @@ func TestInstanceIDKeptInDataDirAndDataDirLocked(t *testing.T) {
 	if err != nil || string(b) != first.ID+"\nhost "+host+"\ndir "+dir+"\n" || first.Moved != "" {
 		t.Fatalf("%s: %q %v (moved %q), want %q bound to this host and %s", InstanceIDFile, b, err, first.Moved, first.ID, dir)
 	}
-	if names, _ := filepath.Glob(filepath.Join(dir, InstanceIDFile+".tmp-*")); len(names) != 0 {
+	if names, _ := filepath.Glob(filepath.Join(dir, InstanceIDFile+".tmp*")); len(names) != 0 {
 		t.Errorf("temporary files left: %v", names)
 	}
 	_, err = claimInstance(cfg)
