@@ -83,6 +83,11 @@ type Plan struct {
 	Combos   []Combo
 	Modes    []string
 	Interval time.Duration
+	// FetchMaxBytes is every throughput child's fetch bound (the sink's
+	// kafka.Config.FetchMaxBytes, and the baseline's and limit line's
+	// fetch and partition bounds); 0: the Connector's default (tests: a
+	// small case still spans several polls).
+	FetchMaxBytes int32
 	// Repeat runs every throughput case this many times (rounds of
 	// baseline, modes) and keeps the median by records/s.
 	Repeat int

@@ -197,7 +197,7 @@ func (o *Options) runThroughput(ctx context.Context, e *env, plan Plan, emit fun
 			// Rotate the order each round: no mode always runs first.
 			for i := range modes {
 				mode := modes[(i+round)%len(modes)]
-				r, err := o.runThroughputCase(ctx, e, c, topic, end, total, mode, plan.Interval, round)
+				r, err := o.runThroughputCase(ctx, e, c, topic, end, total, mode, plan, round)
 				if err != nil {
 					return err
 				}
@@ -280,9 +280,10 @@ func median(rs []*Result) *Result {
 // runThroughputCase runs one mode on combo c's seeded topic (total value
 // bytes): "baseline", "limit", or a sink mode, "exactly-once",
 // "at-least-once", optionally with "+gz"/"+lz4" (doris.properties.compress_type)
-// or "+tls" (FE and BE over https, on the TLS emulator).
+// or "+tls" (FE and BE over https, on the TLS emulator), at plan's
+// checkpoint interval and fetch bound.
 func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic string, end map[int32]int64, total int64,
-	mode string, interval time.Duration, round int) (*Result, error) {
+	mode string, plan Plan, round int) (*Result, error) {
 	name := c.Name() + "/" + mode
 	kind := kindSink
 	switch mode {
@@ -295,7 +296,8 @@ func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic 
 	if err != nil {
 		return nil, err
 	}
-	s.Topic, s.End, s.TotalBytes, s.Mode, s.Interval, s.RecordBytes = topic, end, total, mode, interval, c.RecordBytes
+	s.Topic, s.End, s.TotalBytes, s.Mode, s.Interval, s.RecordBytes = topic, end, total, mode, plan.Interval, c.RecordBytes
+	s.FetchMaxBytes = plan.FetchMaxBytes
 	srv := e.doris
 	if kind == kindSink {
 		var extra string
@@ -350,9 +352,9 @@ func (o *Options) runThroughputCase(ctx context.Context, e *env, c Combo, topic 
 	switch kind {
 	case kindSink:
 		r.setWire(srv.WireBytes()-wire0, m.res.Bytes)
-		r.IntervalS = interval.Seconds()
+		r.IntervalS = plan.Interval.Seconds()
 	case kindLimit:
-		r.IntervalS = interval.Seconds()
+		r.IntervalS = plan.Interval.Seconds()
 	default:
 		one := 1.0
 		r.RatioToBaseline = &one

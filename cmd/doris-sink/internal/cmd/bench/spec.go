@@ -52,6 +52,9 @@ type spec struct {
 	// Memory: write Bytes of rows in one checkpoint.
 	Bytes int64 `json:"bytes,omitempty"`
 
+	// FetchMaxBytes bounds each fetch of the baseline, limit and sink
+	// consumers (0: kafka.DefaultFetchMaxBytes).
+	FetchMaxBytes int32 `json:"fetch_max_bytes,omitempty"`
 	// Compress is the sink's doris.properties.compress_type ("" none).
 	Compress string `json:"compress,omitempty"`
 	// SubLoads is the sink's doris.sub_loads K (0: 1); SubLoadsAuto is

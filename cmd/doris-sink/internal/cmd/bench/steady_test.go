@@ -26,7 +26,7 @@ var stableKeys = []string{
 }
 
 // TestBenchSteadyState runs two combos big enough for a window (4 MiB of
-// 1 KiB rows on one partition: several polls of at most 1 MiB) through the
+// 1 KiB rows on one partition, fetches of at most 1 MiB: several polls) through the
 // baseline, the limit line and the exactly-once sink, JSON and JSON Schema
 // (whose rows the parent checks the emulator counted: they decoded through
 // the sink's registry path). Every case is measured over its window, its
@@ -37,7 +37,7 @@ func TestBenchSteadyState(t *testing.T) {
 	f, out, errOut := cmdutil.NewTestFactory(false)
 	cmd := NewCmdBench(f, func(ctx context.Context, o *Options) error {
 		o.Plan = &Plan{Combos: sized([]Combo{{Format: "json", RecordBytes: 1024, Partitions: 1}, {Format: "json_schema", RecordBytes: 1024, Partitions: 1}}, 4<<20),
-			Modes: []string{"limit", "exactly-once"}, Interval: 200 * time.Millisecond, Repeat: 1}
+			Modes: []string{"limit", "exactly-once"}, Interval: 200 * time.Millisecond, Repeat: 1, FetchMaxBytes: 1 << 20}
 		o.Worker, o.NoPin = testWorker, true
 		return Run(ctx, o)
 	})

@@ -24,12 +24,16 @@ func newBareConsumer(s spec) (*kgo.Client, int, error) {
 			left++
 		}
 	}
+	fetch := s.FetchMaxBytes
+	if fetch <= 0 {
+		fetch = kafka.DefaultFetchMaxBytes
+	}
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(s.Brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.Topic: assign}),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
-		kgo.FetchMaxBytes(kafka.DefaultFetchMaxBytes),
-		kgo.FetchMaxPartitionBytes(kafka.DefaultFetchMaxBytes), // as the Connector's client (loader/kafka/client.go)
+		kgo.FetchMaxBytes(fetch),
+		kgo.FetchMaxPartitionBytes(fetch), // as the Connector's client (loader/kafka/client.go)
 		kgo.BrokerMaxReadBytes(100<<20),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	)

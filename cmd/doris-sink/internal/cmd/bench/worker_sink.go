@@ -81,7 +81,7 @@ func newConnector(s spec, sink kafka.Sink, opts ...kafka.Opt) (*kafka.Connector,
 	cfg := kafka.Config{
 		Brokers: s.Brokers, Topic: s.Topic, Format: s.Format,
 		CheckpointInterval: s.Interval, CheckpointMaxRows: s.MaxRows,
-		PartitionRefresh: -1, ClientID: "doris-sink-bench",
+		PartitionRefresh: -1, ClientID: "doris-sink-bench", FetchMaxBytes: s.FetchMaxBytes,
 	}
 	if kafka.IsRegistryFormat(s.Format) {
 		typ := sr.TypeAvro
