@@ -101,17 +101,27 @@ func NewClient(cfg Config) (*Client, error) {
 // newTransport is the client's own transport: its dials to hosts an FE
 // named are checked on the IP dialed (dialPolicy).
 func (c *Client) newTransport(cfg *Config) *http.Transport {
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	t := BaseTransport()
+	t.Proxy = c.proxyFunc
+	t.DialContext = httptrust.GuardedDial(&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}, c.dialPolicy)
+	t.TLSClientConfig = cfg.TLS
+	t.ExpectContinueTimeout = cfg.ExpectContinueTimeout
+	return t
+}
+
+// BaseTransport returns a transport with the connection settings of the
+// client's own (HTTP/1.1, keep-alive, pool sizes, timeouts, write buffer)
+// and a plain dialer, no proxy and no TLS config: the client adds its
+// dial policy, proxy, TLS and 100-continue timeout; `doris-sink bench`'s
+// limit line sends its bytes over the same kind of connection.
+func BaseTransport() *http.Transport {
 	return &http.Transport{
-		Proxy:                 c.proxyFunc,
-		DialContext:           httptrust.GuardedDial(d, c.dialPolicy),
-		TLSClientConfig:       cfg.TLS,
-		ForceAttemptHTTP2:     false, // Doris speaks HTTP/1.1; 100-continue relies on it
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: cfg.ExpectContinueTimeout,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:   false, // Doris speaks HTTP/1.1; 100-continue relies on it
+		MaxIdleConns:        64,
+		MaxIdleConnsPerHost: 8,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
 		// A Stream Load body read in 32 KiB pieces (a caller's plain
 		// io.Reader) is sent as 32 KiB chunks, each flushed: a buffer that
 		// holds a whole chunk makes that one write syscall instead of three

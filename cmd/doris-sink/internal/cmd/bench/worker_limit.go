@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/doris-sink/doris-sink/doris"
 	"github.com/doris-sink/doris-sink/loader/kafka"
 )
 
@@ -21,19 +21,11 @@ import (
 // loader's body does.
 const limitBufBytes = 1 << 20
 
-// limitTransport is the transport of the limit line: the settings of the
-// doris client's own (doris/client.go newTransport: HTTP/1.1, 64 KiB write
-// buffer, keep-alive), so the bytes cross the same kind of connection.
+// limitTransport is the transport of the limit line: the doris client's
+// connection settings (doris.BaseTransport: HTTP/1.1, 64 KiB write buffer,
+// keep-alive), so the bytes cross the same kind of connection.
 func limitTransport(s spec) (*http.Transport, error) {
-	t := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:   false,
-		MaxIdleConns:        64,
-		MaxIdleConnsPerHost: 8,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-		WriteBufferSize:     64 << 10,
-	}
+	t := doris.BaseTransport()
 	if s.TLSCAPEM != "" {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM([]byte(s.TLSCAPEM)) {
