@@ -228,6 +228,7 @@ func RunRebase(ctx context.Context, o *RebaseOptions) error {
 	if err != nil {
 		return err
 	}
+	warnLiveMembers(ctx, o, cfg)
 	if o.DryRun {
 		return o.print(plan)
 	}
@@ -244,6 +245,30 @@ func RunRebase(ctx context.Context, o *RebaseOptions) error {
 		return err
 	}
 	return o.print(res)
+}
+
+// warnLiveMembers names the live members of the job's consumer group (with
+// job.coordinator kafka every copy of the job is one: the owner and its
+// standbys). A rebase is for a stopped job: it fences the owner, which
+// exits 1; a standby left running takes the slot over on the rebased
+// state. So every copy should be stopped first, as reslot warns too.
+func warnLiveMembers(ctx context.Context, o *RebaseOptions, cfg *config.Config) {
+	if cfg.Job.Coordinator != config.CoordinatorKafka {
+		return
+	}
+	v, err := jobstate.Open(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(o.IO.ErrOut, "Warning: the job's consumer group members were not listed (%v): stop every copy of the job first, standbys too.\n", err)
+		return
+	}
+	var ms []string
+	for _, m := range jobstate.ReadGroup(ctx, cfg, v).Members {
+		ms = append(ms, m.String())
+	}
+	if len(ms) > 0 {
+		fmt.Fprintf(o.IO.ErrOut, "Warning: consumer group %s has live members (%s): stop every copy of the job first, standbys too; "+
+			"the rebase fences the one writing, which stops.\n", cfg.Kafka.Group, strings.Join(ms, "; "))
+	}
 }
 
 func (o *RebaseOptions) print(r *RebaseResult) error {

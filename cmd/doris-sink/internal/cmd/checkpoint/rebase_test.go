@@ -572,3 +572,47 @@ func TestRebaseCommand(t *testing.T) {
 		t.Errorf("decided after the rebase: %+v, want the operator's empty committed checkpoint %d", d, before.NextID)
 	}
 }
+
+// With job.coordinator kafka every copy of a job is a member of its
+// consumer group (owner and standbys): a rebase names the live members and
+// asks for every copy to be stopped first (the writing one is fenced and
+// stops; a standby left running takes over on the rebased state). No
+// member: no warning.
+func TestRebaseWarnsOfLiveMembers(t *testing.T) {
+	t.Parallel()
+	e := newRebaseEnv(t, config.CoordinatorKafka)
+	e.produce(4)
+	e.runTo()
+	cfg := e.config()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	warned := func() string {
+		ios, _, errOut := cmdutil.TestStreams("", false)
+		warnLiveMembers(ctx, &RebaseOptions{IO: ios}, cfg)
+		return errOut.String()
+	}
+	if w := warned(); w != "" {
+		t.Fatalf("no member running: %q, want no warning", w)
+	}
+	standby, err := kgo.NewClient(kgo.SeedBrokers(e.kafka.ListenAddrs()...), kgo.ConsumerGroup(cfg.Kafka.Group),
+		kgo.ConsumeTopics("orders"), kgo.InstanceID("standby-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standby.Close()
+	for {
+		if _, gen := standby.GroupMetadata(); gen > 0 {
+			break
+		}
+		pctx, stop := context.WithTimeout(ctx, 100*time.Millisecond)
+		standby.PollFetches(pctx)
+		stop()
+		if ctx.Err() != nil {
+			t.Fatal("the member never joined the group")
+		}
+	}
+	if w := warned(); !strings.Contains(w, "live members") || !strings.Contains(w, "standby-1") ||
+		!strings.Contains(w, "standbys too") {
+		t.Fatalf("a member running: %q, want a warning naming it and asking to stop every copy", w)
+	}
+}
