@@ -140,20 +140,35 @@ log: { format: json, level: info }
 func (e *e2eJob) runMembers(slots int, during func(), names ...string) {
 	e.t.Helper()
 	type member struct {
-		sigs chan os.Signal
-		done chan error
+		sigs   chan os.Signal
+		done   chan error
+		exited chan struct{} // closed once done has its value
 	}
 	var ms []member
 	var taps []*decidedTap
+	// A failure below ends the test with members still running; they are
+	// cancelled and awaited first (cleanups run last-registered first), or
+	// the emulator's Close would wait for their in-flight loads for ever.
+	ctx, cancel := context.WithCancel(context.Background())
+	e.t.Cleanup(func() {
+		cancel()
+		for i, m := range ms {
+			select {
+			case <-m.exited:
+			case <-time.After(e2eWait):
+				e.t.Errorf("member %s did not stop after its context was cancelled", names[i])
+			}
+		}
+	})
 	for _, name := range names {
 		tap, w := newDecidedTap()
 		taps = append(taps, tap)
-		m := member{sigs: make(chan os.Signal, 1), done: make(chan error, 1)}
+		m := member{sigs: make(chan os.Signal, 1), done: make(chan error, 1), exited: make(chan struct{})}
 		io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: w}
 		f := &cmdutil.Factory{IO: io}
 		cmd := run.NewCmdRun(f, func(o *run.Options) error {
 			o.Signals = m.sigs
-			return run.Run(context.Background(), o)
+			return run.Run(ctx, o)
 		})
 		cmd.SetArgs([]string{"-c", e.config(name, slots)})
 		cmd.SetContext(context.Background())
@@ -164,6 +179,7 @@ func (e *e2eJob) runMembers(slots int, during func(), names ...string) {
 			err := cmd.Execute()
 			w.Close()
 			m.done <- err
+			close(m.exited)
 		}()
 		ms = append(ms, m)
 	}

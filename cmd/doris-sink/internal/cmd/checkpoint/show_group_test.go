@@ -44,7 +44,10 @@ func joinSlots(t *testing.T, j *jobtest.Job, group string, slots int) (*kgo.Clie
 	assigned := make(chan int, 8)
 	cl, err := kgo.NewClient(append(j.KafkaOpts(), kgo.ConsumerGroup(group), kgo.ConsumeTopics(coordlog.SlotTopic(jobtest.Name)),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-			assigned <- len(m[coordlog.SlotTopic(jobtest.Name)])
+			select { // never block the group's management goroutine (Close waits for it)
+			case assigned <- len(m[coordlog.SlotTopic(jobtest.Name)]):
+			default:
+			}
 		}))...)
 	if err != nil {
 		t.Fatal(err)
