@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -15,6 +16,11 @@ import (
 // per case).
 func Run(ctx context.Context, o *Options) error {
 	plan := o.plan()
+	if o.ProfileDir != "" {
+		if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
+			return fmt.Errorf("--profile-dir: %w", err)
+		}
+	}
 	e, err := startEnv()
 	if err != nil {
 		return err

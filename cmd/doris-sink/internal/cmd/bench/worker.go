@@ -90,7 +90,9 @@ type meter struct {
 	t0      time.Time
 	ms0     runtime.MemStats
 	profile string
-	prof    *os.File
+	file    *os.File // created before the phase, so a bad path fails the case
+	prof    *os.File // the file while the profile runs
+	err     error    // the window's profile did not start
 }
 
 func startMeter(profile string) (*meter, error) {
@@ -106,15 +108,30 @@ func (m *meter) startProfile() error {
 	if m.profile == "" || m.prof != nil {
 		return nil
 	}
+	if err := m.createProfile(); err != nil {
+		return err
+	}
+	f := m.file
+	m.file = nil
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("cpu profile %s: %w", m.profile, err)
+	}
+	m.prof = f
+	return nil
+}
+
+// createProfile creates the profile's file, if one was asked for and it
+// is not created yet.
+func (m *meter) createProfile() error {
+	if m.profile == "" || m.file != nil {
+		return nil
+	}
 	f, err := os.Create(m.profile)
 	if err != nil {
 		return fmt.Errorf("cpu profile: %w", err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return fmt.Errorf("cpu profile: %w", err)
-	}
-	m.prof = f
+	m.file = f
 	return nil
 }
 
@@ -127,20 +144,41 @@ func (m *meter) stopProfile() {
 		m.prof = nil
 		m.profile = "" // one profile per phase
 	}
+	if m.file != nil { // the window never opened: leave no empty profile
+		m.file.Close()
+		os.Remove(m.file.Name())
+		m.file = nil
+	}
 }
 
 // watch hooks the profile to probe's edges (or starts it now when the case
-// has no window).
+// has no window). The file is created now either way, so a path that
+// cannot be written fails the case before it runs instead of leaving it
+// without a profile.
 func (m *meter) watch(p *windowProbe) error {
 	if p == nil {
 		return m.startProfile()
 	}
-	p.onStart, p.onEnd = func() { _ = m.startProfile() }, m.stopProfile
+	if err := m.createProfile(); err != nil {
+		return err
+	}
+	p.onStart, p.onEnd = m.startWindowProfile, m.stopProfile
 	return nil
 }
 
-// stop fills the timing and allocation fields of res.
-func (m *meter) stop(res *workerResult) {
+// startWindowProfile starts the profile at the window's first edge. Its
+// file is already open, so what can fail here is pprof itself (a profile
+// already running in this process); stop returns that error.
+func (m *meter) startWindowProfile() {
+	if err := m.startProfile(); err != nil && m.err == nil {
+		m.err = err
+	}
+}
+
+// stop fills the timing and allocation fields of res and ends the
+// profile; its error is the profile's, which fails the case (a profile
+// asked for is never silently missing).
+func (m *meter) stop(res *workerResult) error {
 	res.Seconds = time.Since(m.t0).Seconds()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -149,4 +187,5 @@ func (m *meter) stop(res *workerResult) {
 	res.GoSysMB = float64(ms.Sys) / (1 << 20)
 	res.PeakRSSMB = peakRSS()
 	m.stopProfile()
+	return m.err
 }

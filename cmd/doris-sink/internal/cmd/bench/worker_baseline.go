@@ -82,7 +82,9 @@ func runBaseline(ctx context.Context, s spec) (workerResult, error) {
 		probe.observe(res.Bytes, res.Records)
 	}
 	res.LastByte = time.Now().UnixNano()
-	m.stop(&res)
+	if err := m.stop(&res); err != nil {
+		return res, err
+	}
 	res.Done = time.Now().UnixNano()
 	res.Window = probe.result()
 	return res, nil

@@ -190,7 +190,9 @@ func runLatency(ctx context.Context, s spec) (workerResult, error) {
 	if err := <-runErr; err != nil {
 		return res, err
 	}
-	m.stop(&res)
+	if err := m.stop(&res); err != nil {
+		return res, err
+	}
 	if vis.failed != nil {
 		return res, vis.failed
 	}

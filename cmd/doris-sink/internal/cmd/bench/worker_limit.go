@@ -217,7 +217,9 @@ func runLimit(ctx context.Context, s spec) (workerResult, error) {
 	if err := closePut(); err != nil {
 		return res, err
 	}
-	m.stop(&res)
+	if err := m.stop(&res); err != nil {
+		return res, err
+	}
 	res.Done = time.Now().UnixNano()
 	res.Window = probe.result()
 	return res, nil

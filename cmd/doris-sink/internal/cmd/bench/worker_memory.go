@@ -54,7 +54,9 @@ func runMemory(ctx context.Context, s spec) (workerResult, error) {
 	if err := ld.Close(ctx); err != nil {
 		return res, fmt.Errorf("close (waits for the commit): %w", err)
 	}
-	m.stop(&res)
+	if err := m.stop(&res); err != nil {
+		return res, err
+	}
 	res.Checkpts = 1
 	return res, nil
 }

@@ -199,7 +199,9 @@ func runSink(ctx context.Context, s spec) (workerResult, error) {
 	if err := conn.Run(ctx); err != nil {
 		return res, err
 	}
-	m.stop(&res)
+	if err := m.stop(&res); err != nil {
+		return res, err
+	}
 	res.Done = time.Now().UnixNano()
 	res.Bytes = conn.Metrics().Bytes.Load() // value bytes, as the baseline counts
 	res.SubLoadsEnd = ld.SubLoads(s.Table)
