@@ -64,6 +64,9 @@ func runBaseline(ctx context.Context, s spec) (workerResult, error) {
 	}
 	defer cl.Close()
 	probe := newWindowProbe(s.TotalBytes)
+	if err := m.watch(probe); err != nil {
+		return res, err
+	}
 	for left > 0 {
 		fs := cl.PollRecords(ctx, kafka.DefaultPollMaxRecords)
 		if err := pollErr(fs); err != nil {
